@@ -1,0 +1,170 @@
+//! DynamoDB's errors: the kinds the service returns, their HTTP statuses, and
+//! the extra fields some of them carry (the item of a failed condition, a
+//! transaction's cancellation reasons).
+
+use serde_json::{Map, Value};
+use std::fmt;
+
+pub type Result<T, E = DynamoError> = std::result::Result<T, E>;
+
+/// Every error kind Ferrodyn returns. `name()` is the wire name, the part of
+/// `__type` after `#`, which is what SDKs match on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    Validation,
+    Serialization,
+    UnknownOperation,
+    MissingAuthenticationToken,
+    IncompleteSignature,
+    InvalidSignature,
+    UnrecognizedClient,
+    AccessDenied,
+    ResourceNotFound,
+    ResourceInUse,
+    LimitExceeded,
+    ConditionalCheckFailed,
+    TransactionCanceled,
+    TransactionConflict,
+    TransactionInProgress,
+    IdempotentParameterMismatch,
+    ProvisionedThroughputExceeded,
+    Throttling,
+    RequestLimitExceeded,
+    ItemCollectionSizeLimitExceeded,
+    RequestEntityTooLarge,
+    InternalServerError,
+}
+
+impl ErrorKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorKind::Validation => "ValidationException",
+            ErrorKind::Serialization => "SerializationException",
+            ErrorKind::UnknownOperation => "UnknownOperationException",
+            ErrorKind::MissingAuthenticationToken => "MissingAuthenticationTokenException",
+            ErrorKind::IncompleteSignature => "IncompleteSignatureException",
+            ErrorKind::InvalidSignature => "InvalidSignatureException",
+            ErrorKind::UnrecognizedClient => "UnrecognizedClientException",
+            ErrorKind::AccessDenied => "AccessDeniedException",
+            ErrorKind::ResourceNotFound => "ResourceNotFoundException",
+            ErrorKind::ResourceInUse => "ResourceInUseException",
+            ErrorKind::LimitExceeded => "LimitExceededException",
+            ErrorKind::ConditionalCheckFailed => "ConditionalCheckFailedException",
+            ErrorKind::TransactionCanceled => "TransactionCanceledException",
+            ErrorKind::TransactionConflict => "TransactionConflictException",
+            ErrorKind::TransactionInProgress => "TransactionInProgressException",
+            ErrorKind::IdempotentParameterMismatch => "IdempotentParameterMismatchException",
+            ErrorKind::ProvisionedThroughputExceeded => "ProvisionedThroughputExceededException",
+            ErrorKind::Throttling => "ThrottlingException",
+            ErrorKind::RequestLimitExceeded => "RequestLimitExceeded",
+            ErrorKind::ItemCollectionSizeLimitExceeded => {
+                "ItemCollectionSizeLimitExceededException"
+            }
+            ErrorKind::RequestEntityTooLarge => "RequestEntityTooLarge",
+            ErrorKind::InternalServerError => "InternalServerError",
+        }
+    }
+
+    /// The namespace DynamoDB puts before `#` in `__type`. Errors raised by the
+    /// request-handling framework (validation, serialization, auth) come from
+    /// "coral"; the service's own errors carry the DynamoDB API version.
+    pub fn namespace(self) -> &'static str {
+        match self {
+            ErrorKind::Validation => "com.amazon.coral.validate",
+            ErrorKind::Serialization
+            | ErrorKind::UnknownOperation
+            | ErrorKind::MissingAuthenticationToken
+            | ErrorKind::IncompleteSignature
+            | ErrorKind::InvalidSignature
+            | ErrorKind::UnrecognizedClient
+            | ErrorKind::AccessDenied
+            | ErrorKind::RequestEntityTooLarge => "com.amazon.coral.service",
+            _ => "com.amazonaws.dynamodb.v20120810",
+        }
+    }
+
+    pub fn status(self) -> u16 {
+        match self {
+            ErrorKind::InternalServerError => 500,
+            ErrorKind::RequestEntityTooLarge => 413,
+            _ => 400,
+        }
+    }
+}
+
+/// An error as DynamoDB reports it: a kind, a message and optional extra
+/// top-level fields of the error body.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DynamoError {
+    pub kind: ErrorKind,
+    pub message: String,
+    pub extra: Option<Box<Map<String, Value>>>,
+}
+
+impl DynamoError {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> DynamoError {
+        DynamoError {
+            kind,
+            message: message.into(),
+            extra: None,
+        }
+    }
+
+    pub fn validation(message: impl Into<String>) -> DynamoError {
+        DynamoError::new(ErrorKind::Validation, message)
+    }
+
+    /// A ValidationException with DynamoDB's "One or more parameter values were
+    /// invalid: " prefix.
+    pub fn invalid_parameter(message: impl fmt::Display) -> DynamoError {
+        DynamoError::validation(format!(
+            "One or more parameter values were invalid: {message}"
+        ))
+    }
+
+    pub fn serialization(message: impl Into<String>) -> DynamoError {
+        DynamoError::new(ErrorKind::Serialization, message)
+    }
+
+    pub fn resource_not_found(message: impl Into<String>) -> DynamoError {
+        DynamoError::new(ErrorKind::ResourceNotFound, message)
+    }
+
+    pub fn internal(message: impl Into<String>) -> DynamoError {
+        DynamoError::new(ErrorKind::InternalServerError, message)
+    }
+
+    /// Adds a top-level field to the error body (e.g. `Item`).
+    pub fn with_field(mut self, name: &str, value: Value) -> DynamoError {
+        self.extra
+            .get_or_insert_with(Default::default)
+            .insert(name.to_string(), value);
+        self
+    }
+
+    /// The full `__type` value.
+    pub fn type_string(&self) -> String {
+        format!("{}#{}", self.kind.namespace(), self.kind.name())
+    }
+
+    /// The JSON error body DynamoDB sends.
+    pub fn to_body(&self) -> Vec<u8> {
+        let mut body = Map::new();
+        body.insert("__type".into(), Value::String(self.type_string()));
+        body.insert("message".into(), Value::String(self.message.clone()));
+        if let Some(extra) = &self.extra {
+            for (k, v) in extra.iter() {
+                body.insert(k.clone(), v.clone());
+            }
+        }
+        serde_json::to_vec(&body).expect("error bodies always serialise")
+    }
+}
+
+impl fmt::Display for DynamoError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.kind.name(), self.message)
+    }
+}
+
+impl std::error::Error for DynamoError {}

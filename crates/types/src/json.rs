@@ -1,0 +1,363 @@
+//! DynamoDB JSON: `{"S":"x"}`, `{"N":"1"}`, `{"B":"<base64>"}`, ...
+//!
+//! Decoding validates as it goes (numbers, empty and duplicate sets, NULL must
+//! be true, one type per value, nesting depth) so that a request is checked in
+//! one pass. Serde can only report serialization errors, so a violation that
+//! DynamoDB reports as a ValidationException is raised as a serde error whose
+//! message starts with [`VALIDATION_MARKER`]; [`json_error_to_dynamo`] turns it
+//! back into the right DynamoDB error.
+
+use crate::{AttributeValue, DynamoError, Number, MAX_NESTING_DEPTH};
+use base64::Engine;
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde::ser::{SerializeMap, SerializeSeq, Serializer};
+use serde::{Deserialize, Serialize};
+use std::cell::Cell;
+use std::fmt;
+
+/// Prefix of a serde error message that is really a ValidationException.
+pub const VALIDATION_MARKER: &str = "\u{1}validation:";
+
+const BASE64: base64::engine::GeneralPurpose = base64::engine::general_purpose::STANDARD;
+
+thread_local! {
+    /// Nesting depth of the attribute value being decoded on this thread.
+    static DEPTH: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Counts one level of M/L nesting for as long as it lives.
+struct DepthGuard;
+
+impl DepthGuard {
+    fn enter<E: de::Error>() -> Result<DepthGuard, E> {
+        let depth = DEPTH.with(|d| {
+            d.set(d.get() + 1);
+            d.get()
+        });
+        let guard = DepthGuard;
+        if depth >= MAX_NESTING_DEPTH {
+            return Err(validation("Nesting Levels have exceeded supported limits"));
+        }
+        Ok(guard)
+    }
+}
+
+impl Drop for DepthGuard {
+    fn drop(&mut self) {
+        DEPTH.with(|d| d.set(d.get() - 1));
+    }
+}
+
+fn validation<E: de::Error>(message: &str) -> E {
+    E::custom(format_args!("{VALIDATION_MARKER}{message}"))
+}
+
+fn invalid<E: de::Error>(message: &str) -> E {
+    validation(&format!(
+        "One or more parameter values were invalid: {message}"
+    ))
+}
+
+/// Converts a serde_json error into DynamoDB's error: a ValidationException if
+/// the decoder raised one, otherwise a SerializationException.
+pub fn json_error_to_dynamo(error: &serde_json::Error) -> DynamoError {
+    let text = error.to_string();
+    let text = match text.rfind(" at line ") {
+        Some(cut) if error.line() > 0 => &text[..cut],
+        _ => &text[..],
+    };
+    match text.strip_prefix(VALIDATION_MARKER) {
+        Some(message) => DynamoError::validation(message),
+        None => DynamoError::serialization(text),
+    }
+}
+
+impl Serialize for AttributeValue {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(1))?;
+        match self {
+            AttributeValue::S(s) => map.serialize_entry("S", s)?,
+            AttributeValue::N(n) => map.serialize_entry("N", &n.to_string())?,
+            AttributeValue::B(b) => map.serialize_entry("B", &BASE64.encode(b))?,
+            AttributeValue::Bool(b) => map.serialize_entry("BOOL", b)?,
+            AttributeValue::Null => map.serialize_entry("NULL", &true)?,
+            AttributeValue::L(l) => map.serialize_entry("L", l)?,
+            AttributeValue::M(m) => map.serialize_entry("M", m)?,
+            AttributeValue::Ss(ss) => map.serialize_entry("SS", ss)?,
+            AttributeValue::Ns(ns) => map.serialize_entry("NS", &NumberList(ns))?,
+            AttributeValue::Bs(bs) => map.serialize_entry("BS", &BinaryList(bs))?,
+        }
+        map.end()
+    }
+}
+
+struct NumberList<'a>(&'a [Number]);
+
+impl Serialize for NumberList<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(Some(self.0.len()))?;
+        for n in self.0 {
+            seq.serialize_element(&n.to_string())?;
+        }
+        seq.end()
+    }
+}
+
+struct BinaryList<'a>(&'a [Vec<u8>]);
+
+impl Serialize for BinaryList<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(Some(self.0.len()))?;
+        for b in self.0 {
+            seq.serialize_element(&BASE64.encode(b))?;
+        }
+        seq.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for AttributeValue {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(AttributeValueVisitor)
+    }
+}
+
+struct AttributeValueVisitor;
+
+impl<'de> Visitor<'de> for AttributeValueVisitor {
+    type Value = AttributeValue;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an AttributeValue object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AttributeValue, A::Error> {
+        let mut found: Option<AttributeValue> = None;
+        let mut types = 0;
+        while let Some(key) = map.next_key::<TypeKey>()? {
+            let value = match key {
+                TypeKey::S => AttributeValue::S(map.next_value()?),
+                TypeKey::N => {
+                    let text: String = map.next_value()?;
+                    AttributeValue::N(parse_number(&text)?)
+                }
+                TypeKey::B => AttributeValue::B(map.next_value::<Binary>()?.0),
+                TypeKey::Bool => AttributeValue::Bool(map.next_value()?),
+                TypeKey::Null => {
+                    if !map.next_value::<bool>()? {
+                        return Err(invalid(
+                            "Null attribute value types must have the value of true",
+                        ));
+                    }
+                    AttributeValue::Null
+                }
+                TypeKey::L => {
+                    let _depth = DepthGuard::enter()?;
+                    AttributeValue::L(map.next_value()?)
+                }
+                TypeKey::M => {
+                    let _depth = DepthGuard::enter()?;
+                    AttributeValue::M(map.next_value()?)
+                }
+                TypeKey::Ss => {
+                    let members: Vec<String> = map.next_value()?;
+                    check_set(&members, "SS", "An string set  may not be empty")?;
+                    AttributeValue::Ss(members)
+                }
+                TypeKey::Ns => {
+                    let texts: Vec<String> = map.next_value()?;
+                    let members = texts
+                        .iter()
+                        .map(|t| parse_number(t))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    if members.is_empty() {
+                        return Err(invalid("An number set  may not be empty"));
+                    }
+                    if has_duplicates(&members) {
+                        return Err(invalid(&format!(
+                            "Input collection [{}] of type NS contains duplicates.",
+                            texts.join(", ")
+                        )));
+                    }
+                    AttributeValue::Ns(members)
+                }
+                TypeKey::Bs => {
+                    let members: Vec<Binary> = map.next_value()?;
+                    let members: Vec<Vec<u8>> = members.into_iter().map(|b| b.0).collect();
+                    check_set(&members, "BS", "Binary sets should not be empty")?;
+                    AttributeValue::Bs(members)
+                }
+                TypeKey::Unknown => {
+                    map.next_value::<IgnoredAny>()?;
+                    continue;
+                }
+            };
+            types += 1;
+            found = Some(value);
+        }
+        match (found, types) {
+            (Some(value), 1) => Ok(value),
+            (None, _) => Err(invalid(
+                "Supplied AttributeValue is empty, must contain exactly one of the supported datatypes",
+            )),
+            _ => Err(invalid(
+                "Supplied AttributeValue has more than one datatypes set, must contain exactly one of the supported datatypes",
+            )),
+        }
+    }
+}
+
+fn parse_number<E: de::Error>(text: &str) -> Result<Number, E> {
+    Number::parse(text).map_err(|e| validation(&e.message(text)))
+}
+
+fn check_set<T: PartialEq + fmt::Debug, E: de::Error>(
+    members: &[T],
+    type_name: &str,
+    empty_message: &str,
+) -> Result<(), E> {
+    if members.is_empty() {
+        return Err(invalid(empty_message));
+    }
+    if has_duplicates(members) {
+        return Err(invalid(&format!(
+            "Input collection contains duplicates for type {type_name}"
+        )));
+    }
+    Ok(())
+}
+
+fn has_duplicates<T: PartialEq>(members: &[T]) -> bool {
+    // Sets are small in practice; a quadratic scan avoids hashing requirements.
+    members
+        .iter()
+        .enumerate()
+        .any(|(i, m)| members[..i].contains(m))
+}
+
+/// The type tag of an AttributeValue object.
+enum TypeKey {
+    S,
+    N,
+    B,
+    Bool,
+    Null,
+    L,
+    M,
+    Ss,
+    Ns,
+    Bs,
+    Unknown,
+}
+
+impl<'de> Deserialize<'de> for TypeKey {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl Visitor<'_> for KeyVisitor {
+            type Value = TypeKey;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an attribute type")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<TypeKey, E> {
+                Ok(match v {
+                    "S" => TypeKey::S,
+                    "N" => TypeKey::N,
+                    "B" => TypeKey::B,
+                    "BOOL" => TypeKey::Bool,
+                    "NULL" => TypeKey::Null,
+                    "L" => TypeKey::L,
+                    "M" => TypeKey::M,
+                    "SS" => TypeKey::Ss,
+                    "NS" => TypeKey::Ns,
+                    "BS" => TypeKey::Bs,
+                    _ => TypeKey::Unknown,
+                })
+            }
+        }
+        deserializer.deserialize_str(KeyVisitor)
+    }
+}
+
+/// A base64 string decoded to bytes.
+struct Binary(Vec<u8>);
+
+impl<'de> Deserialize<'de> for Binary {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct BinaryVisitor;
+        impl Visitor<'_> for BinaryVisitor {
+            type Value = Binary;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a base64 string")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Binary, E> {
+                BASE64
+                    .decode(v)
+                    .map(Binary)
+                    .map_err(|_| E::custom("Base64 encoded value is not valid"))
+            }
+        }
+        deserializer.deserialize_str(BinaryVisitor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decode(text: &str) -> Result<AttributeValue, DynamoError> {
+        serde_json::from_str(text).map_err(|e| json_error_to_dynamo(&e))
+    }
+
+    #[test]
+    fn round_trips_every_type() {
+        let text = r#"{"M":{"b":{"B":"AAE="},"bool":{"BOOL":true},"bs":{"BS":["AQ=="]},"l":{"L":[{"NULL":true}]},"n":{"N":"1.5"},"ns":{"NS":["1","2"]},"s":{"S":"x"},"ss":{"SS":["a"]}}}"#;
+        let value = decode(text).unwrap();
+        assert_eq!(serde_json::to_string(&value).unwrap(), text);
+    }
+
+    #[test]
+    fn number_is_normalised() {
+        assert_eq!(
+            decode(r#"{"N":"001.50"}"#).unwrap(),
+            AttributeValue::N(Number::parse("1.5").unwrap())
+        );
+    }
+
+    #[test]
+    fn empty_and_ambiguous_values_are_validation_errors() {
+        let err = decode("{}").unwrap_err();
+        assert_eq!(err.kind.name(), "ValidationException");
+        assert!(
+            err.message.contains("Supplied AttributeValue is empty"),
+            "{}",
+            err.message
+        );
+        let err = decode(r#"{"S":"a","N":"1"}"#).unwrap_err();
+        assert!(err.message.contains("more than one datatypes"));
+        let err = decode(r#"{"NS":["1","1.0"]}"#).unwrap_err();
+        assert!(err.message.contains("duplicates"), "{}", err.message);
+        let err = decode(r#"{"SS":[]}"#).unwrap_err();
+        assert!(err.message.contains("may not be empty"));
+    }
+
+    #[test]
+    fn number_given_as_json_number_is_a_serialization_error() {
+        let err = decode(r#"{"N":123}"#).unwrap_err();
+        assert_eq!(err.kind.name(), "SerializationException");
+    }
+
+    #[test]
+    fn nesting_is_limited() {
+        let deep = |levels: usize| {
+            let mut text = r#"{"S":"x"}"#.to_string();
+            for _ in 0..levels {
+                text = format!(r#"{{"M":{{"a":{text}}}}}"#);
+            }
+            text
+        };
+        assert!(decode(&deep(31)).is_ok());
+        let err = decode(&deep(32)).unwrap_err();
+        assert!(err.message.contains("Nesting Levels"), "{}", err.message);
+        // The depth counter is reset after an error.
+        assert!(decode(&deep(31)).is_ok());
+    }
+}

@@ -1,0 +1,21 @@
+//! DynamoDB's data model, shared by every other Ferrodyn crate.
+//!
+//! - [`Number`]: exact decimals of up to 38 significant digits, normalised the way
+//!   DynamoDB returns them, with an order-preserving byte encoding for keys.
+//! - [`AttributeValue`] and [`Item`]: the ten attribute types, their wire (DynamoDB
+//!   JSON) encoding and DynamoDB's item-size arithmetic.
+//! - [`DynamoError`]: the service's error kinds, HTTP statuses and wire shape.
+//!
+//! Nothing here knows about tables, storage or HTTP.
+
+mod error;
+mod json;
+mod number;
+mod size;
+mod value;
+
+pub use error::{DynamoError, ErrorKind, Result};
+pub use json::{json_error_to_dynamo, VALIDATION_MARKER};
+pub use number::{Number, NumberError};
+pub use size::{attribute_size, item_size, MAX_ITEM_SIZE, MAX_NESTING_DEPTH};
+pub use value::{AttributeValue, Item, ScalarType};
