@@ -1,0 +1,25 @@
+//! The one error type every backend returns.
+
+/// A failure inside a storage backend.
+///
+/// Backend errors are boxed so the public API does not name the engine
+/// (fjall today, maybe redb tomorrow). A failed write must be treated as
+/// fatal by the caller: fjall poisons itself after a journal I/O error.
+#[derive(Debug, thiserror::Error)]
+pub enum StorageError {
+    /// An operating-system I/O error (opening the directory, disk full, ...).
+    #[error("storage I/O error: {0}")]
+    Io(#[from] std::io::Error),
+    /// Any other error reported by the backend engine.
+    #[error("storage backend error: {0}")]
+    Backend(#[source] Box<dyn std::error::Error + Send + Sync + 'static>),
+}
+
+impl From<::fjall::Error> for StorageError {
+    fn from(err: ::fjall::Error) -> Self {
+        match err {
+            ::fjall::Error::Io(io) => StorageError::Io(io),
+            other => StorageError::Backend(Box::new(other)),
+        }
+    }
+}

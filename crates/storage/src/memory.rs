@@ -1,0 +1,69 @@
+//! The in-memory backend: a `BTreeMap` behind a `parking_lot::RwLock`.
+//!
+//! Used by `ferrodyn serve --in-memory` and by tests. A write takes the lock
+//! once for the whole batch, so readers see all of it or none of it.
+
+use std::collections::BTreeMap;
+use std::ops::Bound;
+
+use parking_lot::RwLock;
+
+use crate::{range_is_empty, Key, Storage, StorageError, Value, WriteOp};
+
+/// An ordered map in RAM; nothing survives the process.
+#[derive(Debug, Default)]
+pub struct MemoryStorage {
+    map: RwLock<BTreeMap<Key, Value>>,
+}
+
+impl MemoryStorage {
+    /// A new, empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+impl Storage for MemoryStorage {
+    fn get(&self, key: &[u8]) -> Result<Option<Value>, StorageError> {
+        Ok(self.map.read().get(key).cloned())
+    }
+
+    fn scan(
+        &self,
+        start: Bound<&[u8]>,
+        end: Bound<&[u8]>,
+        reverse: bool,
+        limit: usize,
+    ) -> Result<Vec<(Key, Value)>, StorageError> {
+        if limit == 0 || range_is_empty(start, end) {
+            return Ok(Vec::new());
+        }
+        let map = self.map.read();
+        let range = map.range::<[u8], _>((start, end));
+        let clone = |(k, v): (&Key, &Value)| (k.clone(), v.clone());
+        Ok(if reverse {
+            range.rev().take(limit).map(clone).collect()
+        } else {
+            range.take(limit).map(clone).collect()
+        })
+    }
+
+    fn write(&self, ops: Vec<WriteOp>) -> Result<(), StorageError> {
+        let mut map = self.map.write();
+        for op in ops {
+            match op {
+                WriteOp::Put(k, v) => {
+                    map.insert(k, v);
+                }
+                WriteOp::Delete(k) => {
+                    map.remove(&k);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn flush(&self) -> Result<(), StorageError> {
+        Ok(())
+    }
+}
