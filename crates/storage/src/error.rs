@@ -10,6 +10,13 @@ pub enum StorageError {
     /// An operating-system I/O error (opening the directory, disk full, ...).
     #[error("storage I/O error: {0}")]
     Io(#[from] std::io::Error),
+    /// A write named a key that no backend may store: empty, or longer
+    /// than [`crate::MAX_KEY_LEN`] bytes. The whole batch was rejected.
+    #[error("invalid storage key of {len} bytes (must be 1..={max})", max = crate::MAX_KEY_LEN)]
+    InvalidKey {
+        /// Length of the offending key.
+        len: usize,
+    },
     /// Any other error reported by the backend engine.
     #[error("storage backend error: {0}")]
     Backend(#[source] Box<dyn std::error::Error + Send + Sync + 'static>),

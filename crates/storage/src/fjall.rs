@@ -36,7 +36,7 @@ use std::path::Path;
 
 use ::fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode, Readable};
 
-use crate::{range_is_empty, Durability, Key, Storage, StorageError, Value, WriteOp};
+use crate::{storable_bounds, validate_ops, Durability, MAX_KEY_LEN, Key, Storage, StorageError, Value, WriteOp};
 
 /// The single keyspace all of Ferrodyn's data lives in; the engine prefixes
 /// its own keys, so one ordered space is all it needs.
@@ -98,6 +98,10 @@ impl FjallStorage {
 
 impl Storage for FjallStorage {
     fn get(&self, key: &[u8]) -> Result<Option<Value>, StorageError> {
+        // No such key can be stored, and lsm-tree panics on over-long ones.
+        if key.is_empty() || key.len() > MAX_KEY_LEN {
+            return Ok(None);
+        }
         let snapshot = self.db.snapshot();
         Ok(snapshot.get(&self.keyspace, key)?.map(|v| v.to_vec()))
     }
@@ -109,9 +113,9 @@ impl Storage for FjallStorage {
         reverse: bool,
         limit: usize,
     ) -> Result<Vec<(Key, Value)>, StorageError> {
-        if limit == 0 || range_is_empty(start, end) {
+        let Some((start, end)) = storable_bounds(start, end).filter(|_| limit > 0) else {
             return Ok(Vec::new());
-        }
+        };
         let snapshot = self.db.snapshot();
         let iter = snapshot.range::<&[u8], _>(&self.keyspace, (start, end));
         let mut out = Vec::with_capacity(limit.min(256));
@@ -137,6 +141,7 @@ impl Storage for FjallStorage {
     }
 
     fn write(&self, ops: Vec<WriteOp>) -> Result<(), StorageError> {
+        validate_ops(&ops)?;
         // All items of a fjall batch share one sequence number, so two ops on
         // the same key inside one batch would tie; keep only the last one,
         // which is what "applied in order" means.

@@ -32,6 +32,11 @@ pub type Key = Vec<u8>;
 /// item (400 KB) and are usually decoded right away by the caller.
 pub type Value = Vec<u8>;
 
+/// Longest key a backend accepts. Keys must also be non-empty. This is
+/// fjall's limit (it stores key lengths as `u16` and panics on empty keys);
+/// the in-memory backend enforces the same so the two stay interchangeable.
+pub const MAX_KEY_LEN: usize = u16::MAX as usize;
+
 /// One mutation inside an atomic [`Storage::write`] batch.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WriteOp {
@@ -79,7 +84,9 @@ pub trait Storage: Send + Sync + 'static {
 
     /// Applies all ops atomically (all or none visible, all or none after a
     /// crash), in order (a later op on the same key wins), durable per the
-    /// configured [`Durability`] when it returns.
+    /// configured [`Durability`] when it returns. A batch with an empty key or
+    /// one over [`MAX_KEY_LEN`] bytes is rejected whole
+    /// ([`StorageError::InvalidKey`]).
     fn write(&self, ops: Vec<WriteOp>) -> Result<(), StorageError>;
 
     /// Forces everything written so far to disk (used at shutdown).
@@ -99,6 +106,57 @@ pub fn open_fjall(path: &Path, durability: Durability) -> Result<Arc<dyn Storage
 /// A new, empty in-memory store.
 pub fn open_memory() -> Arc<dyn Storage> {
     Arc::new(MemoryStorage::new())
+}
+
+impl WriteOp {
+    /// The key this op writes.
+    pub fn key(&self) -> &[u8] {
+        match self {
+            WriteOp::Put(k, _) | WriteOp::Delete(k) => k,
+        }
+    }
+}
+
+/// Rejects a batch holding a key outside `1..=MAX_KEY_LEN` bytes, before any
+/// of it is applied.
+pub(crate) fn validate_ops(ops: &[WriteOp]) -> Result<(), StorageError> {
+    match ops
+        .iter()
+        .map(|op| op.key().len())
+        .find(|len| *len == 0 || *len > MAX_KEY_LEN)
+    {
+        Some(len) => Err(StorageError::InvalidKey { len }),
+        None => Ok(()),
+    }
+}
+
+/// Rewrites scan bounds into equivalent ones that fjall accepts (it panics
+/// on bound keys over [`MAX_KEY_LEN`] bytes), given that every stored key is
+/// 1..=MAX_KEY_LEN bytes. `None` means the range holds no storable key.
+///
+/// For a bound `b` longer than the limit and `p` its first MAX_KEY_LEN bytes,
+/// a storable key `k` satisfies `k < b` exactly when `k <= p`, and `k > b`
+/// exactly when `k > p` (`k == b` is impossible). An empty bound key is below
+/// every storable key.
+pub(crate) fn storable_bounds<'a>(
+    start: Bound<&'a [u8]>,
+    end: Bound<&'a [u8]>,
+) -> Option<(Bound<&'a [u8]>, Bound<&'a [u8]>)> {
+    let start = match start {
+        Bound::Included(s) | Bound::Excluded(s) if s.is_empty() => Bound::Unbounded,
+        Bound::Included(s) | Bound::Excluded(s) if s.len() > MAX_KEY_LEN => {
+            Bound::Excluded(&s[..MAX_KEY_LEN])
+        }
+        other => other,
+    };
+    let end = match end {
+        Bound::Included(e) | Bound::Excluded(e) if e.is_empty() => return None,
+        Bound::Included(e) | Bound::Excluded(e) if e.len() > MAX_KEY_LEN => {
+            Bound::Included(&e[..MAX_KEY_LEN])
+        }
+        other => other,
+    };
+    (!range_is_empty(start, end)).then_some((start, end))
 }
 
 /// Whether the range `(start, end)` can hold no key at all: start above end,
@@ -130,5 +188,23 @@ mod tests {
         assert!(!range_is_empty(Excluded(a), Excluded(b)));
         assert!(!range_is_empty(Unbounded, Excluded(a)));
         assert!(!range_is_empty(Included(b), Unbounded));
+    }
+
+    #[test]
+    fn storable_bounds_clamp_long_and_empty_keys() {
+        use Bound::*;
+        let long = vec![7u8; MAX_KEY_LEN + 3];
+        let p = &long[..MAX_KEY_LEN];
+        let empty: &[u8] = b"";
+        // assert! rather than assert_eq!: a failure would print 64 KiB keys.
+        assert!(storable_bounds(Included(&long), Unbounded) == Some((Excluded(p), Unbounded)));
+        assert!(storable_bounds(Unbounded, Excluded(&long)) == Some((Unbounded, Included(p))));
+        assert!(storable_bounds(Included(&long), Included(&long)).is_none());
+        assert_eq!(
+            storable_bounds(Included(empty), Unbounded),
+            Some((Unbounded, Unbounded))
+        );
+        assert_eq!(storable_bounds(Unbounded, Excluded(empty)), None);
+        assert_eq!(storable_bounds(Excluded(&long), Included(p)), None);
     }
 }

@@ -8,7 +8,7 @@ use std::ops::Bound;
 
 use parking_lot::RwLock;
 
-use crate::{range_is_empty, Key, Storage, StorageError, Value, WriteOp};
+use crate::{range_is_empty, validate_ops, Key, Storage, StorageError, Value, WriteOp};
 
 /// An ordered map in RAM; nothing survives the process.
 #[derive(Debug, Default)]
@@ -49,6 +49,7 @@ impl Storage for MemoryStorage {
     }
 
     fn write(&self, ops: Vec<WriteOp>) -> Result<(), StorageError> {
+        validate_ops(&ops)?;
         let mut map = self.map.write();
         for op in ops {
             match op {

@@ -1,0 +1,5 @@
+//! The shared suite against the in-memory backend.
+
+mod common;
+
+storage_suite!((ferrodyn_storage::open_memory(), ()));
