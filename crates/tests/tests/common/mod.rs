@@ -1,0 +1,462 @@
+//! The shared test harness: a `ferrodyn serve` per test binary, SDK clients
+//! pointed at it, raw HTTP for protocol tests, and small item/error helpers.
+//!
+//! The server contract (implemented by the `ferrodyn` binary):
+//! - the binary is `<workspace>/target/debug/ferrodyn`, or `$FERRODYN_BIN`;
+//!   unless `FERRODYN_BIN` is set, the harness runs
+//!   `cargo build -p ferrodyn --bin ferrodyn` once per test process;
+//! - it is spawned as `ferrodyn serve --in-memory --port 0 --exit-on-stdin-eof`
+//!   (or `--data-dir DIR` instead of `--in-memory`) with stdin piped, so it
+//!   exits when the test process goes away and the pipe closes;
+//! - its first stdout line is `ferrodyn listening on http://127.0.0.1:PORT`.
+//!
+//! With `FERRODYN_TEST_ENDPOINT=http://host:port` nothing is spawned and every
+//! test runs against that server instead (DynamoDB Local, to check the tests
+//! themselves); tests that need their own server process then skip.
+//!
+//! Each test binary includes this module with `mod common;` and uses only part
+//! of it, hence the `dead_code` allowance.
+#![allow(dead_code)]
+
+pub mod raw;
+
+use std::collections::HashMap;
+use std::fmt::Debug;
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::mpsc;
+use std::sync::OnceLock;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use aws_sdk_dynamodb::config::retry::RetryConfig;
+use aws_sdk_dynamodb::config::timeout::TimeoutConfig;
+use aws_sdk_dynamodb::config::{BehaviorVersion, Credentials, Region};
+use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
+use aws_sdk_dynamodb::primitives::Blob;
+use aws_sdk_dynamodb::types::{
+    AttributeDefinition, AttributeValue, BillingMode, KeySchemaElement, KeyType,
+    ScalarAttributeType,
+};
+use aws_sdk_dynamodb::Client;
+
+/// How long a spawned server may take to print its listening line.
+const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How long one SDK operation may take before the test fails instead of hanging.
+const OPERATION_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The Cargo workspace this crate belongs to.
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .expect("workspace root exists")
+}
+
+/// Cargo's target directory (`$CARGO_TARGET_DIR` or `<workspace>/target`).
+pub fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join("target"))
+}
+
+/// The `ferrodyn` binary, built once per test process unless `FERRODYN_BIN`
+/// names one.
+pub fn server_binary() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        if let Some(bin) = std::env::var_os("FERRODYN_BIN") {
+            return PathBuf::from(bin);
+        }
+        let root = workspace_root();
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let output = Command::new(cargo)
+            .args(["build", "-p", "ferrodyn", "--bin", "ferrodyn"])
+            .current_dir(&root)
+            .output()
+            .expect("cargo can be run");
+        assert!(
+            output.status.success(),
+            "`cargo build -p ferrodyn --bin ferrodyn` failed:\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        target_dir().join("debug").join("ferrodyn")
+    })
+}
+
+/// A `ferrodyn serve` child process and the endpoint it listens on.
+///
+/// Dropping it kills the process (SIGKILL) and reaps it.
+pub struct ServerProcess {
+    child: Child,
+    /// Held open so the server keeps running; closing it stops the server.
+    stdin: Option<ChildStdin>,
+    endpoint: String,
+    log: PathBuf,
+}
+
+impl ServerProcess {
+    /// Spawns `ferrodyn serve --port 0 --exit-on-stdin-eof` plus `extra` args
+    /// and waits for its listening line.
+    pub fn spawn(extra: &[&str]) -> ServerProcess {
+        static SERIAL: AtomicU32 = AtomicU32::new(0);
+        let bin = server_binary();
+        let log_dir = target_dir().join("ferrodyn-tests");
+        std::fs::create_dir_all(&log_dir).expect("log dir can be created");
+        let log = log_dir.join(format!(
+            "server-{}-{}.log",
+            std::process::id(),
+            SERIAL.fetch_add(1, Ordering::Relaxed)
+        ));
+        let mut child = Command::new(bin)
+            .arg("serve")
+            .args(extra)
+            .args(["--port", "0", "--exit-on-stdin-eof"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(File::create(&log).expect("log file can be created"))
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot spawn {}: {e}", bin.display()));
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().expect("stdout is piped");
+
+        // A thread reads the first line and then keeps draining stdout, so a
+        // chatty server never blocks on a full pipe.
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut lines = BufReader::new(stdout).lines();
+            let _ = tx.send(lines.next());
+            for _ in lines {}
+        });
+        let first = match rx.recv_timeout(STARTUP_TIMEOUT) {
+            Ok(Some(Ok(line))) => line,
+            other => {
+                let _ = child.kill();
+                let status = child.wait();
+                panic!(
+                    "ferrodyn did not print its listening line ({other:?}, exit {status:?}); log: {}\n{}",
+                    log.display(),
+                    std::fs::read_to_string(&log).unwrap_or_default()
+                );
+            }
+        };
+        let endpoint = first
+            .strip_prefix("ferrodyn listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line from ferrodyn: {first:?}"))
+            .trim()
+            .to_string();
+        ServerProcess {
+            child,
+            stdin,
+            endpoint,
+            log,
+        }
+    }
+
+    /// A throwaway in-memory server.
+    pub fn in_memory() -> ServerProcess {
+        ServerProcess::spawn(&["--in-memory"])
+    }
+
+    /// A durable server storing its data in `dir`.
+    pub fn with_data_dir(dir: &Path) -> ServerProcess {
+        let dir = dir.to_str().expect("temp dir path is UTF-8");
+        ServerProcess::spawn(&["--data-dir", dir])
+    }
+
+    /// The server's base URL, e.g. `http://127.0.0.1:40123`.
+    pub fn endpoint(&self) -> &str {
+        &self.endpoint
+    }
+
+    /// The file the server's stderr goes to.
+    pub fn log(&self) -> &Path {
+        &self.log
+    }
+
+    /// Sends SIGTERM (a clean shutdown) and waits for the process to exit.
+    pub fn terminate(mut self) -> ExitStatus {
+        let status = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .expect("kill can be run");
+        assert!(status.success(), "kill -TERM failed");
+        self.child.wait().expect("server can be waited for")
+    }
+
+    /// Sends SIGKILL (a crash) and waits for the process to exit.
+    pub fn kill(mut self) {
+        self.child.kill().expect("server can be killed");
+        self.child.wait().expect("server can be waited for");
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        drop(self.stdin.take());
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// The server every test in this binary shares.
+enum Shared {
+    External(String),
+    Spawned(ServerProcess),
+}
+
+fn shared() -> &'static Shared {
+    static SHARED: OnceLock<Shared> = OnceLock::new();
+    SHARED.get_or_init(|| match std::env::var("FERRODYN_TEST_ENDPOINT") {
+        Ok(url) if !url.is_empty() => Shared::External(url.trim_end_matches('/').to_string()),
+        _ => Shared::Spawned(ServerProcess::in_memory()),
+    })
+}
+
+/// True when the suite runs against `FERRODYN_TEST_ENDPOINT` rather than a
+/// spawned Ferrodyn.
+pub fn is_external() -> bool {
+    matches!(std::env::var("FERRODYN_TEST_ENDPOINT"), Ok(url) if !url.is_empty())
+}
+
+/// The shared server's base URL.
+pub fn endpoint() -> &'static str {
+    match shared() {
+        Shared::External(url) => url,
+        Shared::Spawned(server) => server.endpoint(),
+    }
+}
+
+/// An SDK client for the shared server.
+pub fn client() -> Client {
+    client_for(endpoint())
+}
+
+/// An SDK client for `endpoint`: region us-east-1, static credentials, a
+/// single attempt (errors surface at once) and a timeout instead of a hang.
+pub fn client_for(endpoint: &str) -> Client {
+    let config = aws_sdk_dynamodb::Config::builder()
+        .behavior_version(BehaviorVersion::latest())
+        .endpoint_url(endpoint)
+        .region(Region::new("us-east-1"))
+        .credentials_provider(Credentials::new("AKIDEXAMPLE", "secret", None, None, "tests"))
+        .retry_config(RetryConfig::standard().with_max_attempts(1))
+        .timeout_config(
+            TimeoutConfig::builder()
+                .operation_timeout(OPERATION_TIMEOUT)
+                .build(),
+        )
+        .build();
+    Client::from_conf(config)
+}
+
+/// A table name no other test (in this or an earlier run) uses.
+pub fn unique_name(prefix: &str) -> String {
+    static SERIAL: AtomicU32 = AtomicU32::new(0);
+    let millis = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("clock after 1970")
+        .as_millis()
+        % 100_000_000;
+    format!(
+        "{prefix}-{}-{millis}-{}",
+        std::process::id(),
+        SERIAL.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// Creates an on-demand table with the given key attributes: the first is the
+/// partition key, the optional second the sort key.
+pub async fn create_table(
+    client: &Client,
+    prefix: &str,
+    keys: &[(&str, ScalarAttributeType)],
+) -> String {
+    let name = unique_name(prefix);
+    let mut req = client
+        .create_table()
+        .table_name(&name)
+        .billing_mode(BillingMode::PayPerRequest);
+    for (i, (attr, ty)) in keys.iter().enumerate() {
+        let key_type = if i == 0 { KeyType::Hash } else { KeyType::Range };
+        req = req
+            .key_schema(key(attr, key_type))
+            .attribute_definitions(attr_def(attr, ty.clone()));
+    }
+    req.send().await.expect("CreateTable succeeds");
+    name
+}
+
+/// A table keyed by the string partition key `p`.
+pub async fn table_s(client: &Client) -> String {
+    create_table(client, "s", &[("p", ScalarAttributeType::S)]).await
+}
+
+/// A table keyed by string `p` and string sort key `c`.
+pub async fn table_ss(client: &Client) -> String {
+    create_table(
+        client,
+        "ss",
+        &[("p", ScalarAttributeType::S), ("c", ScalarAttributeType::S)],
+    )
+    .await
+}
+
+/// A key schema element.
+pub fn key(name: &str, key_type: KeyType) -> KeySchemaElement {
+    KeySchemaElement::builder()
+        .attribute_name(name)
+        .key_type(key_type)
+        .build()
+        .expect("key schema element is complete")
+}
+
+/// An attribute definition.
+pub fn attr_def(name: &str, ty: ScalarAttributeType) -> AttributeDefinition {
+    AttributeDefinition::builder()
+        .attribute_name(name)
+        .attribute_type(ty)
+        .build()
+        .expect("attribute definition is complete")
+}
+
+/// A string value.
+pub fn s(v: &str) -> AttributeValue {
+    AttributeValue::S(v.to_string())
+}
+
+/// A number value, given as DynamoDB's decimal string.
+pub fn n(v: &str) -> AttributeValue {
+    AttributeValue::N(v.to_string())
+}
+
+/// A binary value.
+pub fn b(v: &[u8]) -> AttributeValue {
+    AttributeValue::B(Blob::new(v.to_vec()))
+}
+
+/// A list value.
+pub fn l(v: Vec<AttributeValue>) -> AttributeValue {
+    AttributeValue::L(v)
+}
+
+/// A map value.
+pub fn m(pairs: &[(&str, AttributeValue)]) -> AttributeValue {
+    AttributeValue::M(item(pairs))
+}
+
+/// A string set.
+pub fn ss(v: &[&str]) -> AttributeValue {
+    AttributeValue::Ss(v.iter().map(|s| s.to_string()).collect())
+}
+
+/// A number set.
+pub fn ns(v: &[&str]) -> AttributeValue {
+    AttributeValue::Ns(v.iter().map(|s| s.to_string()).collect())
+}
+
+/// An item (or key, or map) from name/value pairs.
+pub fn item(pairs: &[(&str, AttributeValue)]) -> HashMap<String, AttributeValue> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.clone()))
+        .collect()
+}
+
+/// Sorts the members of every set in `item` (recursively), so items can be
+/// compared: DynamoDB sets are unordered.
+pub fn sorted_sets(item: &HashMap<String, AttributeValue>) -> HashMap<String, AttributeValue> {
+    item.iter()
+        .map(|(k, v)| (k.clone(), sort_value(v)))
+        .collect()
+}
+
+fn sort_value(v: &AttributeValue) -> AttributeValue {
+    match v {
+        AttributeValue::Ss(x) => AttributeValue::Ss(sorted(x.clone())),
+        AttributeValue::Ns(x) => AttributeValue::Ns(sorted(x.clone())),
+        AttributeValue::Bs(x) => {
+            let mut x = x.clone();
+            x.sort_by(|a, b| a.as_ref().cmp(b.as_ref()));
+            AttributeValue::Bs(x)
+        }
+        AttributeValue::L(x) => AttributeValue::L(x.iter().map(sort_value).collect()),
+        AttributeValue::M(x) => AttributeValue::M(sorted_sets(x)),
+        other => other.clone(),
+    }
+}
+
+fn sorted<T: Ord>(mut v: Vec<T>) -> Vec<T> {
+    v.sort();
+    v
+}
+
+/// The code and message of a service error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServiceError {
+    pub code: String,
+    pub message: String,
+}
+
+/// Unwraps the service error of a failed SDK call; panics if the call
+/// succeeded or failed without reaching the service.
+pub fn service_error<T: Debug, E: ProvideErrorMetadata + Debug, R: Debug>(
+    result: Result<T, SdkError<E, R>>,
+) -> ServiceError {
+    match result {
+        Ok(output) => panic!("expected an error, got success: {output:?}"),
+        Err(err) => match err.code() {
+            Some(code) => ServiceError {
+                code: code.to_string(),
+                message: err.message().unwrap_or_default().to_string(),
+            },
+            None => panic!("expected a service error, got {err:?}"),
+        },
+    }
+}
+
+/// Asserts that an SDK call failed with exactly this error code and message.
+#[track_caller]
+pub fn assert_error<T: Debug, E: ProvideErrorMetadata + Debug, R: Debug>(
+    result: Result<T, SdkError<E, R>>,
+    code: &str,
+    message: &str,
+) {
+    let err = service_error(result);
+    assert_eq!(
+        (err.code.as_str(), err.message.as_str()),
+        (code, message),
+        "unexpected error"
+    );
+}
+
+/// Asserts that an SDK call failed with this error code and a message that
+/// starts with `prefix` (for messages that quote request-specific details).
+#[track_caller]
+pub fn assert_error_starts<T: Debug, E: ProvideErrorMetadata + Debug, R: Debug>(
+    result: Result<T, SdkError<E, R>>,
+    code: &str,
+    prefix: &str,
+) {
+    let err = service_error(result);
+    assert_eq!(err.code, code, "unexpected error code: {err:?}");
+    assert!(
+        err.message.starts_with(prefix),
+        "message {:?} does not start with {prefix:?}",
+        err.message
+    );
+}
+
+/// Asserts a ValidationException with exactly this message.
+#[track_caller]
+pub fn assert_validation<T: Debug, E: ProvideErrorMetadata + Debug, R: Debug>(
+    result: Result<T, SdkError<E, R>>,
+    message: &str,
+) {
+    assert_error(result, "ValidationException", message);
+}
