@@ -460,3 +460,21 @@ pub fn assert_validation<T: Debug, E: ProvideErrorMetadata + Debug, R: Debug>(
 ) {
     assert_error(result, "ValidationException", message);
 }
+
+/// Asserts that an SDK call failed with this error code and one of several
+/// messages: for errors whose AWS wording is recorded differently by the
+/// AWS-derived references (dynalite's recordings and later ones).
+#[track_caller]
+pub fn assert_error_one_of<T: Debug, E: ProvideErrorMetadata + Debug, R: Debug>(
+    result: Result<T, SdkError<E, R>>,
+    code: &str,
+    messages: &[&str],
+) {
+    let err = service_error(result);
+    assert_eq!(err.code, code, "unexpected error code: {err:?}");
+    assert!(
+        messages.contains(&err.message.as_str()),
+        "message {:?} is none of {messages:?}",
+        err.message
+    );
+}
