@@ -36,7 +36,10 @@ use std::path::Path;
 
 use ::fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode, Readable};
 
-use crate::{storable_bounds, validate_ops, Durability, MAX_KEY_LEN, Key, Storage, StorageError, Value, WriteOp};
+use crate::{
+    storable_bounds, validate_ops, Durability, Key, Storage, StorageError, Value, WriteOp,
+    MAX_KEY_LEN,
+};
 
 /// The single keyspace all of Ferrodyn's data lives in; the engine prefixes
 /// its own keys, so one ordered space is all it needs.

@@ -130,6 +130,9 @@ pub(crate) fn validate_ops(ops: &[WriteOp]) -> Result<(), StorageError> {
     }
 }
 
+/// A pair of scan bounds, start then end.
+pub(crate) type Range<'a> = (Bound<&'a [u8]>, Bound<&'a [u8]>);
+
 /// Rewrites scan bounds into equivalent ones that fjall accepts (it panics
 /// on bound keys over [`MAX_KEY_LEN`] bytes), given that every stored key is
 /// 1..=MAX_KEY_LEN bytes. `None` means the range holds no storable key.
@@ -141,7 +144,7 @@ pub(crate) fn validate_ops(ops: &[WriteOp]) -> Result<(), StorageError> {
 pub(crate) fn storable_bounds<'a>(
     start: Bound<&'a [u8]>,
     end: Bound<&'a [u8]>,
-) -> Option<(Bound<&'a [u8]>, Bound<&'a [u8]>)> {
+) -> Option<Range<'a>> {
     let start = match start {
         Bound::Included(s) | Bound::Excluded(s) if s.is_empty() => Bound::Unbounded,
         Bound::Included(s) | Bound::Excluded(s) if s.len() > MAX_KEY_LEN => {

@@ -28,7 +28,12 @@ mod no_durability {
 
 fn sample_ops(n: u32) -> Vec<WriteOp> {
     (0..n)
-        .map(|i| WriteOp::Put(format!("key{i:05}").into_bytes(), vec![i as u8; (i % 50) as usize]))
+        .map(|i| {
+            WriteOp::Put(
+                format!("key{i:05}").into_bytes(),
+                vec![i as u8; (i % 50) as usize],
+            )
+        })
         .collect()
 }
 
@@ -88,7 +93,10 @@ fn reopen_after_memtable_flushes() {
         .filter(|i| i % 3 != 0)
         .map(|i| i.to_be_bytes().to_vec())
         .collect();
-    assert_eq!(common::keys(&all), expected.iter().map(|k| k.as_slice()).collect::<Vec<_>>());
+    assert_eq!(
+        common::keys(&all),
+        expected.iter().map(|k| k.as_slice()).collect::<Vec<_>>()
+    );
     assert!(all.iter().all(|(_, v)| *v == value));
     let back = s.scan(Unbounded, Unbounded, true, 3).unwrap();
     assert_eq!(back[0].0, 3998u32.to_be_bytes().to_vec());

@@ -20,7 +20,13 @@ pub fn keys(entries: &[(Key, Value)]) -> Vec<&[u8]> {
     entries.iter().map(|(k, _)| k.as_slice()).collect()
 }
 
-fn scan_keys(s: &dyn Storage, start: Bound<&[u8]>, end: Bound<&[u8]>, rev: bool, limit: usize) -> Vec<Key> {
+fn scan_keys(
+    s: &dyn Storage,
+    start: Bound<&[u8]>,
+    end: Bound<&[u8]>,
+    rev: bool,
+    limit: usize,
+) -> Vec<Key> {
     s.scan(start, end, rev, limit)
         .unwrap()
         .into_iter()
@@ -81,7 +87,10 @@ pub fn check_key_limits(s: &dyn Storage) {
     let too_long = vec![b'k'; 65_536];
     for bad in [Vec::new(), too_long] {
         let err = s
-            .write(vec![WriteOp::Put(b"ok".to_vec(), b"1".to_vec()), WriteOp::Put(bad.clone(), b"v".to_vec())])
+            .write(vec![
+                WriteOp::Put(b"ok".to_vec(), b"1".to_vec()),
+                WriteOp::Put(bad.clone(), b"v".to_vec()),
+            ])
             .unwrap_err();
         assert!(matches!(err, StorageError::InvalidKey { .. }), "{err}");
         assert!(s.write(vec![WriteOp::Delete(bad)]).is_err());
@@ -95,8 +104,18 @@ pub fn check_key_limits(s: &dyn Storage) {
     assert_eq!(s.get(b"").unwrap(), None);
     assert_eq!(s.get(&vec![b'k'; 70_000]).unwrap(), None);
     let huge = vec![b'k'; 70_000];
-    assert_eq!(s.scan(Included(&b""[..]), Included(&huge[..]), false, 10).unwrap().len(), 1);
-    assert_eq!(s.scan(Excluded(&huge[..]), Unbounded, true, 10).unwrap().len(), 0);
+    assert_eq!(
+        s.scan(Included(&b""[..]), Included(&huge[..]), false, 10)
+            .unwrap()
+            .len(),
+        1
+    );
+    assert_eq!(
+        s.scan(Excluded(&huge[..]), Unbounded, true, 10)
+            .unwrap()
+            .len(),
+        0
+    );
 }
 
 pub fn check_binary_keys(s: &dyn Storage) {
@@ -165,46 +184,103 @@ pub fn check_atomic_batch(s: &dyn Storage) {
     assert_eq!(s.get(b"stay").unwrap(), Some(b"y".to_vec()));
     // An empty batch is a no-op.
     s.write(Vec::new()).unwrap();
-    assert_eq!(scan_keys(s, Unbounded, Unbounded, false, 100), v(&[b"a", b"b", b"c", b"e", b"stay"]));
+    assert_eq!(
+        scan_keys(s, Unbounded, Unbounded, false, 100),
+        v(&[b"a", b"b", b"c", b"e", b"stay"])
+    );
 }
 
 pub fn check_scan_bounds(s: &dyn Storage) {
     abcde(s);
     let (b, d): (&[u8], &[u8]) = (b"b", b"d");
-    assert_eq!(scan_keys(s, Unbounded, Unbounded, false, 100), v(&[b"a", b"b", b"c", b"d", b"e"]));
-    assert_eq!(scan_keys(s, Included(b), Excluded(d), false, 100), v(&[b"b", b"c"]));
-    assert_eq!(scan_keys(s, Included(b), Included(d), false, 100), v(&[b"b", b"c", b"d"]));
-    assert_eq!(scan_keys(s, Excluded(b), Excluded(d), false, 100), v(&[b"c"]));
-    assert_eq!(scan_keys(s, Excluded(b), Included(d), false, 100), v(&[b"c", b"d"]));
-    assert_eq!(scan_keys(s, Unbounded, Excluded(d), false, 100), v(&[b"a", b"b", b"c"]));
-    assert_eq!(scan_keys(s, Excluded(b), Unbounded, false, 100), v(&[b"c", b"d", b"e"]));
+    assert_eq!(
+        scan_keys(s, Unbounded, Unbounded, false, 100),
+        v(&[b"a", b"b", b"c", b"d", b"e"])
+    );
+    assert_eq!(
+        scan_keys(s, Included(b), Excluded(d), false, 100),
+        v(&[b"b", b"c"])
+    );
+    assert_eq!(
+        scan_keys(s, Included(b), Included(d), false, 100),
+        v(&[b"b", b"c", b"d"])
+    );
+    assert_eq!(
+        scan_keys(s, Excluded(b), Excluded(d), false, 100),
+        v(&[b"c"])
+    );
+    assert_eq!(
+        scan_keys(s, Excluded(b), Included(d), false, 100),
+        v(&[b"c", b"d"])
+    );
+    assert_eq!(
+        scan_keys(s, Unbounded, Excluded(d), false, 100),
+        v(&[b"a", b"b", b"c"])
+    );
+    assert_eq!(
+        scan_keys(s, Excluded(b), Unbounded, false, 100),
+        v(&[b"c", b"d", b"e"])
+    );
     // Bounds that are not stored keys.
-    assert_eq!(scan_keys(s, Included(&b"bb"[..]), Included(&b"cc"[..]), false, 100), v(&[b"c"]));
-    assert_eq!(scan_keys(s, Included(&b"0"[..]), Excluded(&b"a"[..]), false, 100), Vec::<Key>::new());
-    assert_eq!(scan_keys(s, Excluded(&b"e"[..]), Unbounded, false, 100), Vec::<Key>::new());
+    assert_eq!(
+        scan_keys(s, Included(&b"bb"[..]), Included(&b"cc"[..]), false, 100),
+        v(&[b"c"])
+    );
+    assert_eq!(
+        scan_keys(s, Included(&b"0"[..]), Excluded(&b"a"[..]), false, 100),
+        Vec::<Key>::new()
+    );
+    assert_eq!(
+        scan_keys(s, Excluded(&b"e"[..]), Unbounded, false, 100),
+        Vec::<Key>::new()
+    );
     // Empty and inverted ranges are empty, not panics.
     assert!(scan_keys(s, Included(b), Excluded(b), false, 100).is_empty());
     assert!(scan_keys(s, Excluded(b), Included(b), false, 100).is_empty());
     assert!(scan_keys(s, Excluded(b), Excluded(b), false, 100).is_empty());
     assert!(scan_keys(s, Included(d), Included(b), false, 100).is_empty());
     assert!(scan_keys(s, Included(d), Excluded(b), true, 100).is_empty());
-    assert_eq!(scan_keys(s, Included(b), Included(b), false, 100), v(&[b"b"]));
+    assert_eq!(
+        scan_keys(s, Included(b), Included(b), false, 100),
+        v(&[b"b"])
+    );
     // Values come with their keys.
     assert_eq!(
         s.scan(Included(b), Excluded(d), false, 100).unwrap(),
-        vec![(b"b".to_vec(), b"B".to_vec()), (b"c".to_vec(), b"C".to_vec())]
+        vec![
+            (b"b".to_vec(), b"B".to_vec()),
+            (b"c".to_vec(), b"C".to_vec())
+        ]
     );
 }
 
 pub fn check_reverse_scan(s: &dyn Storage) {
     abcde(s);
     let (b, d): (&[u8], &[u8]) = (b"b", b"d");
-    assert_eq!(scan_keys(s, Unbounded, Unbounded, true, 100), v(&[b"e", b"d", b"c", b"b", b"a"]));
-    assert_eq!(scan_keys(s, Included(b), Excluded(d), true, 100), v(&[b"c", b"b"]));
-    assert_eq!(scan_keys(s, Included(b), Included(d), true, 100), v(&[b"d", b"c", b"b"]));
-    assert_eq!(scan_keys(s, Excluded(b), Excluded(d), true, 100), v(&[b"c"]));
-    assert_eq!(scan_keys(s, Unbounded, Included(d), true, 2), v(&[b"d", b"c"]));
-    assert_eq!(scan_keys(s, Excluded(b), Unbounded, true, 2), v(&[b"e", b"d"]));
+    assert_eq!(
+        scan_keys(s, Unbounded, Unbounded, true, 100),
+        v(&[b"e", b"d", b"c", b"b", b"a"])
+    );
+    assert_eq!(
+        scan_keys(s, Included(b), Excluded(d), true, 100),
+        v(&[b"c", b"b"])
+    );
+    assert_eq!(
+        scan_keys(s, Included(b), Included(d), true, 100),
+        v(&[b"d", b"c", b"b"])
+    );
+    assert_eq!(
+        scan_keys(s, Excluded(b), Excluded(d), true, 100),
+        v(&[b"c"])
+    );
+    assert_eq!(
+        scan_keys(s, Unbounded, Included(d), true, 2),
+        v(&[b"d", b"c"])
+    );
+    assert_eq!(
+        scan_keys(s, Excluded(b), Unbounded, true, 2),
+        v(&[b"e", b"d"])
+    );
     assert_eq!(
         s.scan(Unbounded, Excluded(b), true, 100).unwrap(),
         vec![(b"a".to_vec(), b"A".to_vec())]
@@ -218,7 +294,10 @@ pub fn check_limit(s: &dyn Storage) {
     assert_eq!(scan_keys(s, Unbounded, Unbounded, false, 1), v(&[b"a"]));
     assert_eq!(scan_keys(s, Unbounded, Unbounded, true, 1), v(&[b"e"]));
     assert_eq!(scan_keys(s, Unbounded, Unbounded, false, 5).len(), 5);
-    assert_eq!(scan_keys(s, Unbounded, Unbounded, false, usize::MAX).len(), 5);
+    assert_eq!(
+        scan_keys(s, Unbounded, Unbounded, false, usize::MAX).len(),
+        5
+    );
     // Paging: resume after the last key of the previous page.
     let mut seen = Vec::new();
     let mut start: Option<Key> = None;
@@ -239,10 +318,19 @@ pub fn check_limit(s: &dyn Storage) {
 
 pub fn check_deleted_keys_hidden_from_scan(s: &dyn Storage) {
     abcde(s);
-    s.write(vec![WriteOp::Delete(b"b".to_vec()), WriteOp::Delete(b"d".to_vec())])
-        .unwrap();
-    assert_eq!(scan_keys(s, Unbounded, Unbounded, false, 100), v(&[b"a", b"c", b"e"]));
-    assert_eq!(scan_keys(s, Unbounded, Unbounded, true, 2), v(&[b"e", b"c"]));
+    s.write(vec![
+        WriteOp::Delete(b"b".to_vec()),
+        WriteOp::Delete(b"d".to_vec()),
+    ])
+    .unwrap();
+    assert_eq!(
+        scan_keys(s, Unbounded, Unbounded, false, 100),
+        v(&[b"a", b"c", b"e"])
+    );
+    assert_eq!(
+        scan_keys(s, Unbounded, Unbounded, true, 2),
+        v(&[b"e", b"c"])
+    );
 }
 
 pub fn check_large_value(s: &dyn Storage) {
@@ -273,11 +361,15 @@ pub fn check_concurrent_readers_see_whole_batches(s: std::sync::Arc<dyn Storage>
         .map(|_| {
             let (s, stop) = (s.clone(), stop.clone());
             std::thread::spawn(move || {
-                let mut checks = 0u32;
+                let (mut checks, mut reverse) = (0u32, false);
                 while !stop.load(std::sync::atomic::Ordering::Relaxed) || checks == 0 {
-                    let page = s.scan(Unbounded, Unbounded, checks % 2 == 0, 100).unwrap();
+                    reverse = !reverse;
+                    let page = s.scan(Unbounded, Unbounded, reverse, 100).unwrap();
                     assert_eq!(page.len(), 10);
-                    assert!(page.iter().all(|(_, v)| *v == page[0].1), "torn batch: {page:?}");
+                    assert!(
+                        page.iter().all(|(_, v)| *v == page[0].1),
+                        "torn batch: {page:?}"
+                    );
                     checks += 1;
                 }
             })
