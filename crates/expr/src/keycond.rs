@@ -1,0 +1,214 @@
+//! KeyConditionExpression: a condition restricted to `hash = :v [AND range
+//! op ...]`, reduced to per-key parts and checked against the key schema.
+//!
+//! Parsing reuses the condition grammar (so syntax errors and placeholder
+//! errors are the usual ones); this module adds Query's own rules and
+//! messages.
+
+use crate::ast::{Comparator, Condition, Operand};
+use crate::path::{Path, PathElem};
+use ferrodyn_types::{AttributeValue, DynamoError, ScalarType};
+
+/// The operation one key attribute is restricted by.
+#[derive(Clone, Debug, PartialEq)]
+pub enum KeyOp {
+    Eq(AttributeValue),
+    Lt(AttributeValue),
+    Le(AttributeValue),
+    Gt(AttributeValue),
+    Ge(AttributeValue),
+    Between(AttributeValue, AttributeValue),
+    BeginsWith(AttributeValue),
+}
+
+impl KeyOp {
+    fn values(&self) -> Vec<&AttributeValue> {
+        match self {
+            KeyOp::Eq(v)
+            | KeyOp::Lt(v)
+            | KeyOp::Le(v)
+            | KeyOp::Gt(v)
+            | KeyOp::Ge(v)
+            | KeyOp::BeginsWith(v) => vec![v],
+            KeyOp::Between(a, b) => vec![a, b],
+        }
+    }
+}
+
+/// One key attribute and its restriction.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KeyPart {
+    pub name: String,
+    pub op: KeyOp,
+}
+
+/// A parsed KeyConditionExpression (or legacy KeyConditions).
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct KeyCondition {
+    pub parts: Vec<KeyPart>,
+}
+
+fn invalid_operator(op: &str) -> DynamoError {
+    DynamoError::validation(format!(
+        "Invalid operator used in KeyConditionExpression: {op}"
+    ))
+}
+
+fn nested() -> DynamoError {
+    DynamoError::validation("KeyConditionExpressions cannot contain nested operations")
+}
+
+fn key_name(path: &Path) -> Result<String, DynamoError> {
+    match path.elems() {
+        [PathElem::Attr(name)] => Ok(name.clone()),
+        _ => Err(DynamoError::validation(format!(
+            "Key attributes must be scalars; list random access '[]' and map lookup '.' are not allowed: Key: {}",
+            path.root()
+        ))),
+    }
+}
+
+fn flip(cmp: Comparator) -> Comparator {
+    match cmp {
+        Comparator::Lt => Comparator::Gt,
+        Comparator::Le => Comparator::Ge,
+        Comparator::Gt => Comparator::Lt,
+        Comparator::Ge => Comparator::Le,
+        other => other,
+    }
+}
+
+fn constant(op: &Operand) -> Result<AttributeValue, DynamoError> {
+    match op {
+        Operand::Value(v) => Ok(v.clone()),
+        Operand::Size(_) => Err(nested()),
+        Operand::Path(_) => Err(DynamoError::validation(
+            "Invalid condition in KeyConditionExpression: the key attribute must be compared with a value",
+        )),
+    }
+}
+
+impl KeyCondition {
+    /// Reduces a parsed condition to key parts.
+    pub fn from_condition(cond: &Condition) -> Result<KeyCondition, DynamoError> {
+        let mut parts = Vec::new();
+        collect(cond, &mut parts)?;
+        Ok(KeyCondition { parts })
+    }
+
+    /// Checks the parts against the key schema (hash key name and type, and
+    /// the range key's if the table has one) and returns the hash part and
+    /// the range part, if any.
+    pub fn validate(
+        &self,
+        hash: (&str, ScalarType),
+        range: Option<(&str, ScalarType)>,
+    ) -> Result<(&KeyPart, Option<&KeyPart>), DynamoError> {
+        let one_per_key = || {
+            DynamoError::validation(
+                "KeyConditionExpressions must only contain one condition per key",
+            )
+        };
+        let missed = || DynamoError::validation("Query condition missed key schema element");
+        if self.parts.len() > 2 {
+            return Err(one_per_key());
+        }
+        if self.parts.len() == 2 && self.parts[0].name == self.parts[1].name {
+            return Err(one_per_key());
+        }
+        let mut hash_part = None;
+        let mut range_part = None;
+        for part in &self.parts {
+            if part.name == hash.0 {
+                hash_part = Some(part);
+            } else if range.is_some_and(|r| r.0 == part.name) {
+                range_part = Some(part);
+            } else {
+                return Err(missed());
+            }
+        }
+        let hash_part = hash_part.ok_or_else(missed)?;
+        if !matches!(hash_part.op, KeyOp::Eq(_)) {
+            return Err(DynamoError::validation("Query key condition not supported"));
+        }
+        let mismatch = || {
+            DynamoError::invalid_parameter("Condition parameter type does not match schema type")
+        };
+        for (part, ty) in [(Some(hash_part), hash.1)]
+            .into_iter()
+            .chain(range_part.map(|p| (Some(p), range.map_or(ScalarType::S, |r| r.1))))
+        {
+            let Some(part) = part else { continue };
+            if part.op.values().iter().any(|v| v.scalar_type() != Some(ty)) {
+                return Err(mismatch());
+            }
+            if matches!(part.op, KeyOp::BeginsWith(_)) && ty == ScalarType::N {
+                return Err(DynamoError::validation(
+                    "Invalid condition in KeyConditionExpression: begins_with operator is not supported for N type",
+                ));
+            }
+        }
+        Ok((hash_part, range_part))
+    }
+}
+
+fn collect(cond: &Condition, out: &mut Vec<KeyPart>) -> Result<(), DynamoError> {
+    match cond {
+        Condition::And(a, b) => {
+            collect(a, out)?;
+            collect(b, out)
+        }
+        Condition::Or(..) => Err(invalid_operator("OR")),
+        Condition::Not(_) => Err(invalid_operator("NOT")),
+        Condition::In(..) => Err(invalid_operator("IN")),
+        Condition::True => Ok(()),
+        Condition::AttributeExists(_) => Err(invalid_operator("attribute_exists")),
+        Condition::AttributeNotExists(_) => Err(invalid_operator("attribute_not_exists")),
+        Condition::AttributeType(..) => Err(invalid_operator("attribute_type")),
+        Condition::Contains(..) => Err(invalid_operator("contains")),
+        Condition::Compare(Comparator::Ne, ..) => Err(invalid_operator("<>")),
+        Condition::Compare(cmp, a, b) => {
+            let (path, value, cmp) = match (a, b) {
+                (Operand::Path(p), other) => (p, other, *cmp),
+                (other, Operand::Path(p)) => (p, other, flip(*cmp)),
+                (Operand::Size(_), _) | (_, Operand::Size(_)) => return Err(nested()),
+                _ => return Err(DynamoError::validation("Query key condition not supported")),
+            };
+            let name = key_name(path)?;
+            let v = constant(value)?;
+            let op = match cmp {
+                Comparator::Eq => KeyOp::Eq(v),
+                Comparator::Lt => KeyOp::Lt(v),
+                Comparator::Le => KeyOp::Le(v),
+                Comparator::Gt => KeyOp::Gt(v),
+                _ => KeyOp::Ge(v),
+            };
+            out.push(KeyPart { name, op });
+            Ok(())
+        }
+        Condition::Between(x, lo, hi) => {
+            let Operand::Path(p) = x else {
+                return Err(nested());
+            };
+            let name = key_name(p)?;
+            out.push(KeyPart {
+                name,
+                op: KeyOp::Between(constant(lo)?, constant(hi)?),
+            });
+            Ok(())
+        }
+        Condition::BeginsWith(x, prefix) => {
+            let Operand::Path(p) = x else {
+                return Err(DynamoError::validation(
+                    "Invalid condition in KeyConditionExpression: begins_with operator must have the key attribute as its first operand",
+                ));
+            };
+            let name = key_name(p)?;
+            out.push(KeyPart {
+                name,
+                op: KeyOp::BeginsWith(constant(prefix)?),
+            });
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,152 @@
+//! DynamoDB's expression language for Ferrodyn.
+//!
+//! - [`parse_condition`] / [`parse_filter`]: ConditionExpression and
+//!   FilterExpression into a [`Condition`], evaluated with
+//!   [`Condition::evaluate`].
+//! - [`parse_update`]: UpdateExpression into an [`UpdateExpression`], applied
+//!   with [`UpdateExpression::apply`].
+//! - [`parse_projection`]: ProjectionExpression into a [`Projection`].
+//! - [`parse_key_condition`]: KeyConditionExpression into a [`KeyCondition`].
+//! - `legacy_*`: the pre-expression parameters (Expected, AttributeUpdates,
+//!   AttributesToGet, QueryFilter/ScanFilter/KeyConditions) into the same
+//!   trees.
+//!
+//! Every error is a ValidationException with DynamoDB's exact wording. The
+//! lexer and parser are hand-written so that syntax errors can quote the
+//! offending token and its surroundings the way DynamoDB does.
+
+mod ast;
+mod context;
+mod eval;
+mod keycond;
+mod legacy;
+mod lexer;
+mod params;
+mod parser;
+mod path;
+mod projection;
+mod reserved;
+mod syntax;
+mod update;
+mod validate;
+
+pub use ast::{
+    Comparator, Condition, Operand, Projection, UpdateAction, UpdateExpression, UpdateOperand,
+};
+pub use context::ExpressionContext;
+pub use eval::size_of;
+pub use keycond::{KeyCondition, KeyOp, KeyPart};
+pub use legacy::{
+    legacy_attribute_updates, legacy_attributes_to_get, legacy_expected, legacy_filter,
+    legacy_key_conditions,
+};
+pub use params::{check_no_mixing, ParamSet};
+pub use path::{Path, PathElem};
+pub use projection::project_paths;
+pub use reserved::is_reserved;
+
+use ferrodyn_types::DynamoError;
+use parser::Parser;
+use validate::Validator;
+
+/// Longest expression DynamoDB accepts, in bytes.
+pub const MAX_EXPRESSION_SIZE: usize = 4096;
+
+/// Which request parameter an expression came from; it prefixes messages
+/// ("Invalid ConditionExpression: ...").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExprKind {
+    Condition,
+    Filter,
+    KeyCondition,
+    Update,
+    Projection,
+}
+
+impl ExprKind {
+    /// The request parameter's name.
+    pub fn parameter(self) -> &'static str {
+        match self {
+            ExprKind::Condition => "ConditionExpression",
+            ExprKind::Filter => "FilterExpression",
+            ExprKind::KeyCondition => "KeyConditionExpression",
+            ExprKind::Update => "UpdateExpression",
+            ExprKind::Projection => "ProjectionExpression",
+        }
+    }
+
+    /// A ValidationException about an expression of this kind.
+    pub fn error(self, message: &str) -> DynamoError {
+        DynamoError::validation(format!("Invalid {}: {message}", self.parameter()))
+    }
+}
+
+/// The checks every expression gets before parsing: not empty, not too long.
+fn precheck(text: &str, kind: ExprKind) -> Result<(), DynamoError> {
+    if text.is_empty() {
+        return Err(kind.error("The expression can not be empty;"));
+    }
+    if text.len() > MAX_EXPRESSION_SIZE {
+        return Err(kind.error(&format!(
+            "Expression size has exceeded the maximum allowed size; expression size: {}",
+            text.len()
+        )));
+    }
+    Ok(())
+}
+
+/// Parses a condition-grammar expression of the given kind.
+pub fn parse_condition_kind(
+    text: &str,
+    kind: ExprKind,
+    ctx: &mut ExpressionContext,
+) -> Result<Condition, DynamoError> {
+    precheck(text, kind)?;
+    let raw = Parser::new(text, kind).parse_condition()?;
+    Validator::new(kind, ctx).condition(&raw)
+}
+
+/// Parses a ConditionExpression.
+pub fn parse_condition(text: &str, ctx: &mut ExpressionContext) -> Result<Condition, DynamoError> {
+    parse_condition_kind(text, ExprKind::Condition, ctx)
+}
+
+/// Parses a FilterExpression (same grammar, different message prefix).
+pub fn parse_filter(text: &str, ctx: &mut ExpressionContext) -> Result<Condition, DynamoError> {
+    parse_condition_kind(text, ExprKind::Filter, ctx)
+}
+
+/// Parses an UpdateExpression.
+pub fn parse_update(
+    text: &str,
+    ctx: &mut ExpressionContext,
+) -> Result<UpdateExpression, DynamoError> {
+    let kind = ExprKind::Update;
+    precheck(text, kind)?;
+    let raw = Parser::new(text, kind).parse_update()?;
+    Validator::new(kind, ctx).update(&raw)
+}
+
+/// Parses a ProjectionExpression.
+pub fn parse_projection(
+    text: &str,
+    ctx: &mut ExpressionContext,
+) -> Result<Projection, DynamoError> {
+    let kind = ExprKind::Projection;
+    precheck(text, kind)?;
+    let raw = Parser::new(text, kind).parse_projection()?;
+    Validator::new(kind, ctx).projection(&raw)
+}
+
+/// Parses a KeyConditionExpression into its key parts; checking them against
+/// the table's key schema is [`KeyCondition::validate`]'s job.
+pub fn parse_key_condition(
+    text: &str,
+    ctx: &mut ExpressionContext,
+) -> Result<KeyCondition, DynamoError> {
+    let cond = parse_condition_kind(text, ExprKind::KeyCondition, ctx)?;
+    KeyCondition::from_condition(&cond)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,294 @@
+//! Applying an update to an item.
+//!
+//! Every value on the right of SET is computed from the item as it was before
+//! the update (DynamoDB semantics), then SET/ADD/DELETE are applied in
+//! expression order, then REMOVEs from the highest list index down, so that
+//! list indexes always refer to the original positions.
+
+use crate::ast::{UpdateAction, UpdateExpression, UpdateOperand};
+use crate::path::{Path, PathElem};
+use ferrodyn_types::{AttributeValue, DynamoError, Item, NumberError};
+
+fn invalid_path() -> DynamoError {
+    DynamoError::validation(
+        "The document path provided in the update expression is invalid for update",
+    )
+}
+
+fn missing_attribute() -> DynamoError {
+    DynamoError::validation(
+        "The provided expression refers to an attribute that does not exist in the item",
+    )
+}
+
+fn wrong_type() -> DynamoError {
+    DynamoError::validation("An operand in the update expression has an incorrect data type")
+}
+
+fn number_error(e: NumberError) -> DynamoError {
+    DynamoError::validation(e.message(""))
+}
+
+impl UpdateExpression {
+    /// The paths the update writes or removes, so the engine can reject
+    /// updates of key attributes.
+    pub fn target_paths(&self) -> Vec<&Path> {
+        self.actions.iter().map(UpdateAction::path).collect()
+    }
+
+    /// Applies the update in place and returns the paths touched. On error
+    /// the item may be partially modified; callers apply to a copy.
+    pub fn apply(&self, item: &mut Item) -> Result<Vec<Path>, DynamoError> {
+        let original = item.clone();
+        // Compute every SET value first, against the original item.
+        let mut set_values = Vec::new();
+        for action in &self.actions {
+            if let UpdateAction::Set(_, value) = action {
+                set_values.push(evaluate(value, &original)?);
+            }
+        }
+        let mut set_values = set_values.into_iter();
+        let mut removes: Vec<&Path> = Vec::new();
+        for action in &self.actions {
+            match action {
+                UpdateAction::Set(path, _) => {
+                    let value = set_values.next().ok_or_else(invalid_path)?;
+                    set_path(item, path, value)?;
+                }
+                UpdateAction::Remove(path) => removes.push(path),
+                UpdateAction::Add(path, value) => add(item, path, value, false)?,
+                UpdateAction::LegacyAdd(path, value) => add(item, path, value, true)?,
+                UpdateAction::Delete(path, value) => delete(item, path, value, false)?,
+                UpdateAction::LegacyDelete(path, value) => delete(item, path, value, true)?,
+            }
+        }
+        // Highest paths first: for two indexes of one list, the larger goes
+        // first so the smaller still designates the original element.
+        removes.sort_by(|a, b| b.cmp(a));
+        for path in removes {
+            remove_path(item, path)?;
+        }
+        Ok(self.actions.iter().map(|a| a.path().clone()).collect())
+    }
+}
+
+/// Computes a SET value.
+fn evaluate(op: &UpdateOperand, item: &Item) -> Result<AttributeValue, DynamoError> {
+    Ok(match op {
+        UpdateOperand::Value(v) => v.clone(),
+        UpdateOperand::Path(p) => p.lookup(item).cloned().ok_or_else(missing_attribute)?,
+        UpdateOperand::IfNotExists(p, default) => match p.lookup(item) {
+            Some(v) => v.clone(),
+            None => evaluate(default, item)?,
+        },
+        UpdateOperand::ListAppend(a, b) => {
+            let (a, b) = (evaluate(a, item)?, evaluate(b, item)?);
+            match (a, b) {
+                (AttributeValue::L(mut a), AttributeValue::L(b)) => {
+                    a.extend(b);
+                    AttributeValue::L(a)
+                }
+                _ => return Err(wrong_type()),
+            }
+        }
+        UpdateOperand::Plus(a, b) | UpdateOperand::Minus(a, b) => {
+            let (a, b) = (evaluate(a, item)?, evaluate(b, item)?);
+            let (AttributeValue::N(a), AttributeValue::N(b)) = (a, b) else {
+                return Err(wrong_type());
+            };
+            let result = if matches!(op, UpdateOperand::Plus(..)) {
+                a.checked_add(&b)
+            } else {
+                a.checked_sub(&b)
+            };
+            AttributeValue::N(result.map_err(number_error)?)
+        }
+    })
+}
+
+/// The container holding the last step of `path`, which must exist and have
+/// the right type for that step.
+fn parent_mut<'a>(item: &'a mut Item, path: &Path) -> Result<Parent<'a>, DynamoError> {
+    let elems = path.elems();
+    let Some((last, init)) = elems.split_last() else {
+        return Err(invalid_path());
+    };
+    if init.is_empty() {
+        return Ok(Parent::Item(item));
+    }
+    let PathElem::Attr(root) = &init[0] else {
+        return Err(invalid_path());
+    };
+    let mut current = item.get_mut(root).ok_or_else(invalid_path)?;
+    for elem in &init[1..] {
+        current = match (current, elem) {
+            (AttributeValue::M(m), PathElem::Attr(k)) => m.get_mut(k),
+            (AttributeValue::L(l), PathElem::Index(i)) => l.get_mut(*i),
+            _ => None,
+        }
+        .ok_or_else(invalid_path)?;
+    }
+    match (current, last) {
+        (AttributeValue::M(m), PathElem::Attr(_)) => Ok(Parent::Item(m)),
+        (AttributeValue::L(l), PathElem::Index(_)) => Ok(Parent::List(l)),
+        _ => Err(invalid_path()),
+    }
+}
+
+enum Parent<'a> {
+    Item(&'a mut Item),
+    List(&'a mut Vec<AttributeValue>),
+}
+
+fn last_elem(path: &Path) -> &PathElem {
+    // Paths always have at least one element (parser guarantee).
+    &path.elems()[path.elems().len() - 1]
+}
+
+/// The value currently at `path`, for ADD/DELETE (None when absent, with
+/// the parent required to exist).
+fn slot<'a>(
+    item: &'a mut Item,
+    path: &Path,
+) -> Result<(Parent<'a>, Option<AttributeValue>), DynamoError> {
+    let parent = parent_mut(item, path)?;
+    let current = match (&parent, last_elem(path)) {
+        (Parent::Item(m), PathElem::Attr(k)) => m.get(k).cloned(),
+        (Parent::List(l), PathElem::Index(i)) => l.get(*i).cloned(),
+        _ => None,
+    };
+    Ok((parent, current))
+}
+
+fn store(parent: Parent<'_>, elem: &PathElem, value: AttributeValue) {
+    match (parent, elem) {
+        (Parent::Item(m), PathElem::Attr(k)) => {
+            m.insert(k.clone(), value);
+        }
+        (Parent::List(l), PathElem::Index(i)) => {
+            if *i < l.len() {
+                l[*i] = value;
+            } else {
+                // An index past the end appends.
+                l.push(value);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn set_path(item: &mut Item, path: &Path, value: AttributeValue) -> Result<(), DynamoError> {
+    let parent = parent_mut(item, path)?;
+    store(parent, last_elem(path), value);
+    Ok(())
+}
+
+fn remove_path(item: &mut Item, path: &Path) -> Result<(), DynamoError> {
+    match (parent_mut(item, path)?, last_elem(path)) {
+        (Parent::Item(m), PathElem::Attr(k)) => {
+            m.remove(k);
+        }
+        (Parent::List(l), PathElem::Index(i)) if *i < l.len() => {
+            l.remove(*i);
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Union of two sets of the same type, keeping existing order.
+fn union<T: PartialEq + Clone>(a: &mut Vec<T>, b: &[T]) {
+    for x in b {
+        if !a.contains(x) {
+            a.push(x.clone());
+        }
+    }
+}
+
+fn add(
+    item: &mut Item,
+    path: &Path,
+    value: &AttributeValue,
+    legacy: bool,
+) -> Result<(), DynamoError> {
+    let (parent, current) = slot(item, path)?;
+    let new = match (current, value) {
+        (None, v) => v.clone(),
+        (Some(AttributeValue::N(a)), AttributeValue::N(b)) => {
+            AttributeValue::N(a.checked_add(b).map_err(number_error)?)
+        }
+        (Some(AttributeValue::Ss(mut a)), AttributeValue::Ss(b)) => {
+            union(&mut a, b);
+            AttributeValue::Ss(a)
+        }
+        (Some(AttributeValue::Ns(mut a)), AttributeValue::Ns(b)) => {
+            union(&mut a, b);
+            AttributeValue::Ns(a)
+        }
+        (Some(AttributeValue::Bs(mut a)), AttributeValue::Bs(b)) => {
+            union(&mut a, b);
+            AttributeValue::Bs(a)
+        }
+        (Some(AttributeValue::L(mut a)), AttributeValue::L(b)) if legacy => {
+            a.extend(b.iter().cloned());
+            AttributeValue::L(a)
+        }
+        _ if legacy => return Err(legacy_type_mismatch()),
+        _ => return Err(wrong_type()),
+    };
+    store(parent, last_elem(path), new);
+    Ok(())
+}
+
+fn legacy_type_mismatch() -> DynamoError {
+    DynamoError::validation("Type mismatch for attribute to update")
+}
+
+fn difference<T: PartialEq>(a: &mut Vec<T>, b: &[T]) -> bool {
+    a.retain(|x| !b.contains(x));
+    a.is_empty()
+}
+
+fn delete(
+    item: &mut Item,
+    path: &Path,
+    value: &AttributeValue,
+    legacy: bool,
+) -> Result<(), DynamoError> {
+    let (parent, current) = slot(item, path)?;
+    let Some(current) = current else {
+        return Ok(());
+    };
+    let (result, empty) = match (current, value) {
+        (AttributeValue::Ss(mut a), AttributeValue::Ss(b)) => {
+            let e = difference(&mut a, b);
+            (AttributeValue::Ss(a), e)
+        }
+        (AttributeValue::Ns(mut a), AttributeValue::Ns(b)) => {
+            let e = difference(&mut a, b);
+            (AttributeValue::Ns(a), e)
+        }
+        (AttributeValue::Bs(mut a), AttributeValue::Bs(b)) => {
+            let e = difference(&mut a, b);
+            (AttributeValue::Bs(a), e)
+        }
+        _ if legacy => return Err(legacy_type_mismatch()),
+        _ => return Err(wrong_type()),
+    };
+    let elem = last_elem(path);
+    if empty {
+        // A set never becomes empty: deleting its last members removes it.
+        match (parent, elem) {
+            (Parent::Item(m), PathElem::Attr(k)) => {
+                m.remove(k);
+            }
+            (Parent::List(l), PathElem::Index(i)) if *i < l.len() => {
+                l.remove(*i);
+            }
+            _ => {}
+        }
+    } else {
+        store(parent, elem, result);
+    }
+    Ok(())
+}
