@@ -28,7 +28,7 @@ fn fixture_item() -> std::collections::HashMap<String, AttributeValue> {
         ("yes", AttributeValue::Bool(true)),
         ("nul", AttributeValue::Null(true)),
         ("lst", l(vec![n("1"), n("2"), s("three")])),
-        ("mp", m(&[("a", n("1")), ("sub", m(&[("deep", s("x"))]))])),
+        ("mp", m(&[("a", n("1")), ("nest1", m(&[("leaf1", s("x"))]))])),
         ("tagset", ss(&["a", "b"])),
     ])
 }
@@ -201,7 +201,7 @@ async fn existence_and_type_functions() {
         ("attribute_exists(nosuch)", false),
         ("attribute_not_exists(nosuch)", true),
         ("attribute_not_exists(num)", false),
-        ("attribute_exists(mp.sub.deep)", true),
+        ("attribute_exists(mp.nest1.leaf1)", true),
         ("attribute_exists(mp.nope)", false),
         ("attribute_exists(lst[2])", true),
         ("attribute_exists(lst[3])", false),
@@ -248,7 +248,7 @@ async fn size_of_each_kind_of_value() {
         ("size(tagset) = :two", true),
         ("size(str) > :four", true),
         ("size(nosuch) = :one", false),
-        ("size(mp.sub) = :one", true),
+        ("size(mp.nest1) = :one", true),
     ])
     .await;
 }
