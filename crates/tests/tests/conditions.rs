@@ -28,7 +28,10 @@ fn fixture_item() -> std::collections::HashMap<String, AttributeValue> {
         ("yes", AttributeValue::Bool(true)),
         ("nul", AttributeValue::Null(true)),
         ("lst", l(vec![n("1"), n("2"), s("three")])),
-        ("mp", m(&[("a", n("1")), ("nest1", m(&[("leaf1", s("x"))]))])),
+        (
+            "mp",
+            m(&[("a", n("1")), ("nest1", m(&[("leaf1", s("x"))]))]),
+        ),
         ("tagset", ss(&["a", "b"])),
     ])
 }

@@ -17,8 +17,14 @@ async fn fixture(client: &Client) -> (String, HashMap<String, AttributeValue>) {
         ("p", s("k")),
         ("a", n("1")),
         ("name", s("reserved")),
-        ("b", l(vec![s("x"), m(&[("c", s("y")), ("d", s("z"))]), n("3")])),
-        ("m", m(&[("x", m(&[("y", n("5")), ("w", s("v"))])), ("q", s("r"))])),
+        (
+            "b",
+            l(vec![s("x"), m(&[("c", s("y")), ("d", s("z"))]), n("3")]),
+        ),
+        (
+            "m",
+            m(&[("x", m(&[("y", n("5")), ("w", s("v"))])), ("q", s("r"))]),
+        ),
         ("tags", ss(&["t1", "t2"])),
     ]);
     client
@@ -168,7 +174,10 @@ async fn projection_selects_top_level_nested_and_indexed_paths() {
         item(&[("name", s("reserved")), ("m", m(&[("q", s("r"))]))])
     );
     // Paths that match nothing are simply absent.
-    assert_eq!(project(&client, &table, "gone1, b[9], m.nope", &[]).await, item(&[]));
+    assert_eq!(
+        project(&client, &table, "gone1, b[9], m.nope", &[]).await,
+        item(&[])
+    );
 }
 
 #[tokio::test]
@@ -339,7 +348,10 @@ async fn put_return_values_none_and_all_old() {
         .send()
         .await
         .unwrap();
-    assert_eq!(old.attributes.unwrap(), item(&[("p", s("k")), ("v", n("2"))]));
+    assert_eq!(
+        old.attributes.unwrap(),
+        item(&[("p", s("k")), ("v", n("2"))])
+    );
     let _ = full;
     let fresh = client
         .put_item()
@@ -420,7 +432,10 @@ async fn delete_returns_the_old_item() {
         .send()
         .await
         .unwrap();
-    assert_eq!(sorted_sets(&deleted.attributes.unwrap()), sorted_sets(&full));
+    assert_eq!(
+        sorted_sets(&deleted.attributes.unwrap()),
+        sorted_sets(&full)
+    );
     let again = client
         .delete_item()
         .table_name(&table)
@@ -485,12 +500,22 @@ async fn update_return_values_cover_each_mode() {
     let all_old = update(ReturnValue::AllOld, "4").await.unwrap();
     assert_eq!(
         all_old.attributes.unwrap(),
-        item(&[("p", s("k")), ("a", n("3")), ("b", s("keep")), ("d", s("new"))])
+        item(&[
+            ("p", s("k")),
+            ("a", n("3")),
+            ("b", s("keep")),
+            ("d", s("new"))
+        ])
     );
     let all_new = update(ReturnValue::AllNew, "5").await.unwrap();
     assert_eq!(
         all_new.attributes.unwrap(),
-        item(&[("p", s("k")), ("a", n("5")), ("b", s("keep")), ("d", s("new"))])
+        item(&[
+            ("p", s("k")),
+            ("a", n("5")),
+            ("b", s("keep")),
+            ("d", s("new"))
+        ])
     );
 }
 

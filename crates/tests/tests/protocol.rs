@@ -143,10 +143,7 @@ async fn missing_authorization_header_is_rejected() {
     .await
     .expect("the server answers");
     assert_eq!(response.status, 400);
-    assert_eq!(
-        response.error_name(),
-        "MissingAuthenticationTokenException"
-    );
+    assert_eq!(response.error_name(), "MissingAuthenticationTokenException");
     assert_eq!(
         response.json()["message"],
         "Request is missing Authentication Token"

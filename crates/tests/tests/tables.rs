@@ -408,7 +408,10 @@ async fn list_tables_pages_through_names_in_order() {
         pages += 1;
         let names = page.table_names().to_vec();
         assert!(names.len() <= 2, "{names:?}");
-        assert!(names.iter().all(|n| n.as_str() > from.as_str()), "{names:?}");
+        assert!(
+            names.iter().all(|n| n.as_str() > from.as_str()),
+            "{names:?}"
+        );
         if let Some(last) = page.last_evaluated_table_name() {
             assert_eq!(Some(last), names.last().map(String::as_str));
         }
@@ -518,7 +521,12 @@ async fn table_can_be_recreated_after_delete() {
         .send()
         .await
         .unwrap();
-    client.delete_table().table_name(&name).send().await.unwrap();
+    client
+        .delete_table()
+        .table_name(&name)
+        .send()
+        .await
+        .unwrap();
     client
         .create_table()
         .table_name(&name)
@@ -709,7 +717,10 @@ async fn secondary_index_definitions_are_accepted_and_described() {
     let projection = gsi.projection().unwrap();
     assert_eq!(projection.projection_type(), Some(&ProjectionType::Include));
     assert_eq!(projection.non_key_attributes(), ["z".to_string()]);
-    assert_eq!(gsi.index_arn(), Some(format!("{table_arn}/index/by-g").as_str()));
+    assert_eq!(
+        gsi.index_arn(),
+        Some(format!("{table_arn}/index/by-g").as_str())
+    );
     assert_eq!(
         gsi.index_status(),
         Some(&aws_sdk_dynamodb::types::IndexStatus::Active)
@@ -727,7 +738,10 @@ async fn secondary_index_definitions_are_accepted_and_described() {
         lsi.projection().unwrap().projection_type(),
         Some(&ProjectionType::KeysOnly)
     );
-    assert_eq!(lsi.index_arn(), Some(format!("{table_arn}/index/by-l").as_str()));
+    assert_eq!(
+        lsi.index_arn(),
+        Some(format!("{table_arn}/index/by-l").as_str())
+    );
 }
 
 #[tokio::test]

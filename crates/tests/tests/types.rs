@@ -321,7 +321,10 @@ async fn duplicate_set_members_are_rejected() {
         put_result(
             &client,
             &table,
-            item(&[("p", s("x")), ("set", AttributeValue::Bs(vec![blob.clone(), blob]))]),
+            item(&[
+                ("p", s("x")),
+                ("set", AttributeValue::Bs(vec![blob.clone(), blob])),
+            ]),
         )
         .await,
         "ValidationException",
@@ -495,7 +498,11 @@ async fn item_of_exactly_400_kb_is_accepted_and_one_byte_more_rejected() {
         put_result(
             &client,
             &table,
-            item(&[("p", s("k")), ("n", n("7")), ("bin", b(&vec![0u8; fill + 1]))]),
+            item(&[
+                ("p", s("k")),
+                ("n", n("7")),
+                ("bin", b(&vec![0u8; fill + 1])),
+            ]),
         )
         .await,
         "Item size has exceeded the maximum allowed size",

@@ -244,7 +244,13 @@ pub fn client_for(endpoint: &str) -> Client {
         .behavior_version(BehaviorVersion::latest())
         .endpoint_url(endpoint)
         .region(Region::new("us-east-1"))
-        .credentials_provider(Credentials::new("AKIDEXAMPLE", "secret", None, None, "tests"))
+        .credentials_provider(Credentials::new(
+            "AKIDEXAMPLE",
+            "secret",
+            None,
+            None,
+            "tests",
+        ))
         .retry_config(RetryConfig::standard().with_max_attempts(1))
         .timeout_config(
             TimeoutConfig::builder()
@@ -283,7 +289,11 @@ pub async fn create_table(
         .table_name(&name)
         .billing_mode(BillingMode::PayPerRequest);
     for (i, (attr, ty)) in keys.iter().enumerate() {
-        let key_type = if i == 0 { KeyType::Hash } else { KeyType::Range };
+        let key_type = if i == 0 {
+            KeyType::Hash
+        } else {
+            KeyType::Range
+        };
         req = req
             .key_schema(key(attr, key_type))
             .attribute_definitions(attr_def(attr, ty.clone()));

@@ -81,7 +81,10 @@ pub async fn send_to(
     let request = request
         .body(Full::new(Bytes::from(body)))
         .map_err(|e| e.to_string())?;
-    let response = client.request(request).await.map_err(|e| format!("{e:?}"))?;
+    let response = client
+        .request(request)
+        .await
+        .map_err(|e| format!("{e:?}"))?;
     let status = response.status().as_u16();
     let headers = response.headers().clone();
     let body = response
