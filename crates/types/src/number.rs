@@ -242,7 +242,7 @@ impl Number {
         }
         // Digits are counted from the leading digit down to the units place or
         // the last significant digit, whichever covers more.
-        (usize::from(self.digits) + 1) / 2 + 1
+        usize::from(self.digits).div_ceil(2) + 1
     }
 
     /// Appends an encoding whose byte order equals numeric order and that is

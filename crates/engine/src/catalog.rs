@@ -1,0 +1,453 @@
+//! The table catalog: creating, describing, listing, updating and deleting
+//! tables, persisted in storage so that tables survive a restart.
+//!
+//! Storage records: `'c' | name` holds a table's id and description,
+//! `'s' | id` its item count and size, `'m' | "next_table_id"` the id
+//! allocator, and `'p' | id` marks a deleted table whose items are still being
+//! purged (so a purge interrupted by a crash resumes at the next start).
+
+use crate::keys::table_prefix;
+use crate::schema::{
+    BillingMode, BillingModeSummary, ProvisionedThroughputDescription, StreamSpecification,
+    TableDescription,
+};
+use crate::table::{Table, TableStats};
+use crate::Engine;
+use ferrodyn_storage::WriteOp;
+use ferrodyn_types::{DynamoError, Result};
+use serde::{Deserialize, Serialize};
+use std::ops::Bound;
+use std::sync::Arc;
+
+const CATALOG_PREFIX: u8 = b'c';
+const STATS_PREFIX: u8 = b's';
+const PURGE_PREFIX: u8 = b'p';
+const NEXT_ID_KEY: &[u8] = b"mnext_table_id";
+
+/// Items deleted per storage batch while purging a dropped table.
+const PURGE_BATCH: usize = 1000;
+
+#[derive(Serialize, Deserialize)]
+struct CatalogRecord {
+    id: u64,
+    description: TableDescription,
+}
+
+pub fn catalog_key(name: &str) -> Vec<u8> {
+    let mut key = vec![CATALOG_PREFIX];
+    key.extend_from_slice(name.as_bytes());
+    key
+}
+
+pub fn stats_key(id: u64) -> Vec<u8> {
+    let mut key = vec![STATS_PREFIX];
+    key.extend_from_slice(&id.to_be_bytes());
+    key
+}
+
+fn purge_key(id: u64) -> Vec<u8> {
+    let mut key = vec![PURGE_PREFIX];
+    key.extend_from_slice(&id.to_be_bytes());
+    key
+}
+
+fn storage_error(e: impl std::fmt::Display) -> DynamoError {
+    DynamoError::internal(format!("storage error: {e}"))
+}
+
+/// A validated CreateTable request.
+pub struct NewTable {
+    pub name: String,
+    pub key_schema: Vec<crate::schema::KeySchemaElement>,
+    pub attribute_definitions: Vec<crate::schema::AttributeDefinition>,
+    pub billing_mode: BillingMode,
+    /// (read, write) units for PROVISIONED tables.
+    pub provisioned: Option<(u64, u64)>,
+    pub global_secondary_indexes: Vec<crate::schema::IndexDescription>,
+    pub local_secondary_indexes: Vec<crate::schema::IndexDescription>,
+    pub stream: Option<StreamSpecification>,
+    pub deletion_protection: bool,
+    pub table_class: Option<String>,
+}
+
+/// A validated UpdateTable request: only the fields given change.
+#[derive(Default)]
+pub struct TableUpdate {
+    pub billing_mode: Option<BillingMode>,
+    pub provisioned: Option<(u64, u64)>,
+    pub stream: Option<StreamSpecification>,
+    pub deletion_protection: Option<bool>,
+    pub table_class: Option<String>,
+}
+
+impl Engine {
+    /// Loads the catalog from storage and resumes interrupted purges.
+    pub(crate) fn load_catalog(&self) -> Result<()> {
+        let records = scan_prefix(self, &[CATALOG_PREFIX])?;
+        let mut tables = self.tables.write();
+        for (_, value) in records {
+            let record: CatalogRecord = serde_json::from_slice(&value).map_err(storage_error)?;
+            let stats = self
+                .storage
+                .get(&stats_key(record.id))
+                .map_err(storage_error)?
+                .and_then(|v| serde_json::from_slice(&v).ok())
+                .unwrap_or_default();
+            let table = Table::new(record.id, record.description, stats);
+            tables.insert(table.name.clone(), Arc::new(table));
+        }
+        drop(tables);
+        let next = self
+            .storage
+            .get(NEXT_ID_KEY)
+            .map_err(storage_error)?
+            .and_then(|v| v.try_into().ok().map(u64::from_be_bytes))
+            .unwrap_or(1);
+        self.next_table_id
+            .store(next, std::sync::atomic::Ordering::SeqCst);
+        for (key, _) in scan_prefix(self, &[PURGE_PREFIX])? {
+            if let Ok(id) = key[1..].try_into().map(u64::from_be_bytes) {
+                self.purge_table_data(id)?;
+            }
+        }
+        Ok(())
+    }
+
+    pub fn table(&self, name: &str) -> Result<Arc<Table>> {
+        self.tables.read().get(name).cloned().ok_or_else(|| {
+            DynamoError::resource_not_found(format!(
+                "Requested resource not found: Table: {name} not found"
+            ))
+        })
+    }
+
+    /// The table an item operation names; DynamoDB words this error differently
+    /// from the control-plane one.
+    pub fn table_for_items(&self, name: &str) -> Result<Arc<Table>> {
+        self.tables
+            .read()
+            .get(name)
+            .cloned()
+            .ok_or_else(|| DynamoError::resource_not_found("Requested resource not found"))
+    }
+
+    pub fn create_table(&self, new: NewTable) -> Result<TableDescription> {
+        let _guard = self.write_lock.lock();
+        if self.tables.read().contains_key(&new.name) {
+            return Err(DynamoError::new(
+                ferrodyn_types::ErrorKind::ResourceInUse,
+                format!("Table already exists: {}", new.name),
+            ));
+        }
+        let id = self
+            .next_table_id
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let now = now_seconds();
+        let (read, write) = new.provisioned.unwrap_or((0, 0));
+        let arn = format!(
+            "arn:aws:dynamodb:{}:{}:table/{}",
+            self.region, self.account, new.name
+        );
+        let index_arn = |name: &str| format!("{arn}/index/{name}");
+        let mut gsis = new.global_secondary_indexes;
+        for gsi in &mut gsis {
+            gsi.index_arn = index_arn(&gsi.index_name);
+            gsi.index_status = Some("ACTIVE".into());
+        }
+        let mut lsis = new.local_secondary_indexes;
+        for lsi in &mut lsis {
+            lsi.index_arn = index_arn(&lsi.index_name);
+        }
+        let stream_enabled = new.stream.as_ref().is_some_and(|s| s.stream_enabled);
+        let stream_label = stream_label(now);
+        let description = TableDescription {
+            table_name: new.name.clone(),
+            table_id: uuid_like(id, now),
+            table_arn: arn.clone(),
+            table_status: "ACTIVE".into(),
+            creation_date_time: now,
+            key_schema: new.key_schema,
+            attribute_definitions: new.attribute_definitions,
+            provisioned_throughput: ProvisionedThroughputDescription {
+                number_of_decreases_today: 0,
+                read_capacity_units: read,
+                write_capacity_units: write,
+                ..Default::default()
+            },
+            billing_mode_summary: Some(BillingModeSummary {
+                billing_mode: new.billing_mode,
+                last_update_to_pay_per_request_date_time: (new.billing_mode
+                    == BillingMode::PayPerRequest)
+                    .then_some(now),
+            }),
+            item_count: 0,
+            table_size_bytes: 0,
+            global_secondary_indexes: (!gsis.is_empty()).then_some(gsis),
+            local_secondary_indexes: (!lsis.is_empty()).then_some(lsis),
+            stream_specification: new.stream.filter(|s| s.stream_enabled),
+            latest_stream_arn: stream_enabled.then(|| format!("{arn}/stream/{stream_label}")),
+            latest_stream_label: stream_enabled.then_some(stream_label),
+            deletion_protection_enabled: new.deletion_protection,
+            table_class_summary: new
+                .table_class
+                .map(|c| serde_json::json!({ "TableClass": c })),
+        };
+        let record = CatalogRecord {
+            id,
+            description: description.clone(),
+        };
+        self.storage
+            .write(vec![
+                WriteOp::Put(
+                    catalog_key(&new.name),
+                    serde_json::to_vec(&record).map_err(storage_error)?,
+                ),
+                WriteOp::Put(
+                    stats_key(id),
+                    serde_json::to_vec(&TableStats::default()).map_err(storage_error)?,
+                ),
+                WriteOp::Put(NEXT_ID_KEY.to_vec(), (id + 1).to_be_bytes().to_vec()),
+            ])
+            .map_err(storage_error)?;
+        self.tables.write().insert(
+            new.name.clone(),
+            Arc::new(Table::new(id, description.clone(), TableStats::default())),
+        );
+        // The table is usable at once, but like DynamoDB the creating call
+        // reports CREATING; the next DescribeTable reports ACTIVE.
+        let mut reported = description;
+        reported.table_status = "CREATING".into();
+        for gsi in reported.global_secondary_indexes.iter_mut().flatten() {
+            gsi.index_status = Some("CREATING".into());
+        }
+        Ok(reported)
+    }
+
+    pub fn describe_table(&self, name: &str) -> Result<TableDescription> {
+        Ok(self.table(name)?.describe())
+    }
+
+    /// Table names in order, starting after `start`, at most `limit`; the last
+    /// name is returned as the continuation when more remain.
+    pub fn list_tables(&self, start: Option<&str>, limit: usize) -> (Vec<String>, Option<String>) {
+        let mut names: Vec<String> = self
+            .tables
+            .read()
+            .keys()
+            .filter(|n| start.is_none_or(|s| n.as_str() > s))
+            .cloned()
+            .collect();
+        names.sort();
+        let more = names.len() > limit;
+        names.truncate(limit);
+        let last = if more { names.last().cloned() } else { None };
+        (names, last)
+    }
+
+    pub fn delete_table(&self, name: &str) -> Result<TableDescription> {
+        let _guard = self.write_lock.lock();
+        let table = self.table(name)?;
+        if table.describe().deletion_protection_enabled {
+            return Err(DynamoError::validation(
+                "Resource cannot be deleted as it is currently protected against deletion. Disable deletion protection first.",
+            ));
+        }
+        self.storage
+            .write(vec![
+                WriteOp::Delete(catalog_key(name)),
+                WriteOp::Delete(stats_key(table.id)),
+                WriteOp::Put(purge_key(table.id), Vec::new()),
+            ])
+            .map_err(storage_error)?;
+        self.tables.write().remove(name);
+        drop(_guard);
+        self.purge_table_data(table.id)?;
+        let mut description = table.describe();
+        description.table_status = "DELETING".into();
+        Ok(description)
+    }
+
+    /// Deletes every item of a dropped table, in bounded batches.
+    fn purge_table_data(&self, id: u64) -> Result<()> {
+        let prefix = table_prefix(id);
+        loop {
+            let batch = scan_prefix_limited(self, &prefix, PURGE_BATCH)?;
+            if batch.is_empty() {
+                break;
+            }
+            let ops = batch.into_iter().map(|(k, _)| WriteOp::Delete(k)).collect();
+            self.storage.write(ops).map_err(storage_error)?;
+        }
+        self.storage
+            .write(vec![WriteOp::Delete(purge_key(id))])
+            .map_err(storage_error)
+    }
+
+    pub fn update_table(&self, name: &str, update: TableUpdate) -> Result<TableDescription> {
+        let _guard = self.write_lock.lock();
+        let table = self.table(name)?;
+        let now = now_seconds();
+        let description = table.update_description(|d| {
+            if let Some(mode) = update.billing_mode {
+                let summary = d.billing_mode_summary.get_or_insert(BillingModeSummary {
+                    billing_mode: mode,
+                    last_update_to_pay_per_request_date_time: None,
+                });
+                if mode == BillingMode::PayPerRequest && summary.billing_mode != mode {
+                    summary.last_update_to_pay_per_request_date_time = Some(now);
+                }
+                summary.billing_mode = mode;
+                if mode == BillingMode::PayPerRequest {
+                    d.provisioned_throughput.read_capacity_units = 0;
+                    d.provisioned_throughput.write_capacity_units = 0;
+                }
+            }
+            if let Some((read, write)) = update.provisioned {
+                let throughput = &mut d.provisioned_throughput;
+                let old = (
+                    throughput.read_capacity_units,
+                    throughput.write_capacity_units,
+                );
+                if read > old.0 || write > old.1 {
+                    throughput.last_increase_date_time = Some(now);
+                }
+                if read < old.0 || write < old.1 {
+                    throughput.last_decrease_date_time = Some(now);
+                    throughput.number_of_decreases_today += 1;
+                }
+                throughput.read_capacity_units = read;
+                throughput.write_capacity_units = write;
+            }
+            if let Some(stream) = update.stream {
+                if stream.stream_enabled {
+                    let label = stream_label(now);
+                    d.latest_stream_arn = Some(format!("{}/stream/{label}", d.table_arn));
+                    d.latest_stream_label = Some(label);
+                    d.stream_specification = Some(stream);
+                } else {
+                    d.stream_specification = None;
+                }
+            }
+            if let Some(protection) = update.deletion_protection {
+                d.deletion_protection_enabled = protection;
+            }
+            if let Some(class) = update.table_class {
+                d.table_class_summary = Some(serde_json::json!({ "TableClass": class }));
+            }
+        });
+        let record = CatalogRecord {
+            id: table.id,
+            description: description.clone(),
+        };
+        self.storage
+            .write(vec![WriteOp::Put(
+                catalog_key(name),
+                serde_json::to_vec(&record).map_err(storage_error)?,
+            )])
+            .map_err(storage_error)?;
+        let mut reported = description;
+        reported.table_status = "UPDATING".into();
+        Ok(reported)
+    }
+}
+
+fn scan_prefix(engine: &Engine, prefix: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+    scan_prefix_limited(engine, prefix, usize::MAX)
+}
+
+fn scan_prefix_limited(
+    engine: &Engine,
+    prefix: &[u8],
+    limit: usize,
+) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+    let end = prefix_end(prefix);
+    let end_bound = match &end {
+        Some(e) => Bound::Excluded(e.as_slice()),
+        None => Bound::Unbounded,
+    };
+    engine
+        .storage
+        .scan(Bound::Included(prefix), end_bound, false, limit)
+        .map_err(storage_error)
+}
+
+/// The smallest key greater than every key starting with `prefix`.
+pub fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
+    let mut end = prefix.to_vec();
+    while let Some(last) = end.pop() {
+        if last < 0xff {
+            end.push(last + 1);
+            return Some(end);
+        }
+    }
+    None
+}
+
+pub fn now_seconds() -> f64 {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    // Millisecond precision, as DynamoDB reports timestamps.
+    (now.as_millis() as f64) / 1000.0
+}
+
+/// A stream label in DynamoDB's form (an ISO-8601 timestamp).
+fn stream_label(now: f64) -> String {
+    let millis = (now * 1000.0) as u64;
+    let secs = millis / 1000;
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    let (year, month, day) = civil_from_days(days as i64);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        millis % 1000
+    )
+}
+
+/// Days since 1970-01-01 to a (year, month, day) date (Howard Hinnant's algorithm).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+/// A UUID-shaped table id derived from the storage id and creation time.
+fn uuid_like(id: u64, now: f64) -> String {
+    let a = crate::keys::partition_hash(&ferrodyn_types::AttributeValue::S(format!("{id}:{now}")));
+    let b = crate::keys::partition_hash(&ferrodyn_types::AttributeValue::S(format!("{now}:{id}")));
+    format!(
+        "{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}",
+        a >> 32,
+        (a >> 16) & 0xffff,
+        a & 0xfff,
+        (b >> 48) & 0x3fff | 0x8000,
+        b & 0xffff_ffff_ffff
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefix_end_handles_ff() {
+        assert_eq!(prefix_end(&[1, 2]), Some(vec![1, 3]));
+        assert_eq!(prefix_end(&[1, 0xff]), Some(vec![2]));
+        assert_eq!(prefix_end(&[0xff]), None);
+    }
+
+    #[test]
+    fn dates_convert() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(20_000), (2024, 10, 4));
+    }
+}

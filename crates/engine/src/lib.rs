@@ -1,0 +1,63 @@
+//! Ferrodyn's engine: everything between a validated request and storage.
+//!
+//! - [`catalog`]: tables (create, describe, list, update, delete), persisted.
+//! - [`items`]: GetItem and the conditional single-item write path.
+//! - [`keys`]: key-schema checks and the storage-key encoding.
+//! - [`capacity`]: read and write units by DynamoDB's rules.
+//! - [`schema`]: table descriptions in DynamoDB's wire shape.
+//!
+//! Concurrency: one write lock serialises every write (and table change), so
+//! each read-check-write is atomic and writes are serializable; readers go
+//! straight to storage, whose batches are atomic.
+
+pub mod capacity;
+pub mod catalog;
+pub mod items;
+pub mod keys;
+pub mod schema;
+pub mod table;
+
+use ferrodyn_storage::Storage;
+use ferrodyn_types::{DynamoError, Result};
+use parking_lot::{Mutex, RwLock};
+use std::collections::HashMap;
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+use table::Table;
+
+pub use catalog::{NewTable, TableUpdate};
+pub use items::{Mutation, StoredItem, WriteOutcome};
+
+pub struct Engine {
+    storage: Arc<dyn Storage>,
+    tables: RwLock<HashMap<String, Arc<Table>>>,
+    write_lock: Mutex<()>,
+    next_table_id: AtomicU64,
+    region: String,
+    account: String,
+}
+
+impl Engine {
+    /// Opens the engine over a storage backend, loading the catalog.
+    pub fn open(storage: Arc<dyn Storage>, region: &str) -> Result<Engine> {
+        let engine = Engine {
+            storage,
+            tables: RwLock::new(HashMap::new()),
+            write_lock: Mutex::new(()),
+            next_table_id: AtomicU64::new(1),
+            region: region.to_string(),
+            account: "000000000000".to_string(),
+        };
+        engine.load_catalog()?;
+        Ok(engine)
+    }
+
+    /// Forces all acknowledged writes to disk (used at shutdown).
+    pub fn flush(&self) -> Result<()> {
+        self.storage.flush().map_err(storage_error)
+    }
+}
+
+pub(crate) fn storage_error(e: impl std::fmt::Display) -> DynamoError {
+    DynamoError::internal(format!("storage error: {e}"))
+}

@@ -1,0 +1,128 @@
+//! Table definitions in DynamoDB's wire shape (CreateTable input, the
+//! TableDescription that DescribeTable returns). The catalog persists the
+//! description as-is, so what DescribeTable shows is what was stored.
+
+use ferrodyn_types::ScalarType;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "PascalCase")]
+pub struct KeySchemaElement {
+    pub attribute_name: String,
+    pub key_type: KeyType,
+}
+
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum KeyType {
+    Hash,
+    Range,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "PascalCase")]
+pub struct AttributeDefinition {
+    pub attribute_name: String,
+    pub attribute_type: ScalarType,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "PascalCase")]
+pub struct ProvisionedThroughputDescription {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_increase_date_time: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_decrease_date_time: Option<f64>,
+    pub number_of_decreases_today: u64,
+    pub read_capacity_units: u64,
+    pub write_capacity_units: u64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "PascalCase")]
+pub struct BillingModeSummary {
+    pub billing_mode: BillingMode,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_update_to_pay_per_request_date_time: Option<f64>,
+}
+
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum BillingMode {
+    Provisioned,
+    PayPerRequest,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "PascalCase")]
+pub struct Projection {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub projection_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub non_key_attributes: Option<Vec<String>>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "PascalCase")]
+pub struct StreamSpecification {
+    pub stream_enabled: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream_view_type: Option<String>,
+}
+
+/// A secondary index as DescribeTable shows it (GSI or LSI).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "PascalCase")]
+pub struct IndexDescription {
+    pub index_name: String,
+    pub key_schema: Vec<KeySchemaElement>,
+    pub projection: Projection,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index_status: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backfilling: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provisioned_throughput: Option<ProvisionedThroughputDescription>,
+    pub index_size_bytes: u64,
+    pub item_count: u64,
+    pub index_arn: String,
+}
+
+/// DescribeTable's `Table` object.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "PascalCase")]
+pub struct TableDescription {
+    pub table_name: String,
+    pub table_id: String,
+    pub table_arn: String,
+    pub table_status: String,
+    pub creation_date_time: f64,
+    pub key_schema: Vec<KeySchemaElement>,
+    pub attribute_definitions: Vec<AttributeDefinition>,
+    pub provisioned_throughput: ProvisionedThroughputDescription,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub billing_mode_summary: Option<BillingModeSummary>,
+    pub item_count: u64,
+    pub table_size_bytes: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub global_secondary_indexes: Option<Vec<IndexDescription>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local_secondary_indexes: Option<Vec<IndexDescription>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream_specification: Option<StreamSpecification>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latest_stream_arn: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latest_stream_label: Option<String>,
+    pub deletion_protection_enabled: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub table_class_summary: Option<serde_json::Value>,
+}
+
+impl TableDescription {
+    pub fn billing_mode(&self) -> BillingMode {
+        self.billing_mode_summary
+            .as_ref()
+            .map_or(BillingMode::Provisioned, |b| b.billing_mode)
+    }
+}

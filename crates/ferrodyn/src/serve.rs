@@ -1,0 +1,116 @@
+//! `ferrodyn serve`: storage selection, the listener and clean shutdown.
+
+use clap::{Args, ValueEnum};
+use ferrodyn_engine::Engine;
+use ferrodyn_storage::{open_fjall, open_memory, Durability};
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+#[derive(Args)]
+pub struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1")]
+    host: String,
+    /// Port to listen on (0 picks a free port, printed at startup).
+    #[arg(long, default_value_t = 8000)]
+    port: u16,
+    /// Directory of the durable embedded database.
+    #[arg(long, default_value = "./ferrodyn-data")]
+    data_dir: PathBuf,
+    /// Keep everything in memory and lose it at exit (tests, throwaway runs).
+    #[arg(long)]
+    in_memory: bool,
+    /// When an acknowledged write is safe: `process` survives a crash of the
+    /// server (kill -9), `power` fsyncs each write and survives power loss.
+    #[arg(long, value_enum, default_value_t = DurabilityArg::Process)]
+    durability: DurabilityArg,
+    /// Region reported in ARNs.
+    #[arg(long, default_value = "us-east-1")]
+    region: String,
+    /// Reject requests whose X-Amz-Date is more than 15 minutes from the
+    /// server's clock, as DynamoDB does (off by default: signatures are not
+    /// verified, and benchmarks replay fixed timestamps).
+    #[arg(long)]
+    check_request_time: bool,
+    /// Exit when standard input closes (lets a parent process, such as a test
+    /// harness, tie the server's life to its own).
+    #[arg(long, hide = true)]
+    exit_on_stdin_eof: bool,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum DurabilityArg {
+    Process,
+    Power,
+}
+
+pub fn run(args: ServeArgs) -> Result<(), String> {
+    let storage = if args.in_memory {
+        open_memory()
+    } else {
+        let durability = match args.durability {
+            DurabilityArg::Process => Durability::Buffered,
+            DurabilityArg::Power => Durability::Sync,
+        };
+        std::fs::create_dir_all(&args.data_dir)
+            .map_err(|e| format!("cannot create {}: {e}", args.data_dir.display()))?;
+        open_fjall(&args.data_dir, durability)
+            .map_err(|e| format!("cannot open storage in {}: {e}", args.data_dir.display()))?
+    };
+    let engine = Arc::new(Engine::open(storage, &args.region).map_err(|e| e.to_string())?);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start runtime: {e}"))?;
+    runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind((args.host.as_str(), args.port))
+            .await
+            .map_err(|e| format!("cannot listen on {}:{}: {e}", args.host, args.port))?;
+        let address = listener.local_addr().map_err(|e| e.to_string())?;
+        let storage_note = if args.in_memory {
+            "in memory".to_string()
+        } else {
+            format!("data in {}", args.data_dir.display())
+        };
+        println!("ferrodyn listening on http://{address} ({storage_note})");
+        let _ = std::io::stdout().flush();
+        ferrodyn_server::serve(
+            ferrodyn_server::AppState {
+                engine: engine.clone(),
+                check_request_time: args.check_request_time,
+            },
+            listener,
+            shutdown_signal(args.exit_on_stdin_eof),
+        )
+        .await
+        .map_err(|e| format!("server error: {e}"))
+    })?;
+    engine
+        .flush()
+        .map_err(|e| format!("flush at shutdown failed: {e}"))?;
+    Ok(())
+}
+
+/// Resolves on SIGINT, SIGTERM or (if asked) end of standard input.
+async fn shutdown_signal(exit_on_stdin_eof: bool) {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut terminate = signal(SignalKind::terminate()).expect("SIGTERM handler");
+    let stdin_closed = async {
+        if exit_on_stdin_eof {
+            // A blocking read on a helper thread: returns at EOF or error.
+            let _ = tokio::task::spawn_blocking(|| {
+                let mut sink = Vec::new();
+                let _ = std::io::Read::read_to_end(&mut std::io::stdin(), &mut sink);
+            })
+            .await;
+        } else {
+            std::future::pending::<()>().await;
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = terminate.recv() => {}
+        _ = stdin_closed => {}
+    }
+}

@@ -1,0 +1,10 @@
+//! Ferrodyn's server: the DynamoDB wire protocol over HTTP ([`protocol`]) and
+//! the operations it dispatches to ([`ops`]), each validating its request
+//! ([`validate`] holds the shared constraint checks) before running it on the
+//! engine.
+
+pub mod ops;
+pub mod protocol;
+pub mod validate;
+
+pub use protocol::http::{router, serve, AppState};

@@ -1,0 +1,155 @@
+//! What several operations share: decoding the body, the expression
+//! parameters, ReturnValues and ReturnConsumedCapacity, and response assembly.
+
+use crate::validate::Violations;
+use ferrodyn_engine::capacity::{CapacityDetail, Consumed};
+use ferrodyn_expr::ExpressionContext;
+use ferrodyn_types::{json_error_to_dynamo, AttributeValue, DynamoError, Item, Result};
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+
+/// Decodes a request body; a body that is not JSON, or a field of the wrong
+/// JSON type, is a SerializationException as in DynamoDB.
+pub fn parse_body<T: DeserializeOwned>(body: &[u8]) -> Result<T> {
+    let body = if body.is_empty() {
+        b"{}".as_slice()
+    } else {
+        body
+    };
+    serde_json::from_slice(body).map_err(|e| json_error_to_dynamo(&e))
+}
+
+/// ExpressionAttributeNames / ExpressionAttributeValues of a request.
+pub type Names = Option<HashMap<String, String>>;
+pub type Values = Option<HashMap<String, AttributeValue>>;
+
+/// Builds the expression context, refusing names or values when the request
+/// has no expression to use them in (DynamoDB's wording).
+pub fn expression_context(
+    names: &Names,
+    values: &Values,
+    has_expression: bool,
+    expression_fields: &str,
+) -> Result<ExpressionContext> {
+    if !has_expression {
+        if names.is_some() {
+            return Err(DynamoError::validation(
+                "ExpressionAttributeNames can only be specified when using expressions",
+            ));
+        }
+        if values.is_some() {
+            return Err(DynamoError::validation(format!(
+                "ExpressionAttributeValues can only be specified when using expressions: {expression_fields} is null"
+            )));
+        }
+    }
+    ExpressionContext::new(names.as_ref(), values.as_ref())
+}
+
+/// Parses ReturnConsumedCapacity (already checked against its enum).
+pub fn capacity_detail(value: &Option<String>) -> CapacityDetail {
+    CapacityDetail::parse(value.as_deref()).unwrap_or_default()
+}
+
+/// Checks ReturnConsumedCapacity and ReturnItemCollectionMetrics enums.
+pub fn check_return_options(
+    v: &mut Violations,
+    consumed: &Option<String>,
+    metrics: &Option<String>,
+) {
+    v.one_of(
+        "returnConsumedCapacity",
+        consumed.as_deref(),
+        crate::validate::RETURN_CONSUMED_CAPACITY,
+    );
+    v.one_of(
+        "returnItemCollectionMetrics",
+        metrics.as_deref(),
+        crate::validate::RETURN_ITEM_COLLECTION_METRICS,
+    );
+}
+
+/// A response object under construction.
+#[derive(Default)]
+pub struct ResponseBody {
+    fields: Map<String, Value>,
+}
+
+impl ResponseBody {
+    pub fn item(&mut self, name: &str, item: &Item) {
+        self.fields.insert(
+            name.into(),
+            serde_json::to_value(item).expect("items always serialise"),
+        );
+    }
+
+    pub fn value(&mut self, name: &str, value: Value) {
+        self.fields.insert(name.into(), value);
+    }
+
+    pub fn capacity(&mut self, consumed: &Consumed, detail: CapacityDetail) {
+        if let Some(value) = consumed.to_json(detail) {
+            self.fields.insert("ConsumedCapacity".into(), value);
+        }
+    }
+
+    pub fn finish(self) -> Result<Vec<u8>> {
+        Ok(serde_json::to_vec(&self.fields).expect("responses always serialise"))
+    }
+}
+
+/// Which attributes a write returns (ReturnValues).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReturnValues {
+    None,
+    AllOld,
+    UpdatedOld,
+    AllNew,
+    UpdatedNew,
+}
+
+impl ReturnValues {
+    pub fn parse(text: Option<&str>) -> ReturnValues {
+        match text {
+            Some("ALL_OLD") => ReturnValues::AllOld,
+            Some("UPDATED_OLD") => ReturnValues::UpdatedOld,
+            Some("ALL_NEW") => ReturnValues::AllNew,
+            Some("UPDATED_NEW") => ReturnValues::UpdatedNew,
+            _ => ReturnValues::None,
+        }
+    }
+}
+
+/// PutItem and DeleteItem accept only NONE and ALL_OLD.
+pub fn only_none_or_all_old(value: ReturnValues) -> Result<()> {
+    if matches!(value, ReturnValues::None | ReturnValues::AllOld) {
+        Ok(())
+    } else {
+        Err(DynamoError::validation(
+            "ReturnValues can only be ALL_OLD or NONE",
+        ))
+    }
+}
+
+/// "Can not use both expression and non-expression parameters" check.
+pub fn no_mixing(legacy: &[(&str, bool)], expressions: &[(&str, bool)]) -> Result<()> {
+    let legacy: Vec<&str> = legacy
+        .iter()
+        .filter(|(_, set)| *set)
+        .map(|(n, _)| *n)
+        .collect();
+    let modern: Vec<&str> = expressions
+        .iter()
+        .filter(|(_, set)| *set)
+        .map(|(n, _)| *n)
+        .collect();
+    if legacy.is_empty() || modern.is_empty() {
+        return Ok(());
+    }
+    Err(DynamoError::validation(format!(
+        "Can not use both expression and non-expression parameters in the same request: Non-expression parameters: {{{}}} Expression parameters: {{{}}}",
+        legacy.join(", "),
+        modern.join(", ")
+    )))
+}

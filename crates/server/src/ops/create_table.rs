@@ -1,0 +1,476 @@
+//! CreateTable: field constraints, then the key schema against the attribute
+//! definitions, billing mode against throughput, and the secondary indexes.
+
+use crate::ops::common::ResponseBody;
+use crate::validate::Violations;
+use ferrodyn_engine::schema::{
+    AttributeDefinition, BillingMode, IndexDescription, KeySchemaElement, KeyType, Projection,
+    StreamSpecification,
+};
+use ferrodyn_engine::{Engine, NewTable};
+use ferrodyn_types::{DynamoError, Result, ScalarType};
+use serde::Deserialize;
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct Request {
+    table_name: Option<String>,
+    key_schema: Option<Vec<RawKeyElement>>,
+    attribute_definitions: Option<Vec<RawAttributeDefinition>>,
+    billing_mode: Option<String>,
+    provisioned_throughput: Option<RawThroughput>,
+    global_secondary_indexes: Option<Vec<RawIndex>>,
+    local_secondary_indexes: Option<Vec<RawIndex>>,
+    stream_specification: Option<RawStreamSpecification>,
+    deletion_protection_enabled: Option<bool>,
+    table_class: Option<String>,
+    #[serde(rename = "SSESpecification")]
+    sse_specification: Option<serde_json::Value>,
+    tags: Option<serde_json::Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct RawKeyElement {
+    attribute_name: Option<String>,
+    key_type: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct RawAttributeDefinition {
+    attribute_name: Option<String>,
+    attribute_type: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct RawThroughput {
+    read_capacity_units: Option<i64>,
+    write_capacity_units: Option<i64>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct RawIndex {
+    index_name: Option<String>,
+    key_schema: Option<Vec<RawKeyElement>>,
+    projection: Option<RawProjection>,
+    provisioned_throughput: Option<RawThroughput>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct RawProjection {
+    projection_type: Option<String>,
+    non_key_attributes: Option<Vec<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct RawStreamSpecification {
+    stream_enabled: Option<bool>,
+    stream_view_type: Option<String>,
+}
+
+const STREAM_VIEW_TYPES: &[&str] = &["NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES", "KEYS_ONLY"];
+const PROJECTION_TYPES: &[&str] = &["ALL", "KEYS_ONLY", "INCLUDE"];
+const MAX_GSIS: usize = 20;
+const MAX_LSIS: usize = 5;
+
+pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
+    let new_table = validate(request)?;
+    let description = engine.create_table(new_table)?;
+    let mut body = ResponseBody::default();
+    body.value(
+        "TableDescription",
+        serde_json::to_value(description).expect("serialisable"),
+    );
+    body.finish()
+}
+
+fn validate(request: Request) -> Result<NewTable> {
+    let mut v = Violations::default();
+    check_key_elements(&mut v, "keySchema", request.key_schema.as_deref());
+    v.table_name("tableName", &request.table_name);
+    if let Some(definitions) = &request.attribute_definitions {
+        for (i, d) in definitions.iter().enumerate() {
+            let field = format!("attributeDefinitions.{}.member", i + 1);
+            v.not_null(&format!("{field}.attributeName"), &d.attribute_name);
+            if v.not_null(&format!("{field}.attributeType"), &d.attribute_type) {
+                v.one_of(
+                    &format!("{field}.attributeType"),
+                    d.attribute_type.as_deref(),
+                    &["B", "N", "S"],
+                );
+            }
+        }
+    } else {
+        v.not_null("attributeDefinitions", &request.attribute_definitions);
+    }
+    v.one_of(
+        "billingMode",
+        request.billing_mode.as_deref(),
+        &["PROVISIONED", "PAY_PER_REQUEST"],
+    );
+    check_throughput(
+        &mut v,
+        "provisionedThroughput",
+        request.provisioned_throughput.as_ref(),
+    );
+    if let Some(stream) = &request.stream_specification {
+        v.not_null("streamSpecification.streamEnabled", &stream.stream_enabled);
+        v.one_of(
+            "streamSpecification.streamViewType",
+            stream.stream_view_type.as_deref(),
+            STREAM_VIEW_TYPES,
+        );
+    }
+    v.one_of(
+        "tableClass",
+        request.table_class.as_deref(),
+        &["STANDARD", "STANDARD_INFREQUENT_ACCESS"],
+    );
+    for (kind, indexes) in [
+        ("globalSecondaryIndexes", &request.global_secondary_indexes),
+        ("localSecondaryIndexes", &request.local_secondary_indexes),
+    ] {
+        for (i, index) in indexes.iter().flatten().enumerate() {
+            let field = format!("{kind}.{}.member", i + 1);
+            match &index.index_name {
+                Some(name) => v.name_rules(&format!("{field}.indexName"), name, 3, 255),
+                None => {
+                    v.not_null(&format!("{field}.indexName"), &index.index_name);
+                }
+            }
+            check_key_elements(
+                &mut v,
+                &format!("{field}.keySchema"),
+                index.key_schema.as_deref(),
+            );
+            if v.not_null(&format!("{field}.projection"), &index.projection) {
+                let projection = index.projection.as_ref().expect("checked");
+                v.one_of(
+                    &format!("{field}.projection.projectionType"),
+                    projection.projection_type.as_deref(),
+                    PROJECTION_TYPES,
+                );
+            }
+            check_throughput(
+                &mut v,
+                &format!("{field}.provisionedThroughput"),
+                index.provisioned_throughput.as_ref(),
+            );
+        }
+    }
+    v.finish()?;
+    if request
+        .sse_specification
+        .as_ref()
+        .is_some_and(|s| s.get("Enabled") == Some(&serde_json::Value::Bool(true)))
+    {
+        return Err(DynamoError::validation(
+            "Server-side encryption with KMS keys is not supported by Ferrodyn (SSESpecification.Enabled=true)",
+        ));
+    }
+    let _ = &request.tags;
+
+    let definitions = attribute_definitions(request.attribute_definitions.expect("checked"))?;
+    let key_schema = key_schema(request.key_schema.expect("checked"), &definitions, None)?;
+
+    let billing_mode = match request.billing_mode.as_deref() {
+        Some("PAY_PER_REQUEST") => BillingMode::PayPerRequest,
+        _ => BillingMode::Provisioned,
+    };
+    let provisioned =
+        throughput_for_mode(billing_mode, request.provisioned_throughput.as_ref(), "")?;
+
+    let mut used: Vec<&str> = key_schema
+        .iter()
+        .map(|k| k.attribute_name.as_str())
+        .collect();
+    let gsis = indexes(
+        request.global_secondary_indexes.unwrap_or_default(),
+        &definitions,
+        billing_mode,
+        None,
+    )?;
+    let table_hash = key_schema[0].attribute_name.clone();
+    let lsis = match request.local_secondary_indexes {
+        Some(list) => {
+            if key_schema.len() < 2 {
+                return Err(DynamoError::invalid_parameter(
+                    "Table KeySchema does not have a range key, which is required when specifying a LocalSecondaryIndex",
+                ));
+            }
+            indexes(list, &definitions, billing_mode, Some(&table_hash))?
+        }
+        None => Vec::new(),
+    };
+    if gsis.len() > MAX_GSIS {
+        return Err(DynamoError::validation(format!(
+            "One or more parameter values were invalid: GlobalSecondaryIndex count exceeds the per-table limit of {MAX_GSIS}"
+        )));
+    }
+    if lsis.len() > MAX_LSIS {
+        return Err(DynamoError::invalid_parameter(format!(
+            "LocalSecondaryIndex count exceeds the per-table limit of {MAX_LSIS}"
+        )));
+    }
+    let mut names: Vec<&str> = Vec::new();
+    for index in gsis.iter().chain(&lsis) {
+        if names.contains(&index.index_name.as_str()) {
+            return Err(DynamoError::invalid_parameter(format!(
+                "Duplicate index name: {}",
+                index.index_name
+            )));
+        }
+        names.push(&index.index_name);
+        used.extend(index.key_schema.iter().map(|k| k.attribute_name.as_str()));
+    }
+    if let Some(unused) = definitions
+        .iter()
+        .find(|d| !used.contains(&d.attribute_name.as_str()))
+    {
+        let _ = unused;
+        return Err(DynamoError::invalid_parameter(
+            "Number of attributes in KeySchema does not exactly match number of attributes defined in AttributeDefinitions",
+        ));
+    }
+    let stream = request.stream_specification.map(|s| StreamSpecification {
+        stream_enabled: s.stream_enabled.unwrap_or(false),
+        stream_view_type: s.stream_view_type,
+    });
+    if let Some(s) = &stream {
+        if s.stream_enabled && s.stream_view_type.is_none() {
+            return Err(DynamoError::validation(
+                "One or more parameter values were invalid: StreamViewType is required when StreamEnabled is true",
+            ));
+        }
+    }
+    Ok(NewTable {
+        name: request.table_name.expect("checked"),
+        key_schema,
+        attribute_definitions: definitions,
+        billing_mode,
+        provisioned,
+        global_secondary_indexes: gsis,
+        local_secondary_indexes: lsis,
+        stream,
+        deletion_protection: request.deletion_protection_enabled.unwrap_or(false),
+        table_class: request.table_class,
+    })
+}
+
+fn check_key_elements(v: &mut Violations, field: &str, elements: Option<&[RawKeyElement]>) {
+    let Some(elements) = elements else {
+        v.not_null::<()>(field, &None);
+        return;
+    };
+    v.count(field, Some(elements), 1, 2);
+    for (i, e) in elements.iter().enumerate() {
+        let member = format!("{field}.{}.member", i + 1);
+        if let Some(name) = &e.attribute_name {
+            v.length(&format!("{member}.attributeName"), Some(name), 1, 255);
+        } else {
+            v.not_null(&format!("{member}.attributeName"), &e.attribute_name);
+        }
+        if v.not_null(&format!("{member}.keyType"), &e.key_type) {
+            v.one_of(
+                &format!("{member}.keyType"),
+                e.key_type.as_deref(),
+                &["HASH", "RANGE"],
+            );
+        }
+    }
+}
+
+fn check_throughput(v: &mut Violations, field: &str, throughput: Option<&RawThroughput>) {
+    if let Some(t) = throughput {
+        for (name, value) in [
+            ("readCapacityUnits", t.read_capacity_units),
+            ("writeCapacityUnits", t.write_capacity_units),
+        ] {
+            let member = format!("{field}.{name}");
+            if v.not_null(&member, &value) {
+                v.range(&member, value, 1, None);
+            }
+        }
+    }
+}
+
+fn attribute_definitions(raw: Vec<RawAttributeDefinition>) -> Result<Vec<AttributeDefinition>> {
+    let mut out: Vec<AttributeDefinition> = Vec::with_capacity(raw.len());
+    for d in raw {
+        let name = d.attribute_name.expect("checked");
+        if out.iter().any(|o| o.attribute_name == name) {
+            return Err(DynamoError::invalid_parameter(format!(
+                "Cannot have two attributes with the same name. Duplicate AttributeName: {name}"
+            )));
+        }
+        let attribute_type =
+            ScalarType::parse(d.attribute_type.as_deref().unwrap_or("")).expect("checked");
+        out.push(AttributeDefinition {
+            attribute_name: name,
+            attribute_type,
+        });
+    }
+    Ok(out)
+}
+
+/// Validates a key schema (of the table, or of an index when `index` names it).
+fn key_schema(
+    raw: Vec<RawKeyElement>,
+    definitions: &[AttributeDefinition],
+    index: Option<&str>,
+) -> Result<Vec<KeySchemaElement>> {
+    let elements: Vec<KeySchemaElement> = raw
+        .into_iter()
+        .map(|e| KeySchemaElement {
+            attribute_name: e.attribute_name.expect("checked"),
+            key_type: if e.key_type.as_deref() == Some("HASH") {
+                KeyType::Hash
+            } else {
+                KeyType::Range
+            },
+        })
+        .collect();
+    let prefix = match index {
+        Some(name) => format!("Index KeySchema ({name}): "),
+        None => String::new(),
+    };
+    if elements[0].key_type != KeyType::Hash {
+        return Err(DynamoError::invalid_parameter(format!(
+            "{prefix}Invalid KeySchema: The first KeySchemaElement is not a HASH key type"
+        )));
+    }
+    if let Some(second) = elements.get(1) {
+        if second.key_type != KeyType::Range {
+            return Err(DynamoError::invalid_parameter(format!(
+                "{prefix}Invalid KeySchema: The second KeySchemaElement is not a RANGE key type"
+            )));
+        }
+        if second.attribute_name == elements[0].attribute_name {
+            return Err(DynamoError::invalid_parameter(format!(
+                "{prefix}Both the Hash Key and the Range Key element in the KeySchema have the same name"
+            )));
+        }
+    }
+    let missing: Vec<&str> = elements
+        .iter()
+        .filter(|e| {
+            !definitions
+                .iter()
+                .any(|d| d.attribute_name == e.attribute_name)
+        })
+        .map(|e| e.attribute_name.as_str())
+        .collect();
+    if !missing.is_empty() {
+        let defined: Vec<&str> = definitions
+            .iter()
+            .map(|d| d.attribute_name.as_str())
+            .collect();
+        return Err(DynamoError::invalid_parameter(format!(
+            "Some index key attributes are not defined in AttributeDefinitions. Keys: [{}], AttributeDefinitions: [{}]",
+            missing.join(", "),
+            defined.join(", ")
+        )));
+    }
+    Ok(elements)
+}
+
+fn throughput_for_mode(
+    mode: BillingMode,
+    throughput: Option<&RawThroughput>,
+    what: &str,
+) -> Result<Option<(u64, u64)>> {
+    match (mode, throughput) {
+        (BillingMode::PayPerRequest, Some(_)) => Err(DynamoError::invalid_parameter(format!(
+            "Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST{what}"
+        ))),
+        (BillingMode::PayPerRequest, None) => Ok(None),
+        (BillingMode::Provisioned, None) => Err(DynamoError::invalid_parameter(format!(
+            "ReadCapacityUnits and WriteCapacityUnits must both be specified when BillingMode is PROVISIONED{what}"
+        ))),
+        (BillingMode::Provisioned, Some(t)) => Ok(Some((
+            t.read_capacity_units.unwrap_or(1) as u64,
+            t.write_capacity_units.unwrap_or(1) as u64,
+        ))),
+    }
+}
+
+/// Validates GSIs (`table_hash` None) or LSIs (`table_hash` the table's partition key).
+fn indexes(
+    raw: Vec<RawIndex>,
+    definitions: &[AttributeDefinition],
+    mode: BillingMode,
+    table_hash: Option<&str>,
+) -> Result<Vec<IndexDescription>> {
+    let mut out = Vec::with_capacity(raw.len());
+    for index in raw {
+        let name = index.index_name.expect("checked");
+        let keys = key_schema(index.key_schema.expect("checked"), definitions, Some(&name))?;
+        let projection = index.projection.expect("checked");
+        let projection_type = projection
+            .projection_type
+            .clone()
+            .unwrap_or_else(|| "ALL".into());
+        match (projection_type.as_str(), &projection.non_key_attributes) {
+            ("INCLUDE", None) => {
+                return Err(DynamoError::invalid_parameter(
+                    "ProjectionType is INCLUDE, but NonKeyAttributes is not specified",
+                ))
+            }
+            ("ALL" | "KEYS_ONLY", Some(_)) => {
+                return Err(DynamoError::invalid_parameter(format!(
+                    "ProjectionType is {projection_type}, but NonKeyAttributes is specified"
+                )))
+            }
+            _ => {}
+        }
+        let throughput = match table_hash {
+            Some(hash) => {
+                if keys.len() != 2 {
+                    return Err(DynamoError::invalid_parameter(format!(
+                        "Index KeySchema does not have a range key for index: {name}"
+                    )));
+                }
+                if keys[0].attribute_name != hash {
+                    return Err(DynamoError::invalid_parameter(format!(
+                        "Table KeySchema and Index KeySchema must have the same hash key for index: {name}"
+                    )));
+                }
+                None
+            }
+            None => throughput_for_mode(
+                mode,
+                index.provisioned_throughput.as_ref(),
+                &format!(" (for index {name})"),
+            )?
+            .map(
+                |(read, write)| ferrodyn_engine::schema::ProvisionedThroughputDescription {
+                    number_of_decreases_today: 0,
+                    read_capacity_units: read,
+                    write_capacity_units: write,
+                    ..Default::default()
+                },
+            )
+            .or(Some(Default::default())),
+        };
+        out.push(IndexDescription {
+            index_name: name,
+            key_schema: keys,
+            projection: Projection {
+                projection_type: Some(projection_type),
+                non_key_attributes: projection.non_key_attributes,
+            },
+            index_status: None,
+            backfilling: None,
+            provisioned_throughput: throughput,
+            index_size_bytes: 0,
+            item_count: 0,
+            index_arn: String::new(),
+        });
+    }
+    Ok(out)
+}

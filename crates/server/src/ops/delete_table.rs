@@ -1,0 +1,26 @@
+//! DeleteTable: removes the table at once and purges its items.
+
+use crate::ops::common::ResponseBody;
+use crate::validate::Violations;
+use ferrodyn_engine::Engine;
+use ferrodyn_types::Result;
+use serde::Deserialize;
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct Request {
+    table_name: Option<String>,
+}
+
+pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
+    let mut v = Violations::default();
+    v.table_name("tableName", &request.table_name);
+    v.finish()?;
+    let description = engine.delete_table(request.table_name.as_deref().expect("checked"))?;
+    let mut body = ResponseBody::default();
+    body.value(
+        "TableDescription",
+        serde_json::to_value(description).expect("serialisable"),
+    );
+    body.finish()
+}

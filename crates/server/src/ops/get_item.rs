@@ -1,0 +1,98 @@
+//! GetItem: one item by key, optionally projected. Without a projection the
+//! stored JSON is sent as it is, with no decode and re-encode.
+
+use crate::ops::common::{self, Names, ResponseBody};
+use crate::validate::Violations;
+use ferrodyn_engine::capacity::{read_units, Consumed};
+use ferrodyn_engine::Engine;
+use ferrodyn_expr::{legacy_attributes_to_get, parse_projection};
+use ferrodyn_types::{Item, Result};
+use serde::Deserialize;
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct Request {
+    table_name: Option<String>,
+    key: Option<Item>,
+    consistent_read: Option<bool>,
+    projection_expression: Option<String>,
+    expression_attribute_names: Names,
+    attributes_to_get: Option<Vec<String>>,
+    return_consumed_capacity: Option<String>,
+}
+
+pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
+    let mut v = Violations::default();
+    v.table_name("tableName", &request.table_name);
+    v.not_null("key", &request.key);
+    v.count(
+        "attributesToGet",
+        request.attributes_to_get.as_deref(),
+        1,
+        usize::MAX,
+    );
+    v.one_of(
+        "returnConsumedCapacity",
+        request.return_consumed_capacity.as_deref(),
+        crate::validate::RETURN_CONSUMED_CAPACITY,
+    );
+    v.finish()?;
+    common::no_mixing(
+        &[("AttributesToGet", request.attributes_to_get.is_some())],
+        &[(
+            "ProjectionExpression",
+            request.projection_expression.is_some(),
+        )],
+    )?;
+    let mut ctx = common::expression_context(
+        &request.expression_attribute_names,
+        &None,
+        request.projection_expression.is_some(),
+        "ProjectionExpression",
+    )?;
+    let projection = match (&request.projection_expression, &request.attributes_to_get) {
+        (Some(text), _) => Some(parse_projection(text, &mut ctx)?),
+        (None, Some(names)) => Some(legacy_attributes_to_get(names)?),
+        (None, None) => None,
+    };
+    ctx.check_all_used()?;
+
+    let table = engine.table_for_items(request.table_name.as_deref().expect("checked"))?;
+    let key = request.key.expect("checked");
+    table.schema.validate_key(&key)?;
+    let stored = engine.get_item(&table, &key)?;
+    let consistent = request.consistent_read.unwrap_or(false);
+    let units = read_units(stored.as_ref().map_or(0, |s| s.size), consistent);
+    let detail = common::capacity_detail(&request.return_consumed_capacity);
+    let consumed = Consumed::read(&table.name, units);
+
+    match (stored, projection) {
+        (Some(stored), None) => Ok(raw_item_response(&stored.json, consumed.to_json(detail))),
+        (Some(stored), Some(projection)) => {
+            let item = projection.apply(&stored.parse()?);
+            let mut body = ResponseBody::default();
+            // DynamoDB returns an empty Item when nothing projected exists.
+            body.item("Item", &item);
+            body.capacity(&consumed, detail);
+            body.finish()
+        }
+        (None, _) => {
+            let mut body = ResponseBody::default();
+            body.capacity(&consumed, detail);
+            body.finish()
+        }
+    }
+}
+
+/// `{"Item":<stored json>[,"ConsumedCapacity":...]}` without re-encoding.
+fn raw_item_response(json: &[u8], capacity: Option<serde_json::Value>) -> Vec<u8> {
+    let mut out = Vec::with_capacity(json.len() + 64);
+    out.extend_from_slice(b"{\"Item\":");
+    out.extend_from_slice(json);
+    if let Some(capacity) = capacity {
+        out.extend_from_slice(b",\"ConsumedCapacity\":");
+        serde_json::to_writer(&mut out, &capacity).expect("serialisable");
+    }
+    out.push(b'}');
+    out
+}

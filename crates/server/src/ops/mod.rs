@@ -1,0 +1,65 @@
+//! DynamoDB operations, one module each. Every module declares its request
+//! shape, validates it in the order DynamoDB does (field constraints, then
+//! expressions, then the table and its keys), runs it on the engine and builds
+//! the response.
+
+mod common;
+mod create_table;
+mod delete_item;
+mod delete_table;
+mod describe_table;
+mod get_item;
+mod list_tables;
+mod put_item;
+mod update_item;
+mod update_table;
+
+use ferrodyn_engine::Engine;
+use ferrodyn_types::Result;
+
+/// The operations Ferrodyn implements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Operation {
+    CreateTable,
+    DescribeTable,
+    ListTables,
+    DeleteTable,
+    UpdateTable,
+    PutItem,
+    GetItem,
+    UpdateItem,
+    DeleteItem,
+}
+
+impl Operation {
+    /// The operation named by the `X-Amz-Target` suffix, if we implement it.
+    pub fn from_name(name: &str) -> Option<Operation> {
+        Some(match name {
+            "CreateTable" => Operation::CreateTable,
+            "DescribeTable" => Operation::DescribeTable,
+            "ListTables" => Operation::ListTables,
+            "DeleteTable" => Operation::DeleteTable,
+            "UpdateTable" => Operation::UpdateTable,
+            "PutItem" => Operation::PutItem,
+            "GetItem" => Operation::GetItem,
+            "UpdateItem" => Operation::UpdateItem,
+            "DeleteItem" => Operation::DeleteItem,
+            _ => return None,
+        })
+    }
+}
+
+/// Runs one operation on a raw JSON body, returning the JSON response body.
+pub fn dispatch(engine: &Engine, operation: Operation, body: &[u8]) -> Result<Vec<u8>> {
+    match operation {
+        Operation::CreateTable => create_table::run(engine, common::parse_body(body)?),
+        Operation::DescribeTable => describe_table::run(engine, common::parse_body(body)?),
+        Operation::ListTables => list_tables::run(engine, common::parse_body(body)?),
+        Operation::DeleteTable => delete_table::run(engine, common::parse_body(body)?),
+        Operation::UpdateTable => update_table::run(engine, common::parse_body(body)?),
+        Operation::PutItem => put_item::run(engine, common::parse_body(body)?),
+        Operation::GetItem => get_item::run(engine, common::parse_body(body)?),
+        Operation::UpdateItem => update_item::run(engine, common::parse_body(body)?),
+        Operation::DeleteItem => delete_item::run(engine, common::parse_body(body)?),
+    }
+}

@@ -1,0 +1,163 @@
+//! UpdateTable: billing mode, provisioned throughput, stream specification,
+//! deletion protection and table class. Index changes arrive with the index
+//! work and are refused clearly until then.
+
+use crate::ops::common::ResponseBody;
+use crate::validate::Violations;
+use ferrodyn_engine::schema::{BillingMode, StreamSpecification};
+use ferrodyn_engine::{Engine, TableUpdate};
+use ferrodyn_types::{DynamoError, Result};
+use serde::Deserialize;
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct Request {
+    table_name: Option<String>,
+    billing_mode: Option<String>,
+    provisioned_throughput: Option<Throughput>,
+    stream_specification: Option<Stream>,
+    deletion_protection_enabled: Option<bool>,
+    table_class: Option<String>,
+    global_secondary_index_updates: Option<serde_json::Value>,
+    attribute_definitions: Option<serde_json::Value>,
+    replica_updates: Option<serde_json::Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct Throughput {
+    read_capacity_units: Option<i64>,
+    write_capacity_units: Option<i64>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct Stream {
+    stream_enabled: Option<bool>,
+    stream_view_type: Option<String>,
+}
+
+pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
+    let mut v = Violations::default();
+    v.table_name("tableName", &request.table_name);
+    v.one_of(
+        "billingMode",
+        request.billing_mode.as_deref(),
+        &["PROVISIONED", "PAY_PER_REQUEST"],
+    );
+    if let Some(t) = &request.provisioned_throughput {
+        for (name, value) in [
+            ("readCapacityUnits", t.read_capacity_units),
+            ("writeCapacityUnits", t.write_capacity_units),
+        ] {
+            let field = format!("provisionedThroughput.{name}");
+            if v.not_null(&field, &value) {
+                v.range(&field, value, 1, None);
+            }
+        }
+    }
+    if let Some(s) = &request.stream_specification {
+        v.not_null("streamSpecification.streamEnabled", &s.stream_enabled);
+        v.one_of(
+            "streamSpecification.streamViewType",
+            s.stream_view_type.as_deref(),
+            &["NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES", "KEYS_ONLY"],
+        );
+    }
+    v.one_of(
+        "tableClass",
+        request.table_class.as_deref(),
+        &["STANDARD", "STANDARD_INFREQUENT_ACCESS"],
+    );
+    v.finish()?;
+    if request.global_secondary_index_updates.is_some() || request.attribute_definitions.is_some() {
+        return Err(DynamoError::validation(
+            "GlobalSecondaryIndexUpdates are not supported by this version of Ferrodyn yet",
+        ));
+    }
+    if request.replica_updates.is_some() {
+        return Err(DynamoError::validation(
+            "ReplicaUpdates (global tables) are not supported by Ferrodyn",
+        ));
+    }
+    let name = request.table_name.expect("checked");
+    let table = engine.table(&name)?;
+    let current = table.describe();
+    let billing_mode = match request.billing_mode.as_deref() {
+        Some("PAY_PER_REQUEST") => Some(BillingMode::PayPerRequest),
+        Some(_) => Some(BillingMode::Provisioned),
+        None => None,
+    };
+    let effective_mode = billing_mode.unwrap_or(current.billing_mode());
+    let provisioned = request.provisioned_throughput.as_ref().map(|t| {
+        (
+            t.read_capacity_units.unwrap_or(1) as u64,
+            t.write_capacity_units.unwrap_or(1) as u64,
+        )
+    });
+    if effective_mode == BillingMode::PayPerRequest && provisioned.is_some() {
+        return Err(DynamoError::invalid_parameter(
+            "Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST",
+        ));
+    }
+    if billing_mode == Some(BillingMode::Provisioned)
+        && current.billing_mode() != BillingMode::Provisioned
+        && provisioned.is_none()
+    {
+        return Err(DynamoError::invalid_parameter(
+            "ProvisionedThroughput must be specified when BillingMode is PROVISIONED",
+        ));
+    }
+    let stream = request.stream_specification.map(|s| StreamSpecification {
+        stream_enabled: s.stream_enabled.unwrap_or(false),
+        stream_view_type: s.stream_view_type,
+    });
+    if let Some(s) = &stream {
+        let currently = current
+            .stream_specification
+            .as_ref()
+            .is_some_and(|c| c.stream_enabled);
+        if s.stream_enabled && s.stream_view_type.is_none() {
+            return Err(DynamoError::invalid_parameter(
+                "StreamViewType is required when StreamEnabled is true",
+            ));
+        }
+        if s.stream_enabled && currently {
+            return Err(DynamoError::validation(format!(
+                "Table already has an enabled stream: {}",
+                current.table_arn
+            )));
+        }
+        if !s.stream_enabled && !currently {
+            return Err(DynamoError::validation(
+                "Table already has no stream enabled",
+            ));
+        }
+    }
+    let nothing = billing_mode.is_none()
+        && provisioned.is_none()
+        && stream.is_none()
+        && request.deletion_protection_enabled.is_none()
+        && request.table_class.is_none();
+    if nothing {
+        return Err(DynamoError::validation(
+            "At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, GlobalSecondaryIndexUpdates or SSESpecification or ReplicaUpdates is required",
+        ));
+    }
+    let description = engine.update_table(
+        &name,
+        TableUpdate {
+            billing_mode,
+            provisioned,
+            stream,
+            deletion_protection: request.deletion_protection_enabled,
+            table_class: request.table_class,
+        },
+    )?;
+    let mut body = ResponseBody::default();
+    body.value(
+        "TableDescription",
+        serde_json::to_value(description).expect("serialisable"),
+    );
+    body.finish()
+}

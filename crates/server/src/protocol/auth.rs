@@ -1,0 +1,174 @@
+//! The Authorization checks DynamoDB makes before looking at a request.
+//!
+//! Ferrodyn does not know the caller's secret key, so like DynamoDB Local it
+//! does not verify signatures; it does what can be checked without the secret:
+//! the header must be present and well formed and, when the server runs with
+//! `--check-request-time`, the request time in `X-Amz-Date` must be within 15
+//! minutes of now (DynamoDB's exact wording for expired and future
+//! signatures). That check is off by default because load generators and
+//! recorded requests replay fixed timestamps.
+
+use axum::http::HeaderMap;
+use ferrodyn_types::{DynamoError, ErrorKind};
+
+/// How far `X-Amz-Date` may be from the server's clock.
+const MAX_SKEW_SECONDS: i64 = 15 * 60;
+
+pub fn check(headers: &HeaderMap, check_request_time: bool) -> Result<(), DynamoError> {
+    let Some(authorization) = headers.get("authorization") else {
+        return Err(DynamoError::new(
+            ErrorKind::MissingAuthenticationToken,
+            "Request is missing Authentication Token",
+        ));
+    };
+    let authorization = authorization.to_str().unwrap_or("");
+    let Some(parameters) = authorization.strip_prefix("AWS4-HMAC-SHA256") else {
+        return Err(DynamoError::new(
+            ErrorKind::IncompleteSignature,
+            format!("Authorization header requires existence of either a 'X-Amz-Date' or a 'Date' header. Authorization={authorization}"),
+        ));
+    };
+    let mut missing = Vec::new();
+    for part in ["Credential", "SignedHeaders", "Signature"] {
+        if !parameters.contains(&format!("{part}=")) {
+            missing.push(format!("Authorization header requires '{part}' parameter."));
+        }
+    }
+    if !missing.is_empty() {
+        return Err(DynamoError::new(
+            ErrorKind::IncompleteSignature,
+            format!("{} Authorization={authorization}", missing.join(" ")),
+        ));
+    }
+    if check_request_time {
+        if let Some(date) = headers.get("x-amz-date").and_then(|d| d.to_str().ok()) {
+            check_date(date)?;
+        }
+    }
+    Ok(())
+}
+
+fn check_date(date: &str) -> Result<(), DynamoError> {
+    let Some(then) = parse_amz_date(date) else {
+        return Err(DynamoError::new(
+            ErrorKind::IncompleteSignature,
+            format!("Date must be in ISO-8601 'basic format'. Got '{date}'. See http://en.wikipedia.org/wiki/ISO_8601"),
+        ));
+    };
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    if then < now - MAX_SKEW_SECONDS {
+        return Err(DynamoError::new(
+            ErrorKind::InvalidSignature,
+            format!(
+                "Signature expired: {date} is now earlier than {} ({} - 15 min.)",
+                format_amz_date(now - MAX_SKEW_SECONDS),
+                format_amz_date(now)
+            ),
+        ));
+    }
+    if then > now + MAX_SKEW_SECONDS {
+        return Err(DynamoError::new(
+            ErrorKind::InvalidSignature,
+            format!(
+                "Signature not yet current: {date} is still later than {} ({} + 15 min.)",
+                format_amz_date(now + MAX_SKEW_SECONDS),
+                format_amz_date(now)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Parses `YYYYMMDDTHHMMSSZ` into seconds since the epoch.
+fn parse_amz_date(text: &str) -> Option<i64> {
+    let b = text.as_bytes();
+    if b.len() != 16 || b[8] != b'T' || b[15] != b'Z' {
+        return None;
+    }
+    let num = |range: std::ops::Range<usize>| -> Option<i64> { text.get(range)?.parse().ok() };
+    let (year, month, day) = (num(0..4)?, num(4..6)?, num(6..8)?);
+    let (hour, minute, second) = (num(9..11)?, num(11..13)?, num(13..15)?);
+    if !(1..=12).contains(&month)
+        || !(1..=31).contains(&day)
+        || hour > 23
+        || minute > 59
+        || second > 60
+    {
+        return None;
+    }
+    Some(days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second)
+}
+
+fn format_amz_date(seconds: i64) -> String {
+    let (days, rem) = (seconds.div_euclid(86_400), seconds.rem_euclid(86_400));
+    let (year, month, day) = civil_from_days(days);
+    format!(
+        "{year:04}{month:02}{day:02}T{:02}{:02}{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// Howard Hinnant's days-from-civil algorithm.
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    (yoe + era * 400 + i64::from(month <= 2), month, day)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_round_trip() {
+        let t = parse_amz_date("20261130T120000Z").unwrap();
+        assert_eq!(format_amz_date(t), "20261130T120000Z");
+        assert!(parse_amz_date("2026-11-30").is_none());
+    }
+
+    #[test]
+    fn missing_header_is_reported() {
+        let err = check(&HeaderMap::new(), false).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::MissingAuthenticationToken);
+    }
+
+    #[test]
+    fn stale_dates_are_rejected() {
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            "authorization",
+            "AWS4-HMAC-SHA256 Credential=a/2/3/4/aws4_request SignedHeaders=host Signature=1"
+                .parse()
+                .unwrap(),
+        );
+        headers.insert("x-amz-date", "20170101T010101Z".parse().unwrap());
+        assert!(check(&headers, false).is_ok());
+        let err = check(&headers, true).unwrap_err();
+        assert!(
+            err.message.starts_with("Signature expired"),
+            "{}",
+            err.message
+        );
+    }
+}

@@ -1,0 +1,97 @@
+//! The HTTP server: every POST to `/` is a DynamoDB call named by
+//! `X-Amz-Target`; `GET /` is the health check DynamoDB answers with
+//! `healthy: <host>`. Bodies are capped so no request can exhaust memory.
+
+use crate::ops;
+use crate::protocol::{auth, response};
+use axum::body::{Body, Bytes};
+use axum::extract::{DefaultBodyLimit, State};
+use axum::http::{HeaderMap, Method, Response, StatusCode, Uri};
+use axum::Router;
+use ferrodyn_engine::Engine;
+use ferrodyn_types::{DynamoError, ErrorKind};
+use std::future::Future;
+use std::sync::Arc;
+use tokio::net::TcpListener;
+
+/// Largest request body accepted: DynamoDB's 16 MB request limit plus room
+/// for JSON framing.
+pub const MAX_BODY_BYTES: usize = 16 * 1024 * 1024 + 64 * 1024;
+
+/// The `X-Amz-Target` prefix of every DynamoDB operation.
+const TARGET_PREFIX: &str = "DynamoDB_20120810.";
+
+#[derive(Clone)]
+pub struct AppState {
+    pub engine: Arc<Engine>,
+    /// Reject requests whose X-Amz-Date is more than 15 minutes off.
+    pub check_request_time: bool,
+}
+
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        .fallback(handle)
+        .with_state(state)
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+}
+
+/// Serves until `shutdown` resolves, then lets in-flight requests finish.
+pub async fn serve(
+    state: AppState,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    axum::serve(listener, router(state))
+        .with_graceful_shutdown(shutdown)
+        .await
+}
+
+async fn handle(
+    State(state): State<AppState>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response<Body> {
+    if uri.path() != "/" {
+        return plain(StatusCode::NOT_FOUND, "Page Not Found".into());
+    }
+    if method == Method::GET {
+        let host = headers
+            .get("host")
+            .and_then(|h| h.to_str().ok())
+            .unwrap_or("localhost");
+        return plain(StatusCode::OK, format!("healthy: {host}"));
+    }
+    if method != Method::POST {
+        return plain(StatusCode::METHOD_NOT_ALLOWED, String::new());
+    }
+    match call(&state, &headers, &body) {
+        Ok(body) => response::json_response(200, body),
+        Err(error) => response::error_response(&error),
+    }
+}
+
+fn call(state: &AppState, headers: &HeaderMap, body: &[u8]) -> Result<Vec<u8>, DynamoError> {
+    let target = headers
+        .get("x-amz-target")
+        .and_then(|t| t.to_str().ok())
+        .unwrap_or("");
+    let operation = target
+        .strip_prefix(TARGET_PREFIX)
+        .and_then(ops::Operation::from_name);
+    auth::check(headers, state.check_request_time)?;
+    let Some(operation) = operation else {
+        return Err(DynamoError::new(
+            ErrorKind::UnknownOperation,
+            "An unknown operation was requested.",
+        ));
+    };
+    ops::dispatch(&state.engine, operation, body)
+}
+
+fn plain(status: StatusCode, text: String) -> Response<Body> {
+    let mut response = Response::new(Body::from(text));
+    *response.status_mut() = status;
+    response
+}

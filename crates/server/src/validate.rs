@@ -1,0 +1,191 @@
+//! DynamoDB's generic request validation, the "N validation errors detected"
+//! family: each operation declares its fields' constraints (not null, length,
+//! pattern, enum, range) in the order the service model lists them, and the
+//! violations are reported together in DynamoDB's exact wording.
+
+use ferrodyn_types::DynamoError;
+
+/// Collects constraint violations of one request.
+#[derive(Default)]
+pub struct Violations {
+    found: Vec<String>,
+}
+
+/// Allowed table and index names: 3 to 255 of `[a-zA-Z0-9_.-]`.
+pub const NAME_PATTERN: &str = "[a-zA-Z0-9_.-]+";
+
+impl Violations {
+    fn add(&mut self, value: Option<&str>, field: &str, constraint: &str) {
+        let shown = match value {
+            Some(v) => format!("'{v}'"),
+            None => "null".to_string(),
+        };
+        self.found.push(format!(
+            "Value {shown} at '{field}' failed to satisfy constraint: {constraint}"
+        ));
+    }
+
+    /// The field must be present.
+    pub fn not_null<T>(&mut self, field: &str, value: &Option<T>) -> bool {
+        if value.is_none() {
+            self.add(None, field, "Member must not be null");
+            return false;
+        }
+        true
+    }
+
+    /// A table or index name: required, 3 to 255 characters, [a-zA-Z0-9_.-]+.
+    pub fn table_name(&mut self, field: &str, value: &Option<String>) {
+        if let Some(name) = value {
+            self.name_rules(field, name, 3, 255);
+        } else {
+            self.not_null(field, value);
+        }
+    }
+
+    /// Length and pattern rules of a table or index name.
+    pub fn name_rules(&mut self, field: &str, name: &str, min: usize, max: usize) {
+        if !name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+        {
+            self.add(
+                Some(name),
+                field,
+                &format!("Member must satisfy regular expression pattern: {NAME_PATTERN}"),
+            );
+        }
+        let len = name.chars().count();
+        if len < min {
+            self.add(
+                Some(name),
+                field,
+                &format!("Member must have length greater than or equal to {min}"),
+            );
+        }
+        if len > max {
+            self.add(
+                Some(name),
+                field,
+                &format!("Member must have length less than or equal to {max}"),
+            );
+        }
+    }
+
+    /// A string field's length bounds.
+    pub fn length(&mut self, field: &str, value: Option<&str>, min: usize, max: usize) {
+        if let Some(v) = value {
+            let len = v.chars().count();
+            if len < min {
+                self.add(
+                    Some(v),
+                    field,
+                    &format!("Member must have length greater than or equal to {min}"),
+                );
+            } else if len > max {
+                self.add(
+                    Some(v),
+                    field,
+                    &format!("Member must have length less than or equal to {max}"),
+                );
+            }
+        }
+    }
+
+    /// A string field restricted to an enumeration (listed as DynamoDB lists it).
+    pub fn one_of(&mut self, field: &str, value: Option<&str>, allowed: &[&str]) {
+        if let Some(v) = value {
+            if !allowed.contains(&v) {
+                self.add(
+                    Some(v),
+                    field,
+                    &format!(
+                        "Member must satisfy enum value set: [{}]",
+                        allowed.join(", ")
+                    ),
+                );
+            }
+        }
+    }
+
+    /// An integer field's lower and upper bounds.
+    pub fn range(&mut self, field: &str, value: Option<i64>, min: i64, max: Option<i64>) {
+        if let Some(v) = value {
+            let shown = v.to_string();
+            if v < min {
+                self.add(
+                    Some(&shown),
+                    field,
+                    &format!("Member must have value greater than or equal to {min}"),
+                );
+            } else if let Some(max) = max.filter(|&m| v > m) {
+                self.add(
+                    Some(&shown),
+                    field,
+                    &format!("Member must have value less than or equal to {max}"),
+                );
+            }
+        }
+    }
+
+    /// A collection's size bounds.
+    pub fn count<T>(&mut self, field: &str, value: Option<&[T]>, min: usize, max: usize) {
+        if let Some(list) = value {
+            if list.len() < min {
+                self.found.push(format!(
+                    "Value '{}' at '{field}' failed to satisfy constraint: Member must have length greater than or equal to {min}",
+                    list.len()
+                ));
+            } else if list.len() > max {
+                self.found.push(format!(
+                    "Value '{}' at '{field}' failed to satisfy constraint: Member must have length less than or equal to {max}",
+                    list.len()
+                ));
+            }
+        }
+    }
+
+    /// The collected violations as DynamoDB's ValidationException.
+    pub fn finish(self) -> Result<(), DynamoError> {
+        match self.found.len() {
+            0 => Ok(()),
+            1 => Err(DynamoError::validation(format!(
+                "1 validation error detected: {}",
+                self.found[0]
+            ))),
+            n => Err(DynamoError::validation(format!(
+                "{n} validation errors detected: {}",
+                self.found.join("; ")
+            ))),
+        }
+    }
+}
+
+/// Enumerations as DynamoDB lists them in its messages.
+pub const RETURN_VALUES: &[&str] = &["ALL_NEW", "UPDATED_OLD", "ALL_OLD", "NONE", "UPDATED_NEW"];
+pub const RETURN_CONSUMED_CAPACITY: &[&str] = &["INDEXES", "TOTAL", "NONE"];
+pub const RETURN_ITEM_COLLECTION_METRICS: &[&str] = &["SIZE", "NONE"];
+pub const RETURN_VALUES_ON_CONDITION_CHECK_FAILURE: &[&str] = &["ALL_OLD", "NONE"];
+pub const CONDITIONAL_OPERATOR: &[&str] = &["AND", "OR"];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reports_violations_in_dynamodb_wording() {
+        let mut v = Violations::default();
+        v.table_name("tableName", &Some("a!".to_string()));
+        let message = v.finish().unwrap_err().message;
+        assert_eq!(
+            message,
+            "2 validation errors detected: Value 'a!' at 'tableName' failed to satisfy constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+; Value 'a!' at 'tableName' failed to satisfy constraint: Member must have length greater than or equal to 3"
+        );
+        let mut v = Violations::default();
+        v.not_null("item", &None::<()>);
+        assert_eq!(
+            v.finish().unwrap_err().message,
+            "1 validation error detected: Value null at 'item' failed to satisfy constraint: Member must not be null"
+        );
+    }
+}
