@@ -3,10 +3,13 @@
 //!
 //! It reproduces DynamoDB's syntax errors: the offending token and the source
 //! text from the token before it to the token after it. It also raises the
-//! two errors DynamoDB detects while parsing: redundant parentheses (checked
-//! when a group closes, so before a later syntax error) and the 300-operator
-//! limit. Recursion is bounded by [`MAX_DEPTH`] so no input can overflow the
-//! stack.
+//! two errors DynamoDB detects while parsing: the 300-operator limit, and
+//! redundant parentheses (`((x))`). DynamoDB's parser stops at the first
+//! syntax error and then reports redundant parentheses found in what it had
+//! already recognised, in preference to the syntax error; a group counts as
+//! recognised once its role is decided (a condition group when it closes, an
+//! operand group in condition position once a comparator follows it).
+//! Recursion is bounded by [`MAX_DEPTH`] so no input can overflow the stack.
 
 use crate::lexer::{is_keyword, tokenize, Tok, Token};
 use crate::syntax::{Comparator, RawAction, RawCall, RawCond, RawElem, RawOperand, RawPath};
@@ -18,7 +21,7 @@ pub const MAX_OPERATORS: usize = 300;
 
 /// Deepest nesting of parentheses and function calls the parser follows. An
 /// expression within the operator limit never gets close to it.
-pub const MAX_DEPTH: usize = 400;
+pub const MAX_DEPTH: usize = 300;
 
 /// What a parenthesised group turned out to contain.
 enum Group {
@@ -36,6 +39,8 @@ pub struct Parser<'a> {
     kind: ExprKind,
     operators: usize,
     depth: usize,
+    /// Redundant parentheses were recognised.
+    redundant: bool,
 }
 
 impl<'a> Parser<'a> {
@@ -47,6 +52,7 @@ impl<'a> Parser<'a> {
             kind,
             operators: 0,
             depth: 0,
+            redundant: false,
         }
     }
 
@@ -131,9 +137,35 @@ impl<'a> Parser<'a> {
     fn enter(&mut self) -> Result<(), DynamoError> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
-            return Err(self.syntax_error());
+            return Err(self.too_deep());
         }
         Ok(())
+    }
+
+    /// Nesting this deep without an operator per level (which the operator
+    /// limit would have stopped) is either a run of redundant parentheses
+    /// that all close, or unbalanced; report what DynamoDB would.
+    fn too_deep(&mut self) -> DynamoError {
+        let rest = &self.toks[self.pos..];
+        if rest
+            .windows(2)
+            .any(|w| w[0].tok == Tok::RParen && w[1].tok == Tok::RParen)
+        {
+            return self.redundant();
+        }
+        self.pos = self.toks.len() - 1;
+        self.syntax_error()
+    }
+
+    /// Applies the redundant-parentheses rule to a finished parse.
+    fn conclude<T>(&self, result: Result<T, DynamoError>) -> Result<T, DynamoError> {
+        match result {
+            Ok(_) if self.redundant => Err(self.redundant()),
+            Err(e) if self.redundant && e.message.contains(": Syntax error;") => {
+                Err(self.redundant())
+            }
+            other => other,
+        }
     }
 
     fn leave(&mut self) {
@@ -200,12 +232,17 @@ impl<'a> Parser<'a> {
         self.count_operator()?;
         self.enter()?;
         self.expect(Tok::LParen)?;
+        // Redundant parentheses in the arguments count only once the call
+        // is complete.
+        let outer = std::mem::replace(&mut self.redundant, false);
         let mut args = vec![self.operand()?.0];
         while self.at(Tok::Comma) {
             self.bump();
             args.push(self.operand()?.0);
         }
+        let inner = std::mem::replace(&mut self.redundant, outer);
         self.expect(Tok::RParen)?;
+        self.redundant |= inner;
         self.leave();
         Ok(RawCall { name, args })
     }
@@ -222,7 +259,7 @@ impl<'a> Parser<'a> {
                 self.expect(Tok::RParen)?;
                 self.leave();
                 if wrapped {
-                    return Err(self.redundant());
+                    self.redundant = true;
                 }
                 Ok((inner, true))
             }
@@ -238,9 +275,11 @@ impl<'a> Parser<'a> {
     // ---- conditions ---------------------------------------------------
 
     pub fn parse_condition(mut self) -> Result<RawCond, DynamoError> {
-        let cond = self.cond_or(None)?;
-        self.finish()?;
-        Ok(cond)
+        let result = self.cond_or(None).and_then(|cond| {
+            self.finish()?;
+            Ok(cond)
+        });
+        self.conclude(result)
     }
 
     /// `and (OR and)*`, optionally continuing from an already parsed first
@@ -295,72 +334,89 @@ impl<'a> Parser<'a> {
 
     fn cond_atom(&mut self) -> Result<RawCond, DynamoError> {
         if self.at(Tok::LParen) {
-            return match self.cond_group()? {
-                Group::Cond(c) => Ok(c),
-                Group::Operand(o) => self.comparison(o),
-                Group::Call(call) => self.call_in_condition(call),
-            };
+            let (group, pending) = self.cond_group()?;
+            return self.use_group(group, pending);
         }
         if self.at_call() {
             let call = self.call()?;
-            return self.call_in_condition(call);
+            return self.call_in_condition(call, false);
         }
         let (left, _) = self.operand()?;
-        self.comparison(left)
+        self.comparison(left, false)
+    }
+
+    /// Continues a condition from a group whose role is now decided by the
+    /// next token.
+    fn use_group(&mut self, group: Group, pending: bool) -> Result<RawCond, DynamoError> {
+        match group {
+            Group::Cond(c) => Ok(c),
+            Group::Operand(o) => self.comparison(o, pending),
+            Group::Call(call) => self.call_in_condition(call, pending),
+        }
     }
 
     /// A call in condition position: an operand if a comparison follows,
-    /// otherwise a condition function.
-    fn call_in_condition(&mut self, call: RawCall) -> Result<RawCond, DynamoError> {
+    /// otherwise a condition function. `pending` says it was wrapped in
+    /// redundant parentheses, now recognised.
+    fn call_in_condition(&mut self, call: RawCall, pending: bool) -> Result<RawCond, DynamoError> {
         if self.at_comparison() {
-            self.comparison(RawOperand::Call(call))
+            self.comparison(RawOperand::Call(call), pending)
         } else {
+            self.redundant |= pending;
             Ok(RawCond::Call(call))
         }
     }
 
     /// A parenthesised group in condition position, which may hold a
     /// condition or (as in `(a) = :v`) just an operand.
-    fn cond_group(&mut self) -> Result<Group, DynamoError> {
+    ///
+    /// Returns the content and whether redundant parentheses in it are still
+    /// pending (an operand or call whose role the next token decides).
+    fn cond_group(&mut self) -> Result<(Group, bool), DynamoError> {
         self.bump();
         self.enter()?;
-        let (inner, wrapped) = self.group_content()?;
+        let (inner, wrapped, pending) = self.group_content()?;
         self.expect(Tok::RParen)?;
         self.leave();
-        if wrapped {
-            return Err(self.redundant());
+        let pending = pending || wrapped;
+        if let Group::Cond(_) = inner {
+            self.redundant |= pending;
+            return Ok((inner, false));
         }
-        Ok(inner)
+        Ok((inner, pending))
     }
 
     /// The inside of a group: a full condition, or a lone operand/call. The
     /// flag says whether the content is itself exactly one group.
-    fn group_content(&mut self) -> Result<(Group, bool), DynamoError> {
+    /// Also returns whether redundant parentheses inside are pending.
+    fn group_content(&mut self) -> Result<(Group, bool, bool), DynamoError> {
         if self.at_keyword("NOT") {
-            return Ok((Group::Cond(self.cond_or(None)?), false));
+            return Ok((Group::Cond(self.cond_or(None)?), false, false));
         }
-        let (first, wrapped) = if self.at(Tok::LParen) {
-            (self.cond_group()?, true)
+        let (first, wrapped, pending) = if self.at(Tok::LParen) {
+            let (group, pending) = self.cond_group()?;
+            (group, true, pending)
         } else if self.at_call() {
-            (Group::Call(self.call()?), false)
+            (Group::Call(self.call()?), false, false)
         } else {
-            (Group::Operand(self.operand()?.0), false)
+            (Group::Operand(self.operand()?.0), false, false)
         };
         if self.at(Tok::RParen) {
             // Nothing follows: the group holds just this (a condition
             // function call, a lone operand, or another group).
-            return Ok((first, wrapped));
+            return Ok((first, wrapped, pending));
         }
-        let first_cond = match first {
-            Group::Cond(c) => c,
-            Group::Operand(o) => self.comparison(o)?,
-            Group::Call(call) => self.call_in_condition(call)?,
-        };
-        Ok((Group::Cond(self.cond_or(Some(first_cond))?), false))
+        let first_cond = self.use_group(first, pending)?;
+        Ok((Group::Cond(self.cond_or(Some(first_cond))?), false, false))
     }
 
     /// What follows a left operand: a comparator, BETWEEN or IN.
-    fn comparison(&mut self, left: RawOperand) -> Result<RawCond, DynamoError> {
+    /// `pending` says `left` was wrapped in redundant parentheses, which
+    /// count as recognised once a comparator follows.
+    fn comparison(&mut self, left: RawOperand, pending: bool) -> Result<RawCond, DynamoError> {
+        if self.at_comparison() {
+            self.redundant |= pending;
+        }
         let cmp = match self.peek().tok {
             Tok::Eq => Some(Comparator::Eq),
             Tok::Ne => Some(Comparator::Ne),
@@ -405,6 +461,11 @@ impl<'a> Parser<'a> {
     // ---- update expressions -------------------------------------------
 
     pub fn parse_update(mut self) -> Result<Vec<RawAction>, DynamoError> {
+        let result = self.update_sections();
+        self.conclude(result)
+    }
+
+    fn update_sections(&mut self) -> Result<Vec<RawAction>, DynamoError> {
         let mut actions = Vec::new();
         let mut seen: Vec<&'static str> = Vec::new();
         loop {
@@ -465,7 +526,7 @@ impl<'a> Parser<'a> {
             self.expect(Tok::RParen)?;
             self.leave();
             if wrapped {
-                return Err(self.redundant());
+                self.redundant = true;
             }
             if matches!(inner, RawOperand::Plus(..) | RawOperand::Minus(..)) {
                 return Ok((inner, true));

@@ -18,6 +18,9 @@ use ferrodyn_types::{AttributeValue, DynamoError};
 /// Largest list index DynamoDB accepts in a path.
 const MAX_INDEX: u64 = i32::MAX as u64;
 
+/// Most elements of one document path.
+const MAX_NESTING_DEPTH: usize = 32;
+
 /// Most operands (besides the first) of IN.
 const MAX_IN_OPERANDS: usize = 100;
 
@@ -37,8 +40,11 @@ enum Place {
     Condition,
     /// As an operand of a condition (`size(a) = :v`).
     ConditionOperand,
-    /// In an UpdateExpression value.
+    /// As a whole UpdateExpression SET value.
     Update,
+    /// Inside a function argument or an operand of `+`/`-` in a SET value,
+    /// where `list_append` may not appear.
+    UpdateNested,
 }
 
 pub struct Validator<'c> {
@@ -97,6 +103,12 @@ impl<'c> Validator<'c> {
     // ---- phase 1: names, functions, indexes ---------------------------
 
     fn check_path(&self, path: &RawPath) -> Result<(), DynamoError> {
+        if path.0.len() > MAX_NESTING_DEPTH {
+            return Err(self.err(format!(
+                "The document path has too many nesting levels; nesting levels: {}",
+                path.0.len()
+            )));
+        }
         for elem in &path.0 {
             match elem {
                 RawElem::Ident(name) if is_reserved(name) => {
@@ -127,12 +139,13 @@ impl<'c> Validator<'c> {
             return Err(self.err(format!("Invalid function name; function: {name}")));
         }
         let allowed = match place {
-            Place::Update if !is_update_fn => {
+            Place::Update | Place::UpdateNested if !is_update_fn => {
                 return Err(self.err(format!(
                     "The function is not allowed in an update expression; function: {name}"
                 )))
             }
             Place::Update => true,
+            Place::UpdateNested => name != "list_append",
             _ if is_update_fn => {
                 return Err(self.err(format!(
                     "The function is not allowed in a condition expression; function: {name}"
@@ -147,7 +160,7 @@ impl<'c> Validator<'c> {
             )));
         }
         let arg_place = match place {
-            Place::Update => Place::Update,
+            Place::Update | Place::UpdateNested => Place::UpdateNested,
             _ => Place::ConditionOperand,
         };
         for arg in &call.args {
@@ -162,8 +175,8 @@ impl<'c> Validator<'c> {
             RawOperand::Value(_) => Ok(()),
             RawOperand::Call(call) => self.check_call(call, place),
             RawOperand::Plus(a, b) | RawOperand::Minus(a, b) => {
-                self.check_operand(a, place)?;
-                self.check_operand(b, place)
+                self.check_operand(a, Place::UpdateNested)?;
+                self.check_operand(b, Place::UpdateNested)
             }
         }
     }
