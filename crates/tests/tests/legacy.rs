@@ -53,10 +53,11 @@ async fn expected_value_and_exists() {
     let client = common::client();
     let table = fixture(&client).await;
     let put = |expected: Vec<(&str, ExpectedAttributeValue)>| {
-        let mut req = client
-            .put_item()
-            .table_name(&table)
-            .set_item(Some(item(&[("p", s("k")), ("a", n("5")), ("b", s("x"))])));
+        let mut req = client.put_item().table_name(&table).set_item(Some(item(&[
+            ("p", s("k")),
+            ("a", n("5")),
+            ("b", s("x")),
+        ])));
         for (k, v) in expected {
             req = req.expected(k, v);
         }
@@ -92,9 +93,12 @@ async fn expected_comparison_operators_with_and_or() {
         }
         req.send()
     };
-    delete(vec![("a", expect_op(ComparisonOperator::Gt, vec![n("4")]))], None)
-        .await
-        .unwrap();
+    delete(
+        vec![("a", expect_op(ComparisonOperator::Gt, vec![n("4")]))],
+        None,
+    )
+    .await
+    .unwrap();
     delete(
         vec![(
             "a",
@@ -110,12 +114,21 @@ async fn expected_comparison_operators_with_and_or() {
     )
     .await
     .unwrap();
-    delete(vec![("tags", expect_op(ComparisonOperator::Contains, vec![s("t1")]))], None)
-        .await
-        .unwrap();
-    delete(vec![("zz", expect_op(ComparisonOperator::Null, vec![]))], None)
-        .await
-        .unwrap();
+    delete(
+        vec![(
+            "tags",
+            expect_op(ComparisonOperator::Contains, vec![s("t1")]),
+        )],
+        None,
+    )
+    .await
+    .unwrap();
+    delete(
+        vec![("zz", expect_op(ComparisonOperator::Null, vec![]))],
+        None,
+    )
+    .await
+    .unwrap();
     // AND (the default) needs both; OR needs either.
     let both = || {
         vec![
