@@ -131,6 +131,22 @@ impl KeySchema {
     }
 }
 
+/// Storage-key prefix of every item in one partition (all sort keys).
+pub fn partition_prefix(table_id: u64, hash_value: &AttributeValue) -> Vec<u8> {
+    let mut out = table_prefix(table_id);
+    out.extend_from_slice(&partition_hash(hash_value).to_be_bytes());
+    encode_partition_value(hash_value, &mut out);
+    out
+}
+
+/// Storage-key prefix of the items whose partition hash is at least `hash`
+/// (the start of a parallel-scan segment).
+pub fn hash_bound(table_id: u64, hash: u64) -> Vec<u8> {
+    let mut out = table_prefix(table_id);
+    out.extend_from_slice(&hash.to_be_bytes());
+    out
+}
+
 /// Storage-key prefix under which all of a table's items live.
 pub fn table_prefix(table_id: u64) -> Vec<u8> {
     let mut out = Vec::with_capacity(9);

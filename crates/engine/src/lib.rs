@@ -14,6 +14,7 @@ pub mod capacity;
 pub mod catalog;
 pub mod items;
 pub mod keys;
+pub mod read;
 pub mod schema;
 pub mod table;
 

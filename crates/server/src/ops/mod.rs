@@ -11,6 +11,9 @@ mod describe_table;
 mod get_item;
 mod list_tables;
 mod put_item;
+mod query;
+mod reads;
+mod scan;
 mod update_item;
 mod update_table;
 
@@ -29,6 +32,8 @@ pub enum Operation {
     GetItem,
     UpdateItem,
     DeleteItem,
+    Query,
+    Scan,
 }
 
 impl Operation {
@@ -44,6 +49,8 @@ impl Operation {
             "GetItem" => Operation::GetItem,
             "UpdateItem" => Operation::UpdateItem,
             "DeleteItem" => Operation::DeleteItem,
+            "Query" => Operation::Query,
+            "Scan" => Operation::Scan,
             _ => return None,
         })
     }
@@ -61,5 +68,7 @@ pub fn dispatch(engine: &Engine, operation: Operation, body: &[u8]) -> Result<Ve
         Operation::GetItem => get_item::run(engine, common::parse_body(body)?),
         Operation::UpdateItem => update_item::run(engine, common::parse_body(body)?),
         Operation::DeleteItem => delete_item::run(engine, common::parse_body(body)?),
+        Operation::Query => query::run(engine, common::parse_body(body)?),
+        Operation::Scan => scan::run(engine, common::parse_body(body)?),
     }
 }

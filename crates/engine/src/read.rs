@@ -1,0 +1,107 @@
+//! Range reads for Query and Scan: walk a storage key range in bounded
+//! chunks, stopping at DynamoDB's page limits (Limit items evaluated, or 1 MB
+//! of item data read), apply the filter, and report where to resume.
+//!
+//! Memory is bounded by the page, never by the table: storage is read in
+//! chunks of at most [`CHUNK`] entries.
+
+use crate::capacity::read_units;
+use crate::items::StoredItem;
+use crate::table::Table;
+use crate::Engine;
+use ferrodyn_expr::Condition;
+use ferrodyn_types::{Item, Result};
+use std::ops::Bound;
+
+/// DynamoDB stops a Query or Scan page once it has read 1 MB of items.
+pub const PAGE_BYTES: usize = 1024 * 1024;
+/// Storage entries fetched per call.
+const CHUNK: usize = 256;
+
+/// A storage key range to read.
+pub struct KeyRange {
+    pub start: Bound<Vec<u8>>,
+    pub end: Bound<Vec<u8>>,
+}
+
+/// One page of a Query or Scan.
+pub struct Page {
+    /// Items read that passed the filter.
+    pub items: Vec<Item>,
+    /// Items read (before the filter): ScannedCount.
+    pub scanned: usize,
+    /// The key of the last item read, when the page stopped before the end.
+    pub last_evaluated: Option<Item>,
+    /// Total size of the items read, which is what the page costs.
+    pub bytes_read: usize,
+}
+
+impl Page {
+    pub fn read_units(&self, consistent: bool) -> f64 {
+        read_units(self.bytes_read, consistent)
+    }
+}
+
+impl Engine {
+    /// Reads one page of `table` within `range`, in key order or reversed.
+    pub fn read_page(
+        &self,
+        table: &Table,
+        range: KeyRange,
+        reverse: bool,
+        limit: Option<usize>,
+        filter: Option<&Condition>,
+    ) -> Result<Page> {
+        let mut page = Page {
+            items: Vec::new(),
+            scanned: 0,
+            last_evaluated: None,
+            bytes_read: 0,
+        };
+        let (mut start, mut end) = (range.start, range.end);
+        let limit = limit.unwrap_or(usize::MAX);
+        loop {
+            let want = CHUNK.min(limit - page.scanned);
+            let chunk = self
+                .storage
+                .scan(as_ref(&start), as_ref(&end), reverse, want)
+                .map_err(crate::storage_error)?;
+            let exhausted = chunk.len() < want;
+            let mut last_key = None;
+            for (key, value) in chunk {
+                let stored = StoredItem::decode(value)?;
+                let item = stored.parse()?;
+                page.scanned += 1;
+                page.bytes_read += stored.size;
+                let full = page.scanned >= limit || page.bytes_read >= PAGE_BYTES;
+                if full {
+                    page.last_evaluated = Some(table.schema.extract(&item));
+                }
+                if filter.map_or(Ok(true), |f| f.evaluate(Some(&item)))? {
+                    page.items.push(item);
+                }
+                if full {
+                    return Ok(page);
+                }
+                last_key = Some(key);
+            }
+            if exhausted {
+                return Ok(page);
+            }
+            let resume = last_key.expect("a full chunk has a last key");
+            if reverse {
+                end = Bound::Excluded(resume);
+            } else {
+                start = Bound::Excluded(resume);
+            }
+        }
+    }
+}
+
+fn as_ref(bound: &Bound<Vec<u8>>) -> Bound<&[u8]> {
+    match bound {
+        Bound::Included(k) => Bound::Included(k.as_slice()),
+        Bound::Excluded(k) => Bound::Excluded(k.as_slice()),
+        Bound::Unbounded => Bound::Unbounded,
+    }
+}

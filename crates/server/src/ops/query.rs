@@ -1,0 +1,280 @@
+//! Query: the items of one partition, in sort-key order (or reversed), within
+//! the sort-key condition, filtered and projected, one page at a time.
+
+use crate::ops::common::{self, Names, Values};
+use crate::ops::reads::{self, SELECT_VALUES};
+use crate::validate::{self, Violations};
+use ferrodyn_engine::catalog::prefix_end;
+use ferrodyn_engine::keys::{encode_sort_value, partition_prefix};
+use ferrodyn_engine::read::KeyRange;
+use ferrodyn_engine::Engine;
+use ferrodyn_expr::{
+    legacy_attributes_to_get, legacy_filter, legacy_key_conditions, parse_filter,
+    parse_key_condition, parse_projection, KeyOp,
+};
+use ferrodyn_types::{AttributeValue, DynamoError, Item, Result};
+use serde::Deserialize;
+use std::cmp::Ordering;
+use std::ops::Bound;
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct Request {
+    table_name: Option<String>,
+    index_name: Option<String>,
+    key_condition_expression: Option<String>,
+    key_conditions: Option<serde_json::Value>,
+    filter_expression: Option<String>,
+    query_filter: Option<serde_json::Value>,
+    conditional_operator: Option<String>,
+    projection_expression: Option<String>,
+    attributes_to_get: Option<Vec<String>>,
+    select: Option<String>,
+    limit: Option<i64>,
+    consistent_read: Option<bool>,
+    scan_index_forward: Option<bool>,
+    exclusive_start_key: Option<Item>,
+    expression_attribute_names: Names,
+    expression_attribute_values: Values,
+    return_consumed_capacity: Option<String>,
+}
+
+pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
+    let mut v = Violations::default();
+    v.table_name("tableName", &request.table_name);
+    if let Some(index) = &request.index_name {
+        v.name_rules("indexName", index, 3, 255);
+    }
+    v.one_of("select", request.select.as_deref(), SELECT_VALUES);
+    v.range("limit", request.limit, 1, None);
+    v.one_of(
+        "conditionalOperator",
+        request.conditional_operator.as_deref(),
+        validate::CONDITIONAL_OPERATOR,
+    );
+    v.one_of(
+        "returnConsumedCapacity",
+        request.return_consumed_capacity.as_deref(),
+        validate::RETURN_CONSUMED_CAPACITY,
+    );
+    v.count(
+        "attributesToGet",
+        request.attributes_to_get.as_deref(),
+        1,
+        usize::MAX,
+    );
+    v.finish()?;
+    common::no_mixing(
+        &[
+            ("KeyConditions", request.key_conditions.is_some()),
+            ("QueryFilter", request.query_filter.is_some()),
+            ("AttributesToGet", request.attributes_to_get.is_some()),
+            (
+                "ConditionalOperator",
+                request.conditional_operator.is_some(),
+            ),
+        ],
+        &[
+            (
+                "KeyConditionExpression",
+                request.key_condition_expression.is_some(),
+            ),
+            ("FilterExpression", request.filter_expression.is_some()),
+            (
+                "ProjectionExpression",
+                request.projection_expression.is_some(),
+            ),
+        ],
+    )?;
+    let select = reads::select(
+        request.select.as_deref(),
+        request.attributes_to_get.is_some(),
+        request.projection_expression.is_some(),
+        request.index_name.as_deref(),
+    )?;
+    let has_expression = request.key_condition_expression.is_some()
+        || request.filter_expression.is_some()
+        || request.projection_expression.is_some();
+    let mut ctx = common::expression_context(
+        &request.expression_attribute_names,
+        &request.expression_attribute_values,
+        has_expression,
+        "KeyConditionExpression",
+    )?;
+    let key_condition = match (&request.key_condition_expression, &request.key_conditions) {
+        (Some(text), _) => parse_key_condition(text, &mut ctx)?,
+        (None, Some(conditions)) => legacy_key_conditions(conditions)?,
+        (None, None) => {
+            return Err(DynamoError::validation(
+                "Either the KeyConditions or KeyConditionExpression parameter must be specified in the request.",
+            ))
+        }
+    };
+    let filter = match (&request.filter_expression, &request.query_filter) {
+        (Some(text), _) => Some(parse_filter(text, &mut ctx)?),
+        (None, Some(filter)) => Some(legacy_filter(
+            filter,
+            request.conditional_operator.as_deref(),
+        )?),
+        (None, None) => None,
+    };
+    let projection = match (&request.projection_expression, &request.attributes_to_get) {
+        (Some(text), _) => Some(parse_projection(text, &mut ctx)?),
+        (None, Some(names)) => Some(legacy_attributes_to_get(names)?),
+        (None, None) => None,
+    };
+    ctx.check_all_used()?;
+
+    let table = engine.table_for_items(request.table_name.as_deref().expect("checked"))?;
+    if let Some(index) = &request.index_name {
+        return Err(index_not_supported(&table.describe(), index));
+    }
+    let schema = &table.schema;
+    let (hash_part, range_part) = key_condition.validate(
+        (&schema.hash.name, schema.hash.ty),
+        schema.range.as_ref().map(|r| (r.name.as_str(), r.ty)),
+    )?;
+    let KeyOp::Eq(hash_value) = &hash_part.op else {
+        return Err(DynamoError::validation("Query key condition not supported"));
+    };
+    let prefix = partition_prefix(table.id, hash_value);
+    let mut range = match range_part {
+        Some(part) => sort_range(&prefix, &part.op)?,
+        None => KeyRange {
+            start: Bound::Included(prefix.clone()),
+            end: end_of(&prefix),
+        },
+    };
+    let forward = request.scan_index_forward.unwrap_or(true);
+    if let Some(start_key) = &request.exclusive_start_key {
+        reads::starting_key(&table, start_key)?;
+        let encoded = schema.encode(table.id, start_key);
+        let in_partition = start_key
+            .get(&schema.hash.name)
+            .is_some_and(|v| v == hash_value);
+        if !in_partition {
+            return Err(DynamoError::validation(
+                "The provided starting key is outside query boundaries based on provided conditions",
+            ));
+        }
+        if forward {
+            range.start = Bound::Excluded(encoded);
+        } else {
+            range.end = Bound::Excluded(encoded);
+        }
+    }
+    let consistent = request.consistent_read.unwrap_or(false);
+    let page = engine.read_page(
+        &table,
+        range,
+        !forward,
+        request.limit.map(|l| l as usize),
+        filter.as_ref(),
+    )?;
+    reads::page_response(
+        &table,
+        page,
+        select,
+        projection.as_ref(),
+        consistent,
+        common::capacity_detail(&request.return_consumed_capacity),
+    )
+}
+
+/// Secondary indexes are described but not yet maintained, so they cannot be
+/// read: say so rather than return wrong results.
+pub fn index_not_supported(
+    description: &ferrodyn_engine::schema::TableDescription,
+    index: &str,
+) -> DynamoError {
+    let exists = description
+        .global_secondary_indexes
+        .iter()
+        .chain(description.local_secondary_indexes.iter())
+        .flatten()
+        .any(|i| i.index_name == index);
+    if exists {
+        DynamoError::validation(format!(
+            "Reading secondary index {index} is not supported by this version of Ferrodyn yet"
+        ))
+    } else {
+        DynamoError::validation(format!(
+            "The table does not have the specified index: {index}"
+        ))
+    }
+}
+
+fn end_of(prefix: &[u8]) -> Bound<Vec<u8>> {
+    match prefix_end(prefix) {
+        Some(end) => Bound::Excluded(end),
+        None => Bound::Unbounded,
+    }
+}
+
+fn with_sort(prefix: &[u8], value: &AttributeValue) -> Vec<u8> {
+    let mut key = prefix.to_vec();
+    encode_sort_value(value, &mut key);
+    key
+}
+
+/// The storage range of a sort-key condition within a partition.
+fn sort_range(prefix: &[u8], op: &KeyOp) -> Result<KeyRange> {
+    let whole_start = Bound::Included(prefix.to_vec());
+    Ok(match op {
+        KeyOp::Eq(v) => KeyRange {
+            start: Bound::Included(with_sort(prefix, v)),
+            end: Bound::Included(with_sort(prefix, v)),
+        },
+        KeyOp::Lt(v) => KeyRange {
+            start: whole_start,
+            end: Bound::Excluded(with_sort(prefix, v)),
+        },
+        KeyOp::Le(v) => KeyRange {
+            start: whole_start,
+            end: Bound::Included(with_sort(prefix, v)),
+        },
+        KeyOp::Gt(v) => KeyRange {
+            start: Bound::Excluded(with_sort(prefix, v)),
+            end: end_of(prefix),
+        },
+        KeyOp::Ge(v) => KeyRange {
+            start: Bound::Included(with_sort(prefix, v)),
+            end: end_of(prefix),
+        },
+        KeyOp::Between(low, high) => {
+            if low.compare(high) == Some(Ordering::Greater) {
+                return Err(DynamoError::validation(format!(
+                    "Invalid KeyConditionExpression: The BETWEEN operator requires upper bound to be greater than or equal to lower bound; lower bound operand: AttributeValue: {{{}}}, upper bound operand: AttributeValue: {{{}}}",
+                    describe(low),
+                    describe(high)
+                )));
+            }
+            KeyRange {
+                start: Bound::Included(with_sort(prefix, low)),
+                end: Bound::Included(with_sort(prefix, high)),
+            }
+        }
+        KeyOp::BeginsWith(v) => {
+            let start = with_sort(prefix, v);
+            let end = end_of(&start);
+            KeyRange {
+                start: Bound::Included(start),
+                end,
+            }
+        }
+    })
+}
+
+fn describe(value: &AttributeValue) -> String {
+    let json = serde_json::to_value(value).expect("serialisable");
+    match json.as_object().and_then(|o| o.iter().next()) {
+        Some((kind, inner)) => format!(
+            "{kind}:{}",
+            inner
+                .as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| inner.to_string())
+        ),
+        None => String::new(),
+    }
+}

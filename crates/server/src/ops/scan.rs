@@ -1,0 +1,219 @@
+//! Scan: every item of the table in partition-hash order, filtered and
+//! projected, one page at a time; Segment/TotalSegments split the hash space
+//! into disjoint, complete ranges for parallel scans.
+
+use crate::ops::common::{self, Names, Values};
+use crate::ops::reads::{self, SELECT_VALUES};
+use crate::validate::{self, Violations};
+use ferrodyn_engine::catalog::prefix_end;
+use ferrodyn_engine::keys::{hash_bound, partition_hash, table_prefix};
+use ferrodyn_engine::read::KeyRange;
+use ferrodyn_engine::Engine;
+use ferrodyn_expr::{legacy_attributes_to_get, legacy_filter, parse_filter, parse_projection};
+use ferrodyn_types::{DynamoError, Item, Result};
+use serde::Deserialize;
+use std::ops::Bound;
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct Request {
+    table_name: Option<String>,
+    index_name: Option<String>,
+    filter_expression: Option<String>,
+    scan_filter: Option<serde_json::Value>,
+    conditional_operator: Option<String>,
+    projection_expression: Option<String>,
+    attributes_to_get: Option<Vec<String>>,
+    select: Option<String>,
+    limit: Option<i64>,
+    consistent_read: Option<bool>,
+    exclusive_start_key: Option<Item>,
+    segment: Option<i64>,
+    total_segments: Option<i64>,
+    expression_attribute_names: Names,
+    expression_attribute_values: Values,
+    return_consumed_capacity: Option<String>,
+}
+
+const MAX_SEGMENTS: i64 = 1_000_000;
+
+pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
+    let mut v = Violations::default();
+    v.table_name("tableName", &request.table_name);
+    if let Some(index) = &request.index_name {
+        v.name_rules("indexName", index, 3, 255);
+    }
+    v.one_of("select", request.select.as_deref(), SELECT_VALUES);
+    v.range("limit", request.limit, 1, None);
+    v.range("segment", request.segment, 0, Some(MAX_SEGMENTS - 1));
+    v.range(
+        "totalSegments",
+        request.total_segments,
+        1,
+        Some(MAX_SEGMENTS),
+    );
+    v.one_of(
+        "conditionalOperator",
+        request.conditional_operator.as_deref(),
+        validate::CONDITIONAL_OPERATOR,
+    );
+    v.one_of(
+        "returnConsumedCapacity",
+        request.return_consumed_capacity.as_deref(),
+        validate::RETURN_CONSUMED_CAPACITY,
+    );
+    v.count(
+        "attributesToGet",
+        request.attributes_to_get.as_deref(),
+        1,
+        usize::MAX,
+    );
+    v.finish()?;
+    let segment = match (request.segment, request.total_segments) {
+        (Some(segment), Some(total)) => {
+            if segment >= total {
+                return Err(DynamoError::validation(format!(
+                    "The Segment parameter is zero-based and must be less than parameter TotalSegments: Segment: {segment} is not less than TotalSegments: {total}"
+                )));
+            }
+            Some((segment as u64, total as u64))
+        }
+        (Some(_), None) => {
+            return Err(DynamoError::validation(
+                "The TotalSegments parameter is required but was not present in the request when Segment parameter is present",
+            ))
+        }
+        (None, Some(_)) => {
+            return Err(DynamoError::validation(
+                "The Segment parameter is required but was not present in the request when parameter TotalSegments is present",
+            ))
+        }
+        (None, None) => None,
+    };
+    common::no_mixing(
+        &[
+            ("ScanFilter", request.scan_filter.is_some()),
+            ("AttributesToGet", request.attributes_to_get.is_some()),
+            (
+                "ConditionalOperator",
+                request.conditional_operator.is_some(),
+            ),
+        ],
+        &[
+            ("FilterExpression", request.filter_expression.is_some()),
+            (
+                "ProjectionExpression",
+                request.projection_expression.is_some(),
+            ),
+        ],
+    )?;
+    let select = reads::select(
+        request.select.as_deref(),
+        request.attributes_to_get.is_some(),
+        request.projection_expression.is_some(),
+        request.index_name.as_deref(),
+    )?;
+    let has_expression =
+        request.filter_expression.is_some() || request.projection_expression.is_some();
+    let mut ctx = common::expression_context(
+        &request.expression_attribute_names,
+        &request.expression_attribute_values,
+        has_expression,
+        "FilterExpression",
+    )?;
+    let filter = match (&request.filter_expression, &request.scan_filter) {
+        (Some(text), _) => Some(parse_filter(text, &mut ctx)?),
+        (None, Some(filter)) => Some(legacy_filter(
+            filter,
+            request.conditional_operator.as_deref(),
+        )?),
+        (None, None) => None,
+    };
+    let projection = match (&request.projection_expression, &request.attributes_to_get) {
+        (Some(text), _) => Some(parse_projection(text, &mut ctx)?),
+        (None, Some(names)) => Some(legacy_attributes_to_get(names)?),
+        (None, None) => None,
+    };
+    ctx.check_all_used()?;
+
+    let table = engine.table_for_items(request.table_name.as_deref().expect("checked"))?;
+    if let Some(index) = &request.index_name {
+        return Err(crate::ops::query::index_not_supported(
+            &table.describe(),
+            index,
+        ));
+    }
+    let prefix = table_prefix(table.id);
+    let mut range = match segment {
+        None => KeyRange {
+            start: Bound::Included(prefix.clone()),
+            end: prefix_end(&prefix).map_or(Bound::Unbounded, Bound::Excluded),
+        },
+        Some((segment, total)) => {
+            let (low, high) = segment_hashes(segment, total);
+            KeyRange {
+                start: Bound::Included(hash_bound(table.id, low)),
+                end: match high {
+                    Some(high) => Bound::Excluded(hash_bound(table.id, high)),
+                    None => prefix_end(&prefix).map_or(Bound::Unbounded, Bound::Excluded),
+                },
+            }
+        }
+    };
+    if let Some(start_key) = &request.exclusive_start_key {
+        reads::starting_key(&table, start_key)?;
+        if let Some((segment, total)) = segment {
+            let hash = partition_hash(&start_key[&table.schema.hash.name]);
+            let (low, high) = segment_hashes(segment, total);
+            if hash < low || high.is_some_and(|h| hash >= h) {
+                return Err(DynamoError::validation(
+                    "The provided Exclusive start key does not map to the provided segment",
+                ));
+            }
+        }
+        range.start = Bound::Excluded(table.schema.encode(table.id, start_key));
+    }
+    let consistent = request.consistent_read.unwrap_or(false);
+    let page = engine.read_page(
+        &table,
+        range,
+        false,
+        request.limit.map(|l| l as usize),
+        filter.as_ref(),
+    )?;
+    reads::page_response(
+        &table,
+        page,
+        select,
+        projection.as_ref(),
+        consistent,
+        common::capacity_detail(&request.return_consumed_capacity),
+    )
+}
+
+/// The hash range [low, high) of a segment; `None` for the top of the space.
+fn segment_hashes(segment: u64, total: u64) -> (u64, Option<u64>) {
+    let bound = |s: u64| ((u128::from(s) << 64) / u128::from(total)) as u64;
+    let high = (segment + 1 < total).then(|| bound(segment + 1));
+    (bound(segment), high)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::segment_hashes;
+
+    #[test]
+    fn segments_cover_the_hash_space_without_overlap() {
+        for total in [1u64, 2, 3, 7, 1000] {
+            let mut expected_low = 0;
+            for s in 0..total {
+                let (low, high) = segment_hashes(s, total);
+                assert_eq!(low, expected_low);
+                match high {
+                    Some(h) => expected_low = h,
+                    None => assert_eq!(s, total - 1),
+                }
+            }
+        }
+    }
+}
