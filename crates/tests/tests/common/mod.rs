@@ -146,7 +146,9 @@ impl ServerProcess {
         let endpoint = first
             .strip_prefix("ferrodyn listening on ")
             .unwrap_or_else(|| panic!("unexpected first line from ferrodyn: {first:?}"))
-            .trim()
+            .split_whitespace()
+            .next()
+            .unwrap_or_else(|| panic!("no URL in ferrodyn's first line: {first:?}"))
             .to_string();
         ServerProcess {
             child,
