@@ -84,6 +84,18 @@ impl Condition {
     /// Evaluates the condition; `None` is an absent item, against which every
     /// path is missing.
     pub fn evaluate(&self, item: Option<&Item>) -> Result<bool, DynamoError> {
+        // Only AND/OR/NOT recurse; keeping leaves out of this frame keeps
+        // 300-deep expressions well within a thread's stack.
+        Ok(match self {
+            Condition::And(a, b) => a.evaluate(item)? && b.evaluate(item)?,
+            Condition::Or(a, b) => a.evaluate(item)? || b.evaluate(item)?,
+            Condition::Not(a) => !a.evaluate(item)?,
+            leaf => leaf.evaluate_leaf(item)?,
+        })
+    }
+
+    #[inline(never)]
+    fn evaluate_leaf(&self, item: Option<&Item>) -> Result<bool, DynamoError> {
         let value = |op| operand_value(op, item);
         Ok(match self {
             Condition::True => true,
@@ -125,9 +137,7 @@ impl Condition {
                 (Some(a), Some(b)) => contains(&a, &b),
                 _ => false,
             },
-            Condition::And(a, b) => a.evaluate(item)? && b.evaluate(item)?,
-            Condition::Or(a, b) => a.evaluate(item)? || b.evaluate(item)?,
-            Condition::Not(a) => !a.evaluate(item)?,
+            Condition::And(..) | Condition::Or(..) | Condition::Not(..) => self.evaluate(item)?,
         })
     }
 }

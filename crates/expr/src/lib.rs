@@ -95,6 +95,47 @@ fn precheck(text: &str, kind: ExprKind) -> Result<(), DynamoError> {
     Ok(())
 }
 
+/// Nesting (parentheses, NOT/AND/OR chains) up to which parsing runs on the
+/// caller's stack.
+const INLINE_NESTING: usize = 24;
+
+/// Stack for parsing deeper expressions. Parsing recurses once per nesting
+/// level with frames of several KB in debug builds, and DynamoDB's limits
+/// (4 KB, 300 operators) allow ~300 levels, more than a 2 MiB thread stack
+/// holds; such rare expressions are parsed on a scoped thread with room to
+/// spare (the memory is only reserved, not committed).
+const DEEP_STACK: usize = 64 << 20;
+
+/// Runs `f` (a parse) on a large stack when `text` may nest deeply.
+fn with_stack<T: Send>(
+    text: &str,
+    f: impl FnOnce() -> Result<T, DynamoError> + Send,
+) -> Result<T, DynamoError> {
+    let upper = text.to_ascii_uppercase();
+    let nesting = text.bytes().filter(|b| *b == b'(').count()
+        + upper.matches("NOT").count()
+        + upper.matches("AND").count()
+        + upper.matches("OR").count();
+    if nesting <= INLINE_NESTING {
+        return f();
+    }
+    std::thread::scope(|scope| {
+        let handle = std::thread::Builder::new()
+            .name("ferrodyn-expr-parse".into())
+            .stack_size(DEEP_STACK)
+            .spawn_scoped(scope, f);
+        match handle {
+            Ok(handle) => match handle.join() {
+                Ok(result) => result,
+                Err(panic) => std::panic::resume_unwind(panic),
+            },
+            Err(_) => Err(DynamoError::internal(
+                "could not start a thread to parse a deeply nested expression",
+            )),
+        }
+    })
+}
+
 /// Parses a condition-grammar expression of the given kind.
 pub fn parse_condition_kind(
     text: &str,
@@ -102,8 +143,10 @@ pub fn parse_condition_kind(
     ctx: &mut ExpressionContext,
 ) -> Result<Condition, DynamoError> {
     precheck(text, kind)?;
-    let raw = Parser::new(text, kind).parse_condition()?;
-    Validator::new(kind, ctx).condition(&raw)
+    with_stack(text, || {
+        let raw = Parser::new(text, kind).parse_condition()?;
+        Validator::new(kind, ctx).condition(&raw)
+    })
 }
 
 /// Parses a ConditionExpression.
@@ -123,8 +166,10 @@ pub fn parse_update(
 ) -> Result<UpdateExpression, DynamoError> {
     let kind = ExprKind::Update;
     precheck(text, kind)?;
-    let raw = Parser::new(text, kind).parse_update()?;
-    Validator::new(kind, ctx).update(&raw)
+    with_stack(text, || {
+        let raw = Parser::new(text, kind).parse_update()?;
+        Validator::new(kind, ctx).update(&raw)
+    })
 }
 
 /// Parses a ProjectionExpression.

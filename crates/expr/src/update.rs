@@ -72,38 +72,48 @@ impl UpdateExpression {
     }
 }
 
-/// Computes a SET value.
+/// Computes a SET value. The recursive frame is kept small (functions may
+/// nest up to the 300-operator limit); the work is in the helpers.
 fn evaluate(op: &UpdateOperand, item: &Item) -> Result<AttributeValue, DynamoError> {
-    Ok(match op {
-        UpdateOperand::Value(v) => v.clone(),
-        UpdateOperand::Path(p) => p.lookup(item).cloned().ok_or_else(missing_attribute)?,
+    match op {
+        UpdateOperand::Value(v) => Ok(v.clone()),
+        UpdateOperand::Path(p) => p.lookup(item).cloned().ok_or_else(missing_attribute),
         UpdateOperand::IfNotExists(p, default) => match p.lookup(item) {
-            Some(v) => v.clone(),
-            None => evaluate(default, item)?,
+            Some(v) => Ok(v.clone()),
+            None => evaluate(default, item),
         },
-        UpdateOperand::ListAppend(a, b) => {
-            let (a, b) = (evaluate(a, item)?, evaluate(b, item)?);
-            match (a, b) {
-                (AttributeValue::L(mut a), AttributeValue::L(b)) => {
-                    a.extend(b);
-                    AttributeValue::L(a)
-                }
-                _ => return Err(wrong_type()),
-            }
+        UpdateOperand::ListAppend(a, b) => list_append(evaluate(a, item)?, evaluate(b, item)?),
+        UpdateOperand::Plus(a, b) => arithmetic(true, evaluate(a, item)?, evaluate(b, item)?),
+        UpdateOperand::Minus(a, b) => arithmetic(false, evaluate(a, item)?, evaluate(b, item)?),
+    }
+}
+
+#[inline(never)]
+fn list_append(a: AttributeValue, b: AttributeValue) -> Result<AttributeValue, DynamoError> {
+    match (a, b) {
+        (AttributeValue::L(mut a), AttributeValue::L(b)) => {
+            a.extend(b);
+            Ok(AttributeValue::L(a))
         }
-        UpdateOperand::Plus(a, b) | UpdateOperand::Minus(a, b) => {
-            let (a, b) = (evaluate(a, item)?, evaluate(b, item)?);
-            let (AttributeValue::N(a), AttributeValue::N(b)) = (a, b) else {
-                return Err(wrong_type());
-            };
-            let result = if matches!(op, UpdateOperand::Plus(..)) {
-                a.checked_add(&b)
-            } else {
-                a.checked_sub(&b)
-            };
-            AttributeValue::N(result.map_err(number_error)?)
-        }
-    })
+        _ => Err(wrong_type()),
+    }
+}
+
+#[inline(never)]
+fn arithmetic(
+    plus: bool,
+    a: AttributeValue,
+    b: AttributeValue,
+) -> Result<AttributeValue, DynamoError> {
+    let (AttributeValue::N(a), AttributeValue::N(b)) = (a, b) else {
+        return Err(wrong_type());
+    };
+    let result = if plus {
+        a.checked_add(&b)
+    } else {
+        a.checked_sub(&b)
+    };
+    Ok(AttributeValue::N(result.map_err(number_error)?))
 }
 
 /// The container holding the last step of `path`, which must exist and have

@@ -355,7 +355,19 @@ impl<'c> Validator<'c> {
         Ok(())
     }
 
+    /// Recursion over AND/OR/NOT only, so the recursive frame stays small
+    /// (expressions may nest 300 deep); leaves are converted by `leaf`.
     fn cond(&mut self, raw: &RawCond) -> Result<Condition, DynamoError> {
+        Ok(match raw {
+            RawCond::And(a, b) => Condition::And(Box::new(self.cond(a)?), Box::new(self.cond(b)?)),
+            RawCond::Or(a, b) => Condition::Or(Box::new(self.cond(a)?), Box::new(self.cond(b)?)),
+            RawCond::Not(a) => Condition::Not(Box::new(self.cond(a)?)),
+            leaf => self.leaf(leaf)?,
+        })
+    }
+
+    #[inline(never)]
+    fn leaf(&mut self, raw: &RawCond) -> Result<Condition, DynamoError> {
         Ok(match raw {
             RawCond::Compare(cmp, a, b) => {
                 let a = self.operand(a)?;
@@ -401,9 +413,7 @@ impl<'c> Validator<'c> {
                 Condition::In(a, list)
             }
             RawCond::Call(call) => self.condition_function(call)?,
-            RawCond::And(a, b) => Condition::And(Box::new(self.cond(a)?), Box::new(self.cond(b)?)),
-            RawCond::Or(a, b) => Condition::Or(Box::new(self.cond(a)?), Box::new(self.cond(b)?)),
-            RawCond::Not(a) => Condition::Not(Box::new(self.cond(a)?)),
+            RawCond::And(..) | RawCond::Or(..) | RawCond::Not(..) => self.cond(raw)?,
         })
     }
 
