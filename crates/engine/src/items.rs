@@ -14,6 +14,7 @@ use crate::Engine;
 use ferrodyn_expr::{Condition, Path, UpdateExpression};
 use ferrodyn_storage::WriteOp;
 use ferrodyn_types::{item_size, DynamoError, ErrorKind, Item, Result, MAX_ITEM_SIZE};
+use std::sync::Arc;
 
 /// An item as stored: a 4-byte size header, then its DynamoDB JSON.
 ///
@@ -56,6 +57,8 @@ pub enum Mutation<'a> {
     Update(&'a UpdateExpression),
     /// Remove the item.
     Delete,
+    /// Only check the condition (a transaction's ConditionCheck).
+    Check,
 }
 
 /// Everything a caller needs to build the response of a write.
@@ -106,14 +109,29 @@ impl Engine {
     /// the table's schema (for a Put it is extracted from the item).
     pub fn write_item(
         &self,
-        table: &Table,
+        table: &Arc<Table>,
         key: &Item,
         mutation: Mutation<'_>,
         condition: Option<&Condition>,
         return_old_on_failure: bool,
     ) -> Result<WriteOutcome> {
-        let storage_key = table.schema.encode(table.id, key);
         let _guard = self.write_lock.lock();
+        let planned = self.plan_write(table, key, mutation, condition, return_old_on_failure)?;
+        self.commit(std::slice::from_ref(&planned))?;
+        Ok(planned.into_outcome())
+    }
+
+    /// Reads the current item, checks the condition and computes the new
+    /// item, without writing. Callers hold the write lock from planning to
+    /// [`Engine::commit`], which is what makes read-check-write atomic.
+    pub(crate) fn plan_write(
+        &self,
+        table: &Arc<Table>,
+        key: &Item,
+        mutation: Mutation<'_>,
+        condition: Option<&Condition>,
+        return_old_on_failure: bool,
+    ) -> Result<PlannedWrite> {
         // The table may have been deleted while we waited for the lock.
         if self
             .tables
@@ -125,6 +143,7 @@ impl Engine {
                 "Requested resource not found",
             ));
         }
+        let storage_key = table.schema.encode(table.id, key);
         let old = match self
             .storage
             .get(&storage_key)
@@ -139,13 +158,22 @@ impl Engine {
             }
         }
         let mut updated_paths = Vec::new();
+        let mut changes = true;
         let new = match mutation {
             Mutation::Put(item) => Some(item),
             Mutation::Delete => None,
+            Mutation::Check => {
+                changes = false;
+                old.clone()
+            }
             Mutation::Update(update) => {
                 let mut item = old.clone().unwrap_or_else(|| key.clone());
                 updated_paths = update.apply(&mut item)?;
-                Some(item)
+                // An update that only removes things does not create a
+                // missing item (an empty update does, as in DynamoDB).
+                let only_removed =
+                    old.is_none() && !update.actions.is_empty() && item.len() == key.len();
+                (!only_removed).then_some(item)
             }
         };
         let old_size = old.as_ref().map_or(0, item_size);
@@ -158,31 +186,79 @@ impl Engine {
             };
             return Err(DynamoError::validation(message));
         }
-        let delta = TableStats {
-            item_count: i64::from(new.is_some()) - i64::from(old.is_some()),
-            size_bytes: new_size as i64 - old_size as i64,
-        };
-        let mut ops = Vec::with_capacity(2);
-        match &new {
-            Some(item) => ops.push(WriteOp::Put(storage_key, StoredItem::encode(item))),
-            None if old.is_some() => ops.push(WriteOp::Delete(storage_key)),
-            None => {}
-        }
-        if !ops.is_empty() {
-            let stats = table.stats().plus(delta);
-            ops.push(WriteOp::Put(
-                stats_key(table.id),
-                serde_json::to_vec(&stats).expect("stats serialise"),
-            ));
-            self.storage.write(ops).map_err(crate::storage_error)?;
-            table.apply_stats_delta(delta);
-        }
-        Ok(WriteOutcome {
+        Ok(PlannedWrite {
+            table: Arc::clone(table),
+            storage_key,
             write_units: write_units(old_size.max(new_size)),
+            delta: TableStats {
+                item_count: i64::from(new.is_some()) - i64::from(old.is_some()),
+                size_bytes: new_size as i64 - old_size as i64,
+            },
+            changes,
             old,
             new,
             updated_paths,
         })
+    }
+
+    /// Commits planned writes, with each touched table's statistics, in one
+    /// atomic storage batch. The caller holds the write lock.
+    pub(crate) fn commit(&self, writes: &[PlannedWrite]) -> Result<()> {
+        let mut ops = Vec::with_capacity(writes.len() + 1);
+        let mut deltas: Vec<(&Arc<Table>, TableStats)> = Vec::new();
+        for write in writes.iter().filter(|w| w.changes) {
+            match &write.new {
+                Some(item) => ops.push(WriteOp::Put(
+                    write.storage_key.clone(),
+                    StoredItem::encode(item),
+                )),
+                None if write.old.is_some() => ops.push(WriteOp::Delete(write.storage_key.clone())),
+                None => continue,
+            }
+            match deltas.iter_mut().find(|(t, _)| t.id == write.table.id) {
+                Some((_, delta)) => *delta = delta.plus(write.delta),
+                None => deltas.push((&write.table, write.delta)),
+            }
+        }
+        if ops.is_empty() {
+            return Ok(());
+        }
+        for (table, delta) in &deltas {
+            let stats = table.stats().plus(*delta);
+            ops.push(WriteOp::Put(
+                stats_key(table.id),
+                serde_json::to_vec(&stats).expect("stats serialise"),
+            ));
+        }
+        self.storage.write(ops).map_err(crate::storage_error)?;
+        for (table, delta) in deltas {
+            table.apply_stats_delta(delta);
+        }
+        Ok(())
+    }
+}
+
+/// A write that has been checked and computed but not yet committed.
+pub struct PlannedWrite {
+    pub table: Arc<Table>,
+    storage_key: Vec<u8>,
+    pub old: Option<Item>,
+    pub new: Option<Item>,
+    pub updated_paths: Vec<Path>,
+    pub write_units: f64,
+    delta: TableStats,
+    /// False for a ConditionCheck, which reads but never writes.
+    changes: bool,
+}
+
+impl PlannedWrite {
+    pub fn into_outcome(self) -> WriteOutcome {
+        WriteOutcome {
+            old: self.old,
+            new: self.new,
+            updated_paths: self.updated_paths,
+            write_units: self.write_units,
+        }
     }
 }
 

@@ -2,6 +2,9 @@
 //!
 //! - [`catalog`]: tables (create, describe, list, update, delete), persisted.
 //! - [`items`]: GetItem and the conditional single-item write path.
+//! - [`transactions`]: TransactWriteItems/TransactGetItems and batch writes.
+//! - [`idempotency`]: ClientRequestToken bookkeeping.
+//! - [`read`]: Query and Scan pages.
 //! - [`keys`]: key-schema checks and the storage-key encoding.
 //! - [`capacity`]: read and write units by DynamoDB's rules.
 //! - [`schema`]: table descriptions in DynamoDB's wire shape.
@@ -12,11 +15,13 @@
 
 pub mod capacity;
 pub mod catalog;
+pub mod idempotency;
 pub mod items;
 pub mod keys;
 pub mod read;
 pub mod schema;
 pub mod table;
+pub mod transactions;
 
 use ferrodyn_storage::Storage;
 use ferrodyn_types::{DynamoError, Result};
@@ -27,13 +32,15 @@ use std::sync::Arc;
 use table::Table;
 
 pub use catalog::{NewTable, TableUpdate};
-pub use items::{Mutation, StoredItem, WriteOutcome};
+pub use items::{Mutation, PlannedWrite, StoredItem, WriteOutcome};
 
 pub struct Engine {
     storage: Arc<dyn Storage>,
     tables: RwLock<HashMap<String, Arc<Table>>>,
     write_lock: Mutex<()>,
     next_table_id: AtomicU64,
+    /// ClientRequestTokens of recent transactions.
+    pub tokens: idempotency::TokenRegistry,
     region: String,
     account: String,
 }
@@ -46,6 +53,7 @@ impl Engine {
             tables: RwLock::new(HashMap::new()),
             write_lock: Mutex::new(()),
             next_table_id: AtomicU64::new(1),
+            tokens: idempotency::TokenRegistry::default(),
             region: region.to_string(),
             account: "000000000000".to_string(),
         };

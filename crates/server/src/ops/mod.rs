@@ -3,6 +3,8 @@
 //! expressions, then the table and its keys), runs it on the engine and builds
 //! the response.
 
+mod batch_get_item;
+mod batch_write_item;
 mod common;
 mod create_table;
 mod delete_item;
@@ -14,6 +16,8 @@ mod put_item;
 mod query;
 mod reads;
 mod scan;
+mod transact_get_items;
+mod transact_write_items;
 mod update_item;
 mod update_table;
 
@@ -34,6 +38,10 @@ pub enum Operation {
     DeleteItem,
     Query,
     Scan,
+    BatchGetItem,
+    BatchWriteItem,
+    TransactGetItems,
+    TransactWriteItems,
 }
 
 impl Operation {
@@ -51,6 +59,10 @@ impl Operation {
             "DeleteItem" => Operation::DeleteItem,
             "Query" => Operation::Query,
             "Scan" => Operation::Scan,
+            "BatchGetItem" => Operation::BatchGetItem,
+            "BatchWriteItem" => Operation::BatchWriteItem,
+            "TransactGetItems" => Operation::TransactGetItems,
+            "TransactWriteItems" => Operation::TransactWriteItems,
             _ => return None,
         })
     }
@@ -70,5 +82,11 @@ pub fn dispatch(engine: &Engine, operation: Operation, body: &[u8]) -> Result<Ve
         Operation::DeleteItem => delete_item::run(engine, common::parse_body(body)?),
         Operation::Query => query::run(engine, common::parse_body(body)?),
         Operation::Scan => scan::run(engine, common::parse_body(body)?),
+        Operation::BatchGetItem => batch_get_item::run(engine, common::parse_body(body)?),
+        Operation::BatchWriteItem => batch_write_item::run(engine, common::parse_body(body)?),
+        Operation::TransactGetItems => transact_get_items::run(engine, common::parse_body(body)?),
+        Operation::TransactWriteItems => {
+            transact_write_items::run(engine, common::parse_body(body)?, body.len())
+        }
     }
 }

@@ -1,0 +1,143 @@
+//! BatchWriteItem: up to 25 unconditional puts and deletes across tables.
+//! Each request stands alone (there is no atomicity across them); requests
+//! that cannot be processed now come back in UnprocessedItems for the caller
+//! to retry.
+
+use crate::ops::common;
+use crate::validate::Violations;
+use ferrodyn_engine::capacity::CapacityDetail;
+use ferrodyn_engine::items::check_item_size;
+use ferrodyn_engine::{Engine, Mutation};
+use ferrodyn_types::{DynamoError, Item, Result};
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct Request {
+    request_items: Option<BTreeMap<String, Vec<WriteRequest>>>,
+    return_consumed_capacity: Option<String>,
+    return_item_collection_metrics: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct WriteRequest {
+    put_request: Option<PutRequest>,
+    delete_request: Option<DeleteRequest>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct PutRequest {
+    item: Option<Item>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct DeleteRequest {
+    key: Option<Item>,
+}
+
+const MAX_WRITES: usize = 25;
+
+pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
+    let mut v = Violations::default();
+    v.not_null("requestItems", &request.request_items);
+    common::check_return_options(
+        &mut v,
+        &request.return_consumed_capacity,
+        &request.return_item_collection_metrics,
+    );
+    if let Some(items) = &request.request_items {
+        if items.is_empty() {
+            v.count::<()>("requestItems", Some(&[]), 1, usize::MAX);
+        }
+        for (table, writes) in items {
+            v.name_rules("requestItems.key", table, 3, 255);
+            v.count(
+                &format!("requestItems.{table}.member"),
+                Some(writes.as_slice()),
+                1,
+                MAX_WRITES,
+            );
+        }
+    }
+    v.finish()?;
+    let request_items = request.request_items.expect("checked");
+    let total: usize = request_items.values().map(Vec::len).sum();
+    if total > MAX_WRITES {
+        return Err(DynamoError::validation(
+            "Too many items requested for the BatchWriteItem call",
+        ));
+    }
+    let mut writes = Vec::with_capacity(total);
+    for (table_name, requests) in &request_items {
+        let table = engine.table_for_items(table_name)?;
+        let mut seen: Vec<Vec<u8>> = Vec::with_capacity(requests.len());
+        for write in requests {
+            let (key, mutation) = match (&write.put_request, &write.delete_request) {
+                (Some(put), None) => {
+                    let item = put.item.clone().ok_or_else(|| {
+                        DynamoError::validation("1 validation error detected: Value null at 'requestItems.member.putRequest.item' failed to satisfy constraint: Member must not be null")
+                    })?;
+                    table.schema.validate_item(&item)?;
+                    check_item_size(&item)?;
+                    (table.schema.extract(&item), Mutation::Put(item))
+                }
+                (None, Some(delete)) => {
+                    let key = delete.key.clone().ok_or_else(|| {
+                        DynamoError::validation("1 validation error detected: Value null at 'requestItems.member.deleteRequest.key' failed to satisfy constraint: Member must not be null")
+                    })?;
+                    table.schema.validate_key(&key)?;
+                    (key, Mutation::Delete)
+                }
+                _ => return Err(DynamoError::validation(
+                    "Supplied WriteRequest must contain exactly one of PutRequest or DeleteRequest",
+                )),
+            };
+            let encoded = table.schema.encode(table.id, &key);
+            if seen.contains(&encoded) {
+                return Err(DynamoError::validation(
+                    "Provided list of item keys contains duplicates",
+                ));
+            }
+            seen.push(encoded);
+            writes.push((table.clone(), key, mutation));
+        }
+    }
+    let planned = engine.batch_write(writes)?;
+    let mut units: Vec<(String, f64)> = Vec::new();
+    for write in &planned {
+        match units.iter_mut().find(|(t, _)| *t == write.table.name) {
+            Some((_, total)) => *total += write.write_units,
+            None => units.push((write.table.name.clone(), write.write_units)),
+        }
+    }
+    let mut body = serde_json::Map::new();
+    body.insert("UnprocessedItems".into(), json!({}));
+    let detail = common::capacity_detail(&request.return_consumed_capacity);
+    if let Some(list) = capacity_list(&units, detail, "WriteCapacityUnits") {
+        body.insert("ConsumedCapacity".into(), list);
+    }
+    Ok(serde_json::to_vec(&body).expect("serialisable"))
+}
+
+/// ConsumedCapacity as the list multi-table operations return.
+pub fn capacity_list(units: &[(String, f64)], detail: CapacityDetail, kind: &str) -> Option<Value> {
+    if detail == CapacityDetail::None {
+        return None;
+    }
+    let list = units
+        .iter()
+        .map(|(table, units)| {
+            let mut entry = json!({ "TableName": table, "CapacityUnits": units, kind: units });
+            if detail == CapacityDetail::Indexes {
+                entry["Table"] = json!({ "CapacityUnits": units, kind: units });
+            }
+            entry
+        })
+        .collect();
+    Some(Value::Array(list))
+}

@@ -1,0 +1,138 @@
+//! TransactGetItems: up to 100 Gets read as one consistent snapshot across
+//! items and tables, at twice the read units of strongly consistent reads.
+
+use crate::ops::common::{self, Names};
+use crate::validate::{self, Violations};
+use ferrodyn_engine::capacity::{read_units, CapacityDetail};
+use ferrodyn_engine::Engine;
+use ferrodyn_expr::{parse_projection, Projection};
+use ferrodyn_types::{DynamoError, Item, Result};
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct Request {
+    transact_items: Option<Vec<TransactGetItem>>,
+    return_consumed_capacity: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct TransactGetItem {
+    get: Option<Get>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct Get {
+    table_name: Option<String>,
+    key: Option<Item>,
+    projection_expression: Option<String>,
+    expression_attribute_names: Names,
+}
+
+const MAX_GETS: usize = 100;
+
+pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
+    let mut v = Violations::default();
+    if v.not_null("transactItems", &request.transact_items) {
+        v.count(
+            "transactItems",
+            request.transact_items.as_deref(),
+            1,
+            MAX_GETS,
+        );
+    }
+    v.one_of(
+        "returnConsumedCapacity",
+        request.return_consumed_capacity.as_deref(),
+        validate::RETURN_CONSUMED_CAPACITY,
+    );
+    let items = request.transact_items.as_deref().unwrap_or_default();
+    for (i, item) in items.iter().enumerate() {
+        let field = format!("transactItems.{}.member.get", i + 1);
+        match &item.get {
+            Some(get) => {
+                v.table_name(&format!("{field}.tableName"), &get.table_name);
+                v.not_null(&format!("{field}.key"), &get.key);
+            }
+            None => {
+                v.not_null(&field, &item.get);
+            }
+        }
+    }
+    v.finish()?;
+    let mut projections: Vec<Option<Projection>> = Vec::with_capacity(items.len());
+    for item in items {
+        let get = item.get.as_ref().expect("checked");
+        let mut ctx = common::expression_context(
+            &get.expression_attribute_names,
+            &None,
+            get.projection_expression.is_some(),
+            "ProjectionExpression",
+        )?;
+        projections.push(match &get.projection_expression {
+            Some(text) => Some(parse_projection(text, &mut ctx)?),
+            None => None,
+        });
+        ctx.check_all_used()?;
+    }
+    let mut gets = Vec::with_capacity(items.len());
+    for item in items {
+        let get = item.get.as_ref().expect("checked");
+        let table = engine.table_for_items(get.table_name.as_deref().expect("checked"))?;
+        let key = get.key.clone().expect("checked");
+        table.schema.validate_key(&key)?;
+        if gets.iter().any(
+            |(t, k): &(std::sync::Arc<ferrodyn_engine::table::Table>, Item)| {
+                t.id == table.id && *k == key
+            },
+        ) {
+            return Err(DynamoError::validation(
+                "Transaction request cannot include multiple operations on one item",
+            ));
+        }
+        gets.push((table, key));
+    }
+    let found = engine.transact_get(&gets)?;
+    let mut responses = Vec::with_capacity(found.len());
+    let mut units: Vec<(String, f64)> = Vec::new();
+    for (((table, _), stored), projection) in gets.iter().zip(found).zip(&projections) {
+        // Transactional reads cost twice a strongly consistent read, and a
+        // missing item is charged too.
+        let cost = 2.0 * read_units(stored.as_ref().map_or(0, |s| s.size), true);
+        match units.iter_mut().find(|(t, _)| *t == table.name) {
+            Some((_, total)) => *total += cost,
+            None => units.push((table.name.clone(), cost)),
+        }
+        responses.push(match stored {
+            Some(stored) => {
+                let item = stored.parse()?;
+                let shown = match projection {
+                    Some(p) => p.apply(&item),
+                    None => item,
+                };
+                json!({ "Item": serde_json::to_value(shown).expect("serialisable") })
+            }
+            None => json!({}),
+        });
+    }
+    let mut body = serde_json::Map::new();
+    body.insert("Responses".into(), Value::Array(responses));
+    let detail = common::capacity_detail(&request.return_consumed_capacity);
+    if detail != CapacityDetail::None {
+        let list: Vec<Value> = units
+            .iter()
+            .map(|(table, units)| {
+                let mut entry = json!({ "TableName": table, "CapacityUnits": units, "ReadCapacityUnits": units });
+                if detail == CapacityDetail::Indexes {
+                    entry["Table"] = json!({ "CapacityUnits": units, "ReadCapacityUnits": units });
+                }
+                entry
+            })
+            .collect();
+        body.insert("ConsumedCapacity".into(), Value::Array(list));
+    }
+    Ok(serde_json::to_vec(&body).expect("serialisable"))
+}
