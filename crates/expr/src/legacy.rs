@@ -379,9 +379,11 @@ pub fn legacy_attribute_updates(updates: &Value) -> Result<UpdateExpression, Dyn
 pub fn legacy_attributes_to_get(names: &[String]) -> Result<Projection, DynamoError> {
     for (i, name) in names.iter().enumerate() {
         if names[..i].contains(name) {
-            return Err(DynamoError::validation(
-                "Cannot have two attributes with the same name",
-            ));
+            // DynamoDB Local says "Cannot have two attributes with the same
+            // name"; AWS names the duplicate, which is what we follow.
+            return Err(DynamoError::invalid_parameter(format!(
+                "Duplicate value in attribute name: {name}"
+            )));
         }
     }
     Ok(Projection {

@@ -335,7 +335,7 @@ fn legacy_attributes_to_get_rejects_duplicates() {
         legacy_attributes_to_get(&["a".into(), "a".into()])
             .unwrap_err()
             .message,
-        "Cannot have two attributes with the same name"
+        "One or more parameter values were invalid: Duplicate value in attribute name: a"
     );
     let p = legacy_attributes_to_get(&["a".into(), "status".into()]).unwrap();
     assert_eq!(p.paths.len(), 2);
