@@ -3,6 +3,7 @@
 //! strongly consistent read costs one unit per started 4 KB (at least one), and
 //! an eventually consistent read half that.
 
+use crate::index::IndexKind;
 use serde_json::{json, Value};
 
 const WRITE_UNIT_BYTES: usize = 1024;
@@ -47,6 +48,8 @@ pub struct Consumed {
     pub table: String,
     pub read: f64,
     pub write: f64,
+    /// Write units spent on secondary indexes, by index.
+    pub indexes: Vec<(String, IndexKind, f64)>,
 }
 
 impl Consumed {
@@ -55,6 +58,7 @@ impl Consumed {
             table: table.to_string(),
             read: units,
             write: 0.0,
+            indexes: Vec::new(),
         }
     }
 
@@ -63,12 +67,21 @@ impl Consumed {
             table: table.to_string(),
             read: 0.0,
             write: units,
+            indexes: Vec::new(),
         }
     }
 
+    /// Adds the units a write spent on secondary indexes.
+    pub fn with_indexes(mut self, indexes: Vec<(String, IndexKind, f64)>) -> Consumed {
+        self.indexes = indexes;
+        self
+    }
+
     /// The ConsumedCapacity object, or None when it was not asked for.
+    /// TOTAL counts the table and its indexes; INDEXES also breaks them down.
     pub fn to_json(&self, detail: CapacityDetail) -> Option<Value> {
-        let total = self.read + self.write;
+        let index_total: f64 = self.indexes.iter().map(|(_, _, u)| u).sum();
+        let total = self.read + self.write + index_total;
         let mut out = json!({ "TableName": self.table, "CapacityUnits": total });
         let object = out.as_object_mut().expect("object literal");
         if self.read > 0.0 {
@@ -81,7 +94,27 @@ impl Consumed {
             CapacityDetail::None => return None,
             CapacityDetail::Total => {}
             CapacityDetail::Indexes => {
-                let mut table = json!({ "CapacityUnits": total });
+                for (kind, field) in [
+                    (IndexKind::Global, "GlobalSecondaryIndexes"),
+                    (IndexKind::Local, "LocalSecondaryIndexes"),
+                ] {
+                    let shown: serde_json::Map<String, Value> = self
+                        .indexes
+                        .iter()
+                        .filter(|(_, k, _)| *k == kind)
+                        .map(|(name, _, units)| {
+                            (
+                                name.clone(),
+                                json!({ "CapacityUnits": units, "WriteCapacityUnits": units }),
+                            )
+                        })
+                        .collect();
+                    if !shown.is_empty() {
+                        object.insert(field.into(), Value::Object(shown));
+                    }
+                }
+                let table_total = self.read + self.write;
+                let mut table = json!({ "CapacityUnits": table_total });
                 if self.read > 0.0 {
                     table["ReadCapacityUnits"] = json!(self.read);
                 }

@@ -6,7 +6,8 @@
 //! allocator, and `'p' | id` marks a deleted table whose items are still being
 //! purged (so a purge interrupted by a crash resumes at the next start).
 
-use crate::keys::table_prefix;
+use crate::index::{Index, IndexKind, IndexState};
+use crate::keys::{table_prefix, KeySchema};
 use crate::schema::{
     BillingMode, BillingModeSummary, ProvisionedThroughputDescription, StreamSpecification,
     TableDescription,
@@ -16,21 +17,85 @@ use crate::Engine;
 use ferrodyn_storage::WriteOp;
 use ferrodyn_types::{DynamoError, Result};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::Arc;
 
 const CATALOG_PREFIX: u8 = b'c';
 const STATS_PREFIX: u8 = b's';
 const PURGE_PREFIX: u8 = b'p';
+const INDEX_STATS_PREFIX: u8 = b'q';
 const NEXT_ID_KEY: &[u8] = b"mnext_table_id";
 
 /// Items deleted per storage batch while purging a dropped table.
 const PURGE_BATCH: usize = 1000;
 
 #[derive(Serialize, Deserialize)]
-struct CatalogRecord {
-    id: u64,
-    description: TableDescription,
+pub(crate) struct CatalogRecord {
+    pub id: u64,
+    pub description: TableDescription,
+    /// Storage ids of the table's secondary indexes, by name.
+    #[serde(default)]
+    pub index_ids: BTreeMap<String, u32>,
+    /// Global indexes whose backfill has not finished.
+    #[serde(default)]
+    pub backfilling: Vec<String>,
+}
+
+impl CatalogRecord {
+    /// The record describing `table` as it is now.
+    pub fn of(table: &Table) -> CatalogRecord {
+        let indexes = table.indexes();
+        CatalogRecord {
+            id: table.id,
+            description: table.describe(),
+            index_ids: indexes.iter().map(|i| (i.name.clone(), i.id)).collect(),
+            backfilling: indexes
+                .iter()
+                .filter(|i| i.state() == IndexState::Backfilling)
+                .map(|i| i.name.clone())
+                .collect(),
+        }
+    }
+
+    /// Builds the in-memory indexes this record describes.
+    fn indexes(&self, engine: &Engine) -> Result<Vec<Arc<Index>>> {
+        let d = &self.description;
+        let mut out = Vec::new();
+        let lists = [
+            (IndexKind::Global, &d.global_secondary_indexes),
+            (IndexKind::Local, &d.local_secondary_indexes),
+        ];
+        for (kind, list) in lists {
+            for index in list.iter().flatten() {
+                let Some(&id) = self.index_ids.get(&index.index_name) else {
+                    continue;
+                };
+                let stats = engine
+                    .storage
+                    .get(&index_stats_key(self.id, id))
+                    .map_err(storage_error)?
+                    .and_then(|v| serde_json::from_slice(&v).ok())
+                    .unwrap_or_default();
+                let state = if self.backfilling.contains(&index.index_name) {
+                    IndexState::Backfilling
+                } else {
+                    IndexState::Active
+                };
+                let schema = KeySchema::new(&index.key_schema, &d.attribute_definitions);
+                out.push(Arc::new(Index::new(id, kind, index, schema, state, stats)));
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Storage key of one index's item count and size.
+pub fn index_stats_key(table_id: u64, index_id: u32) -> Vec<u8> {
+    let mut key = vec![INDEX_STATS_PREFIX];
+    key.extend_from_slice(&table_id.to_be_bytes());
+    key.extend_from_slice(&index_id.to_be_bytes());
+    key
 }
 
 pub fn catalog_key(name: &str) -> Vec<u8> {
@@ -84,6 +149,7 @@ impl Engine {
     /// Loads the catalog from storage and resumes interrupted purges.
     pub(crate) fn load_catalog(&self) -> Result<()> {
         let records = scan_prefix(self, &[CATALOG_PREFIX])?;
+        let mut resume_backfills = Vec::new();
         let mut tables = self.tables.write();
         for (_, value) in records {
             let record: CatalogRecord = serde_json::from_slice(&value).map_err(storage_error)?;
@@ -93,8 +159,10 @@ impl Engine {
                 .map_err(storage_error)?
                 .and_then(|v| serde_json::from_slice(&v).ok())
                 .unwrap_or_default();
-            let table = Table::new(record.id, record.description, stats);
-            tables.insert(table.name.clone(), Arc::new(table));
+            let indexes = record.indexes(self)?;
+            let table = Arc::new(Table::new(record.id, record.description, stats, indexes));
+            tables.insert(table.name.clone(), Arc::clone(&table));
+            resume_backfills.push(table);
         }
         drop(tables);
         let next = self
@@ -108,6 +176,13 @@ impl Engine {
         for (key, _) in scan_prefix(self, &[PURGE_PREFIX])? {
             if let Ok(id) = key[1..].try_into().map(u64::from_be_bytes) {
                 self.purge_table_data(id)?;
+            }
+        }
+        for table in resume_backfills {
+            for index in table.indexes() {
+                if index.state() == IndexState::Backfilling {
+                    self.backfill_index(&table, &index)?;
+                }
             }
         }
         Ok(())
@@ -192,10 +267,23 @@ impl Engine {
                 .table_class
                 .map(|c| serde_json::json!({ "TableClass": c })),
         };
+        let mut index_ids = BTreeMap::new();
+        for (n, index) in description
+            .global_secondary_indexes
+            .iter()
+            .chain(description.local_secondary_indexes.iter())
+            .flatten()
+            .enumerate()
+        {
+            index_ids.insert(index.index_name.clone(), n as u32 + 1);
+        }
         let record = CatalogRecord {
             id,
             description: description.clone(),
+            index_ids,
+            backfilling: Vec::new(),
         };
+        let indexes = record.indexes(self)?;
         self.storage
             .write(vec![
                 WriteOp::Put(
@@ -211,7 +299,12 @@ impl Engine {
             .map_err(storage_error)?;
         self.tables.write().insert(
             new.name.clone(),
-            Arc::new(Table::new(id, description.clone(), TableStats::default())),
+            Arc::new(Table::new(
+                id,
+                description.clone(),
+                TableStats::default(),
+                indexes,
+            )),
         );
         // The table is usable at once, but like DynamoDB the creating call
         // reports CREATING; the next DescribeTable reports ACTIVE.
@@ -269,18 +362,25 @@ impl Engine {
 
     /// Deletes every item of a dropped table, in bounded batches.
     fn purge_table_data(&self, id: u64) -> Result<()> {
-        let prefix = table_prefix(id);
+        let mut index_entries = vec![crate::index::INDEX_PREFIX];
+        index_entries.extend_from_slice(&id.to_be_bytes());
+        self.purge_prefix(&index_entries)?;
+        self.purge_prefix(&table_prefix(id))?;
+        self.storage
+            .write(vec![WriteOp::Delete(purge_key(id))])
+            .map_err(storage_error)
+    }
+
+    /// Deletes every key under `prefix`, in bounded batches.
+    pub(crate) fn purge_prefix(&self, prefix: &[u8]) -> Result<()> {
         loop {
-            let batch = scan_prefix_limited(self, &prefix, PURGE_BATCH)?;
+            let batch = scan_prefix_limited(self, prefix, PURGE_BATCH)?;
             if batch.is_empty() {
-                break;
+                return Ok(());
             }
             let ops = batch.into_iter().map(|(k, _)| WriteOp::Delete(k)).collect();
             self.storage.write(ops).map_err(storage_error)?;
         }
-        self.storage
-            .write(vec![WriteOp::Delete(purge_key(id))])
-            .map_err(storage_error)
     }
 
     pub fn update_table(&self, name: &str, update: TableUpdate) -> Result<TableDescription> {
@@ -335,10 +435,7 @@ impl Engine {
                 d.table_class_summary = Some(serde_json::json!({ "TableClass": class }));
             }
         });
-        let record = CatalogRecord {
-            id: table.id,
-            description: description.clone(),
-        };
+        let record = CatalogRecord::of(&table);
         self.storage
             .write(vec![WriteOp::Put(
                 catalog_key(name),

@@ -8,7 +8,8 @@
 //! the lock and see either the old or the new item, never a mix.
 
 use crate::capacity::{read_units, write_units};
-use crate::catalog::stats_key;
+use crate::catalog::{index_stats_key, stats_key};
+use crate::index::{Index, IndexKind, IndexState};
 use crate::table::{Table, TableStats};
 use crate::Engine;
 use ferrodyn_expr::{Condition, Path, UpdateExpression};
@@ -68,6 +69,8 @@ pub struct WriteOutcome {
     /// Paths an update touched, for ReturnValues UPDATED_OLD / UPDATED_NEW.
     pub updated_paths: Vec<Path>,
     pub write_units: f64,
+    /// Units spent on each secondary index.
+    pub index_units: Vec<(String, IndexKind, f64)>,
 }
 
 /// A failed condition, carrying the current item for
@@ -186,9 +189,15 @@ impl Engine {
             };
             return Err(DynamoError::validation(message));
         }
+        let index_changes = if changes {
+            self.index_changes(table, old.as_ref(), new.as_ref())?
+        } else {
+            Vec::new()
+        };
         Ok(PlannedWrite {
             table: Arc::clone(table),
             storage_key,
+            index_changes,
             write_units: write_units(old_size.max(new_size)),
             delta: TableStats {
                 item_count: i64::from(new.is_some()) - i64::from(old.is_some()),
@@ -206,6 +215,7 @@ impl Engine {
     pub(crate) fn commit(&self, writes: &[PlannedWrite]) -> Result<()> {
         let mut ops = Vec::with_capacity(writes.len() + 1);
         let mut deltas: Vec<(&Arc<Table>, TableStats)> = Vec::new();
+        let mut index_deltas: Vec<(&Arc<Index>, u64, TableStats)> = Vec::new();
         for write in writes.iter().filter(|w| w.changes) {
             match &write.new {
                 Some(item) => ops.push(WriteOp::Put(
@@ -219,6 +229,28 @@ impl Engine {
                 Some((_, delta)) => *delta = delta.plus(write.delta),
                 None => deltas.push((&write.table, write.delta)),
             }
+            for change in &write.index_changes {
+                if let Some(key) = &change.delete {
+                    ops.push(WriteOp::Delete(key.clone()));
+                }
+                if let Some((key, value)) = &change.put {
+                    ops.push(WriteOp::Put(key.clone(), value.clone()));
+                }
+                match index_deltas
+                    .iter_mut()
+                    .find(|(i, _, _)| Arc::ptr_eq(i, &change.index))
+                {
+                    Some((_, _, delta)) => *delta = delta.plus(change.delta),
+                    None => index_deltas.push((&change.index, write.table.id, change.delta)),
+                }
+            }
+        }
+        for (index, table_id, delta) in &index_deltas {
+            let stats = index.stats().plus(*delta);
+            ops.push(WriteOp::Put(
+                index_stats_key(*table_id, index.id),
+                serde_json::to_vec(&stats).expect("stats serialise"),
+            ));
         }
         if ops.is_empty() {
             return Ok(());
@@ -234,6 +266,9 @@ impl Engine {
         for (table, delta) in deltas {
             table.apply_stats_delta(delta);
         }
+        for (index, _, delta) in index_deltas {
+            index.apply_stats_delta(delta);
+        }
         Ok(())
     }
 }
@@ -242,6 +277,8 @@ impl Engine {
 pub struct PlannedWrite {
     pub table: Arc<Table>,
     storage_key: Vec<u8>,
+    /// How each secondary index's entry for this item changes.
+    pub index_changes: Vec<IndexChange>,
     pub old: Option<Item>,
     pub new: Option<Item>,
     pub updated_paths: Vec<Path>,
@@ -251,9 +288,98 @@ pub struct PlannedWrite {
     changes: bool,
 }
 
+/// The change one write makes to one secondary index.
+pub struct IndexChange {
+    pub index: Arc<Index>,
+    delete: Option<Vec<u8>>,
+    put: Option<(Vec<u8>, Vec<u8>)>,
+    delta: TableStats,
+    /// Write units the index update costs (reported with INDEXES).
+    pub write_units: f64,
+}
+
+impl Engine {
+    /// Works out how the item's entries in every index of `table` change.
+    fn index_changes(
+        &self,
+        table: &Table,
+        old: Option<&Item>,
+        new: Option<&Item>,
+    ) -> Result<Vec<IndexChange>> {
+        let mut changes = Vec::new();
+        for index in table.indexes() {
+            if let Some(new) = new {
+                index.validate_item(new)?;
+            }
+            let mut old_entry = old.and_then(|o| {
+                index
+                    .entry_key(table.id, &table.schema, o)
+                    .map(|k| (k, item_size(&index.project(&table.schema, o))))
+            });
+            // While an index is being backfilled, the old item may not have
+            // its entry yet; only an entry that exists can be replaced.
+            if index.state() == IndexState::Backfilling {
+                if let Some((key, _)) = &old_entry {
+                    if self
+                        .storage
+                        .get(key)
+                        .map_err(crate::storage_error)?
+                        .is_none()
+                    {
+                        old_entry = None;
+                    }
+                }
+            }
+            let new_entry = new.and_then(|n| {
+                index.entry_key(table.id, &table.schema, n).map(|k| {
+                    let projected = index.project(&table.schema, n);
+                    (k, item_size(&projected), StoredItem::encode(&projected))
+                })
+            });
+            if old_entry.is_none() && new_entry.is_none() {
+                continue;
+            }
+            let old_size = old_entry.as_ref().map_or(0, |(_, size)| *size);
+            let new_size = new_entry.as_ref().map_or(0, |(_, size, _)| *size);
+            // Moving an entry to a new key costs a delete and a put.
+            let moved =
+                matches!((&old_entry, &new_entry), (Some((a, _)), Some((b, _, _))) if a != b);
+            let units = if moved {
+                write_units(old_size) + write_units(new_size)
+            } else {
+                write_units(old_size.max(new_size))
+            };
+            changes.push(IndexChange {
+                delete: old_entry
+                    .as_ref()
+                    .filter(|(k, _)| new_entry.as_ref().is_none_or(|(n, _, _)| n != k))
+                    .map(|(k, _)| k.clone()),
+                delta: TableStats {
+                    item_count: i64::from(new_entry.is_some()) - i64::from(old_entry.is_some()),
+                    size_bytes: new_size as i64 - old_size as i64,
+                },
+                put: new_entry.map(|(k, _, v)| (k, v)),
+                index,
+                write_units: units,
+            });
+        }
+        Ok(changes)
+    }
+}
+
 impl PlannedWrite {
+    /// Write units spent on each index, by index name.
+    pub fn index_units(&self) -> Vec<(String, IndexKind, f64)> {
+        self.index_changes
+            .iter()
+            .map(|c| (c.index.name.clone(), c.index.kind, c.write_units))
+            .collect()
+    }
+
     pub fn into_outcome(self) -> WriteOutcome {
+        let index_units = self.index_units();
         WriteOutcome {
+            index_units,
             old: self.old,
             new: self.new,
             updated_paths: self.updated_paths,

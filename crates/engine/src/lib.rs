@@ -16,6 +16,8 @@
 pub mod capacity;
 pub mod catalog;
 pub mod idempotency;
+pub mod index;
+pub mod index_changes;
 pub mod items;
 pub mod keys;
 pub mod read;

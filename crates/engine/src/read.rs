@@ -1,4 +1,5 @@
-//! Range reads for Query and Scan: walk a storage key range in bounded
+//! Range reads for Query and Scan (of a table or of one of its secondary
+//! indexes, whose entries are stored the same way): walk a storage key range in bounded
 //! chunks, stopping at DynamoDB's page limits (Limit items evaluated, or 1 MB
 //! of item data read), apply the filter, and report where to resume.
 //!
@@ -6,6 +7,7 @@
 //! chunks of at most [`CHUNK`] entries.
 
 use crate::capacity::read_units;
+use crate::index::Index;
 use crate::items::StoredItem;
 use crate::table::Table;
 use crate::Engine;
@@ -47,6 +49,7 @@ impl Engine {
     pub fn read_page(
         &self,
         table: &Table,
+        index: Option<&Index>,
         range: KeyRange,
         reverse: bool,
         limit: Option<usize>,
@@ -75,7 +78,10 @@ impl Engine {
                 page.bytes_read += stored.size;
                 let full = page.scanned >= limit || page.bytes_read >= PAGE_BYTES;
                 if full {
-                    page.last_evaluated = Some(table.schema.extract(&item));
+                    page.last_evaluated = Some(match index {
+                        Some(index) => index.last_evaluated_key(&table.schema, &item),
+                        None => table.schema.extract(&item),
+                    });
                 }
                 if filter.map_or(Ok(true), |f| f.evaluate(Some(&item)))? {
                     page.items.push(item);

@@ -1,10 +1,12 @@
 //! A table as the engine holds it in memory: its identity, key schema,
-//! description, and live item count and size.
+//! description, secondary indexes, and live item count and size.
 
+use crate::index::{Index, IndexKind, IndexState};
 use crate::keys::KeySchema;
 use crate::schema::TableDescription;
 use parking_lot::RwLock;
 use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
 
 pub struct Table {
     /// Storage id, unique for the life of the database: a re-created table with
@@ -13,17 +15,26 @@ pub struct Table {
     pub name: String,
     pub schema: KeySchema,
     description: RwLock<TableDescription>,
+    /// Secondary indexes every write maintains (including ones still being
+    /// backfilled; an index being deleted is removed from here first).
+    indexes: RwLock<Vec<Arc<Index>>>,
     item_count: AtomicI64,
     size_bytes: AtomicI64,
 }
 
 impl Table {
-    pub fn new(id: u64, description: TableDescription, stats: TableStats) -> Table {
+    pub fn new(
+        id: u64,
+        description: TableDescription,
+        stats: TableStats,
+        indexes: Vec<Arc<Index>>,
+    ) -> Table {
         Table {
             id,
             name: description.table_name.clone(),
             schema: KeySchema::new(&description.key_schema, &description.attribute_definitions),
             description: RwLock::new(description),
+            indexes: RwLock::new(indexes),
             item_count: AtomicI64::new(stats.item_count),
             size_bytes: AtomicI64::new(stats.size_bytes),
         }
@@ -34,7 +45,45 @@ impl Table {
         let mut description = self.description.read().clone();
         description.item_count = self.item_count.load(Ordering::Relaxed).max(0) as u64;
         description.table_size_bytes = self.size_bytes.load(Ordering::Relaxed).max(0) as u64;
+        let indexes = self.indexes.read();
+        let lists = description
+            .global_secondary_indexes
+            .iter_mut()
+            .chain(description.local_secondary_indexes.iter_mut())
+            .flatten();
+        for shown in lists {
+            if let Some(index) = indexes.iter().find(|i| i.name == shown.index_name) {
+                let stats = index.stats();
+                shown.item_count = stats.item_count.max(0) as u64;
+                shown.index_size_bytes = stats.size_bytes.max(0) as u64;
+                if index.kind == IndexKind::Global {
+                    let backfilling = index.state() == IndexState::Backfilling;
+                    shown.index_status =
+                        Some(if backfilling { "CREATING" } else { "ACTIVE" }.into());
+                    shown.backfilling = backfilling.then_some(true);
+                }
+            }
+        }
         description
+    }
+
+    /// The indexes every write must maintain.
+    pub fn indexes(&self) -> Vec<Arc<Index>> {
+        self.indexes.read().clone()
+    }
+
+    pub fn index(&self, name: &str) -> Option<Arc<Index>> {
+        self.indexes.read().iter().find(|i| i.name == name).cloned()
+    }
+
+    pub fn add_index(&self, index: Arc<Index>) {
+        self.indexes.write().push(index);
+    }
+
+    pub fn remove_index(&self, name: &str) -> Option<Arc<Index>> {
+        let mut indexes = self.indexes.write();
+        let position = indexes.iter().position(|i| i.name == name)?;
+        Some(indexes.remove(position))
     }
 
     pub fn update_description(

@@ -39,8 +39,8 @@ pub struct RawKeyElement {
 #[derive(Deserialize)]
 #[serde(rename_all = "PascalCase")]
 pub struct RawAttributeDefinition {
-    attribute_name: Option<String>,
-    attribute_type: Option<String>,
+    pub(crate) attribute_name: Option<String>,
+    pub(crate) attribute_type: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -262,7 +262,11 @@ fn validate(request: Request) -> Result<NewTable> {
     })
 }
 
-fn check_key_elements(v: &mut Violations, field: &str, elements: Option<&[RawKeyElement]>) {
+pub(crate) fn check_key_elements(
+    v: &mut Violations,
+    field: &str,
+    elements: Option<&[RawKeyElement]>,
+) {
     let Some(elements) = elements else {
         v.not_null::<()>(field, &None);
         return;
@@ -285,7 +289,11 @@ fn check_key_elements(v: &mut Violations, field: &str, elements: Option<&[RawKey
     }
 }
 
-fn check_throughput(v: &mut Violations, field: &str, throughput: Option<&RawThroughput>) {
+pub(crate) fn check_throughput(
+    v: &mut Violations,
+    field: &str,
+    throughput: Option<&RawThroughput>,
+) {
     if let Some(t) = throughput {
         for (name, value) in [
             ("readCapacityUnits", t.read_capacity_units),
@@ -299,7 +307,9 @@ fn check_throughput(v: &mut Violations, field: &str, throughput: Option<&RawThro
     }
 }
 
-fn attribute_definitions(raw: Vec<RawAttributeDefinition>) -> Result<Vec<AttributeDefinition>> {
+pub(crate) fn attribute_definitions(
+    raw: Vec<RawAttributeDefinition>,
+) -> Result<Vec<AttributeDefinition>> {
     let mut out: Vec<AttributeDefinition> = Vec::with_capacity(raw.len());
     for d in raw {
         let name = d.attribute_name.expect("checked");
@@ -400,7 +410,7 @@ fn throughput_for_mode(
 }
 
 /// Validates GSIs (`table_hash` None) or LSIs (`table_hash` the table's partition key).
-fn indexes(
+pub(crate) fn indexes(
     raw: Vec<RawIndex>,
     definitions: &[AttributeDefinition],
     mode: BillingMode,

@@ -98,7 +98,8 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
         }
     }
     body.capacity(
-        &Consumed::write(&table.name, outcome.write_units),
+        &Consumed::write(&table.name, outcome.write_units)
+            .with_indexes(outcome.index_units.clone()),
         common::capacity_detail(&request.return_consumed_capacity),
     );
     body.finish()

@@ -23,6 +23,7 @@ mod update_table;
 
 use ferrodyn_engine::Engine;
 use ferrodyn_types::Result;
+use std::sync::Arc;
 
 /// The operations Ferrodyn implements.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -69,7 +70,7 @@ impl Operation {
 }
 
 /// Runs one operation on a raw JSON body, returning the JSON response body.
-pub fn dispatch(engine: &Engine, operation: Operation, body: &[u8]) -> Result<Vec<u8>> {
+pub fn dispatch(engine: &Arc<Engine>, operation: Operation, body: &[u8]) -> Result<Vec<u8>> {
     match operation {
         Operation::CreateTable => create_table::run(engine, common::parse_body(body)?),
         Operation::DescribeTable => describe_table::run(engine, common::parse_body(body)?),

@@ -5,6 +5,7 @@ use crate::ops::common::{self, Names, Values};
 use crate::ops::reads::{self, SELECT_VALUES};
 use crate::validate::{self, Violations};
 use ferrodyn_engine::catalog::prefix_end;
+use ferrodyn_engine::index::{encode_escaped, encode_escaped_prefix};
 use ferrodyn_engine::keys::{encode_sort_value, partition_prefix};
 use ferrodyn_engine::read::KeyRange;
 use ferrodyn_engine::Engine;
@@ -126,10 +127,13 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
     ctx.check_all_used()?;
 
     let table = engine.table_for_items(request.table_name.as_deref().expect("checked"))?;
-    if let Some(index) = &request.index_name {
-        return Err(index_not_supported(&table.describe(), index));
-    }
-    let schema = &table.schema;
+    let consistent = request.consistent_read.unwrap_or(false);
+    let index = reads::resolve_index(&table, request.index_name.as_deref(), consistent)?;
+    let select = reads::select_for_index(select, request.select.as_deref(), index.as_deref())?;
+    let schema = match &index {
+        Some(index) => &index.schema,
+        None => &table.schema,
+    };
     let (hash_part, range_part) = key_condition.validate(
         (&schema.hash.name, schema.hash.ty),
         schema.range.as_ref().map(|r| (r.name.as_str(), r.ty)),
@@ -137,9 +141,12 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
     let KeyOp::Eq(hash_value) = &hash_part.op else {
         return Err(DynamoError::validation("Query key condition not supported"));
     };
-    let prefix = partition_prefix(table.id, hash_value);
+    let prefix = match &index {
+        Some(index) => ferrodyn_engine::index::partition_prefix(table.id, index.id, hash_value),
+        None => partition_prefix(table.id, hash_value),
+    };
     let mut range = match range_part {
-        Some(part) => sort_range(&prefix, &part.op)?,
+        Some(part) => sort_range(&prefix, &part.op, index.is_some())?,
         None => KeyRange {
             start: Bound::Included(prefix.clone()),
             end: end_of(&prefix),
@@ -147,8 +154,13 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
     };
     let forward = request.scan_index_forward.unwrap_or(true);
     if let Some(start_key) = &request.exclusive_start_key {
-        reads::starting_key(&table, start_key)?;
-        let encoded = schema.encode(table.id, start_key);
+        let encoded = match &index {
+            Some(index) => index.start_key(table.id, &table.schema, start_key)?,
+            None => {
+                reads::starting_key(&table, start_key)?;
+                table.schema.encode(table.id, start_key)
+            }
+        };
         let in_partition = start_key
             .get(&schema.hash.name)
             .is_some_and(|v| v == hash_value);
@@ -163,14 +175,15 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
             range.end = Bound::Excluded(encoded);
         }
     }
-    let consistent = request.consistent_read.unwrap_or(false);
-    let page = engine.read_page(
+    let mut page = engine.read_page(
         &table,
+        index.as_deref(),
         range,
         !forward,
         request.limit.map(|l| l as usize),
         filter.as_ref(),
     )?;
+    reads::fetch_from_table(engine, &table, index.as_deref(), select, &mut page)?;
     reads::page_response(
         &table,
         page,
@@ -181,29 +194,6 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
     )
 }
 
-/// Secondary indexes are described but not yet maintained, so they cannot be
-/// read: say so rather than return wrong results.
-pub fn index_not_supported(
-    description: &ferrodyn_engine::schema::TableDescription,
-    index: &str,
-) -> DynamoError {
-    let exists = description
-        .global_secondary_indexes
-        .iter()
-        .chain(description.local_secondary_indexes.iter())
-        .flatten()
-        .any(|i| i.index_name == index);
-    if exists {
-        DynamoError::validation(format!(
-            "Reading secondary index {index} is not supported by this version of Ferrodyn yet"
-        ))
-    } else {
-        DynamoError::validation(format!(
-            "The table does not have the specified index: {index}"
-        ))
-    }
-}
-
 fn end_of(prefix: &[u8]) -> Bound<Vec<u8>> {
     match prefix_end(prefix) {
         Some(end) => Bound::Excluded(end),
@@ -211,34 +201,54 @@ fn end_of(prefix: &[u8]) -> Bound<Vec<u8>> {
     }
 }
 
-fn with_sort(prefix: &[u8], value: &AttributeValue) -> Vec<u8> {
+fn with_sort(prefix: &[u8], value: &AttributeValue, escaped: bool) -> Vec<u8> {
     let mut key = prefix.to_vec();
-    encode_sort_value(value, &mut key);
+    if escaped {
+        encode_escaped(value, &mut key);
+    } else {
+        encode_sort_value(value, &mut key);
+    }
     key
 }
 
-/// The storage range of a sort-key condition within a partition.
-fn sort_range(prefix: &[u8], op: &KeyOp) -> Result<KeyRange> {
+/// The storage range of a sort-key condition within a partition. In an
+/// index (`escaped`), each sort key is followed by the base key, so "equal
+/// to v" means every key that starts with v's encoding.
+fn sort_range(prefix: &[u8], op: &KeyOp, escaped: bool) -> Result<KeyRange> {
+    let key = |v: &AttributeValue| with_sort(prefix, v, escaped);
+    // Bounds just past every key equal to v.
+    let through = |v: &AttributeValue| {
+        if escaped {
+            end_of(&key(v))
+        } else {
+            Bound::Included(key(v))
+        }
+    };
+    let after = |v: &AttributeValue| match end_of(&key(v)) {
+        Bound::Excluded(k) if escaped => Bound::Included(k),
+        Bound::Unbounded if escaped => Bound::Excluded(key(v)),
+        _ => Bound::Excluded(key(v)),
+    };
     let whole_start = Bound::Included(prefix.to_vec());
     Ok(match op {
         KeyOp::Eq(v) => KeyRange {
-            start: Bound::Included(with_sort(prefix, v)),
-            end: Bound::Included(with_sort(prefix, v)),
+            start: Bound::Included(key(v)),
+            end: through(v),
         },
         KeyOp::Lt(v) => KeyRange {
             start: whole_start,
-            end: Bound::Excluded(with_sort(prefix, v)),
+            end: Bound::Excluded(key(v)),
         },
         KeyOp::Le(v) => KeyRange {
             start: whole_start,
-            end: Bound::Included(with_sort(prefix, v)),
+            end: through(v),
         },
         KeyOp::Gt(v) => KeyRange {
-            start: Bound::Excluded(with_sort(prefix, v)),
+            start: after(v),
             end: end_of(prefix),
         },
         KeyOp::Ge(v) => KeyRange {
-            start: Bound::Included(with_sort(prefix, v)),
+            start: Bound::Included(key(v)),
             end: end_of(prefix),
         },
         KeyOp::Between(low, high) => {
@@ -250,12 +260,17 @@ fn sort_range(prefix: &[u8], op: &KeyOp) -> Result<KeyRange> {
                 )));
             }
             KeyRange {
-                start: Bound::Included(with_sort(prefix, low)),
-                end: Bound::Included(with_sort(prefix, high)),
+                start: Bound::Included(key(low)),
+                end: through(high),
             }
         }
         KeyOp::BeginsWith(v) => {
-            let start = with_sort(prefix, v);
+            let mut start = prefix.to_vec();
+            if escaped {
+                encode_escaped_prefix(v, &mut start);
+            } else {
+                encode_sort_value(v, &mut start);
+            }
             let end = end_of(&start);
             KeyRange {
                 start: Bound::Included(start),

@@ -4,10 +4,13 @@
 
 use crate::ops::common::ResponseBody;
 use ferrodyn_engine::capacity::{CapacityDetail, Consumed};
+use ferrodyn_engine::index::{Index, IndexKind, IndexState};
 use ferrodyn_engine::read::Page;
 use ferrodyn_engine::table::Table;
+use ferrodyn_engine::Engine;
 use ferrodyn_expr::Projection;
 use ferrodyn_types::{DynamoError, Item, Result};
+use std::sync::Arc;
 
 pub const SELECT_VALUES: &[&str] = &[
     "SPECIFIC_ATTRIBUTES",
@@ -20,8 +23,85 @@ pub const SELECT_VALUES: &[&str] = &[
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Select {
     All,
+    AllProjected,
     Count,
     Specific,
+}
+
+/// The index a Query or Scan names, checked as DynamoDB checks it.
+pub fn resolve_index(
+    table: &Table,
+    name: Option<&str>,
+    consistent: bool,
+) -> Result<Option<Arc<Index>>> {
+    let Some(name) = name else { return Ok(None) };
+    let index = table.index(name).ok_or_else(|| {
+        DynamoError::validation(format!(
+            "The table does not have the specified index: {name}"
+        ))
+    })?;
+    if index.kind == IndexKind::Global {
+        if consistent {
+            return Err(DynamoError::validation(
+                "Consistent reads are not supported on global secondary indexes",
+            ));
+        }
+        if index.state() == IndexState::Backfilling {
+            return Err(DynamoError::validation(format!(
+                "Cannot read from backfilling global secondary index: {name}"
+            )));
+        }
+    }
+    Ok(Some(index))
+}
+
+/// Refines Select for an index: the default is the projected attributes, and
+/// a GSI cannot return attributes it does not project.
+pub fn select_for_index(
+    select: Select,
+    explicit: Option<&str>,
+    index: Option<&Index>,
+) -> Result<Select> {
+    let Some(index) = index else {
+        return Ok(select);
+    };
+    if select == Select::All && explicit.is_none() {
+        return Ok(Select::AllProjected);
+    }
+    if select == Select::All && index.kind == IndexKind::Global && !index.projects_all() {
+        return Err(DynamoError::invalid_parameter(format!(
+            "Select type ALL_ATTRIBUTES is not supported for global secondary index {} because its projection type is not ALL",
+            index.name
+        )));
+    }
+    Ok(select)
+}
+
+/// For an LSI that does not project everything, ALL_ATTRIBUTES and
+/// projections read the full items from the table, as DynamoDB does; the
+/// extra reads are added to the page's cost.
+pub fn fetch_from_table(
+    engine: &Engine,
+    table: &Table,
+    index: Option<&Index>,
+    select: Select,
+    page: &mut Page,
+) -> Result<()> {
+    let Some(index) = index else { return Ok(()) };
+    if index.kind != IndexKind::Local
+        || index.projects_all()
+        || !matches!(select, Select::All | Select::Specific)
+    {
+        return Ok(());
+    }
+    for item in &mut page.items {
+        let key = table.schema.extract(item);
+        if let Some(stored) = engine.get_item(table, &key)? {
+            page.bytes_read += stored.size;
+            *item = stored.parse()?;
+        }
+    }
+    Ok(())
 }
 
 /// Checks Select against the projection parameters, as DynamoDB does.
@@ -46,6 +126,7 @@ pub fn select(
             )))
         }
         Some("COUNT") => Ok(Select::Count),
+        Some("ALL_PROJECTED_ATTRIBUTES") => Ok(Select::AllProjected),
         _ if projecting => Ok(Select::Specific),
         _ => Ok(Select::All),
     }

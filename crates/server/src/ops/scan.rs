@@ -6,6 +6,7 @@ use crate::ops::common::{self, Names, Values};
 use crate::ops::reads::{self, SELECT_VALUES};
 use crate::validate::{self, Violations};
 use ferrodyn_engine::catalog::prefix_end;
+use ferrodyn_engine::index::{hash_bound as index_hash_bound, index_prefix};
 use ferrodyn_engine::keys::{hash_bound, partition_hash, table_prefix};
 use ferrodyn_engine::read::KeyRange;
 use ferrodyn_engine::Engine;
@@ -137,33 +138,60 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
     ctx.check_all_used()?;
 
     let table = engine.table_for_items(request.table_name.as_deref().expect("checked"))?;
-    if let Some(index) = &request.index_name {
-        return Err(crate::ops::query::index_not_supported(
-            &table.describe(),
-            index,
-        ));
-    }
-    let prefix = table_prefix(table.id);
+    let consistent = request.consistent_read.unwrap_or(false);
+    let index = reads::resolve_index(&table, request.index_name.as_deref(), consistent)?;
+    let select = reads::select_for_index(select, request.select.as_deref(), index.as_deref())?;
+    // Table items and index entries are both laid out by partition hash, so
+    // segments are hash ranges in either.
+    let (prefix, at_hash): (Vec<u8>, Box<dyn Fn(u64) -> Vec<u8>>) = match &index {
+        Some(index) => {
+            let (table_id, index_id) = (table.id, index.id);
+            (
+                index_prefix(table_id, index_id),
+                Box::new(move |h| index_hash_bound(table_id, index_id, h)),
+            )
+        }
+        None => {
+            let table_id = table.id;
+            (
+                table_prefix(table_id),
+                Box::new(move |h| hash_bound(table_id, h)),
+            )
+        }
+    };
+    let whole_end = prefix_end(&prefix).map_or(Bound::Unbounded, Bound::Excluded);
     let mut range = match segment {
         None => KeyRange {
             start: Bound::Included(prefix.clone()),
-            end: prefix_end(&prefix).map_or(Bound::Unbounded, Bound::Excluded),
+            end: whole_end,
         },
         Some((segment, total)) => {
             let (low, high) = segment_hashes(segment, total);
             KeyRange {
-                start: Bound::Included(hash_bound(table.id, low)),
+                start: Bound::Included(at_hash(low)),
                 end: match high {
-                    Some(high) => Bound::Excluded(hash_bound(table.id, high)),
-                    None => prefix_end(&prefix).map_or(Bound::Unbounded, Bound::Excluded),
+                    Some(high) => Bound::Excluded(at_hash(high)),
+                    None => whole_end,
                 },
             }
         }
     };
     if let Some(start_key) = &request.exclusive_start_key {
-        reads::starting_key(&table, start_key)?;
+        let (encoded, hash_name) = match &index {
+            Some(index) => (
+                index.start_key(table.id, &table.schema, start_key)?,
+                &index.schema.hash.name,
+            ),
+            None => {
+                reads::starting_key(&table, start_key)?;
+                (
+                    table.schema.encode(table.id, start_key),
+                    &table.schema.hash.name,
+                )
+            }
+        };
         if let Some((segment, total)) = segment {
-            let hash = partition_hash(&start_key[&table.schema.hash.name]);
+            let hash = partition_hash(&start_key[hash_name]);
             let (low, high) = segment_hashes(segment, total);
             if hash < low || high.is_some_and(|h| hash >= h) {
                 return Err(DynamoError::validation(
@@ -171,16 +199,17 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
                 ));
             }
         }
-        range.start = Bound::Excluded(table.schema.encode(table.id, start_key));
+        range.start = Bound::Excluded(encoded);
     }
-    let consistent = request.consistent_read.unwrap_or(false);
-    let page = engine.read_page(
+    let mut page = engine.read_page(
         &table,
+        index.as_deref(),
         range,
         false,
         request.limit.map(|l| l as usize),
         filter.as_ref(),
     )?;
+    reads::fetch_from_table(engine, &table, index.as_deref(), select, &mut page)?;
     reads::page_response(
         &table,
         page,

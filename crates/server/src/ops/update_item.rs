@@ -142,7 +142,8 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
         body.item("Attributes", &attributes);
     }
     body.capacity(
-        &Consumed::write(&table.name, outcome.write_units),
+        &Consumed::write(&table.name, outcome.write_units)
+            .with_indexes(outcome.index_units.clone()),
         common::capacity_detail(&request.return_consumed_capacity),
     );
     body.finish()

@@ -3,11 +3,14 @@
 //! work and are refused clearly until then.
 
 use crate::ops::common::ResponseBody;
+use crate::ops::create_table::{attribute_definitions, indexes, RawAttributeDefinition, RawIndex};
 use crate::validate::Violations;
+use ferrodyn_engine::schema::AttributeDefinition;
 use ferrodyn_engine::schema::{BillingMode, StreamSpecification};
 use ferrodyn_engine::{Engine, TableUpdate};
 use ferrodyn_types::{DynamoError, Result};
 use serde::Deserialize;
+use std::sync::Arc;
 
 #[derive(Deserialize)]
 #[serde(rename_all = "PascalCase")]
@@ -18,9 +21,23 @@ pub struct Request {
     stream_specification: Option<Stream>,
     deletion_protection_enabled: Option<bool>,
     table_class: Option<String>,
-    global_secondary_index_updates: Option<serde_json::Value>,
-    attribute_definitions: Option<serde_json::Value>,
+    global_secondary_index_updates: Option<Vec<IndexUpdate>>,
+    attribute_definitions: Option<Vec<RawAttributeDefinition>>,
     replica_updates: Option<serde_json::Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct IndexUpdate {
+    create: Option<RawIndex>,
+    delete: Option<DeleteIndex>,
+    update: Option<serde_json::Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct DeleteIndex {
+    index_name: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -37,7 +54,7 @@ pub struct Stream {
     stream_view_type: Option<String>,
 }
 
-pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
+pub fn run(engine: &Arc<Engine>, request: Request) -> Result<Vec<u8>> {
     let mut v = Violations::default();
     v.table_name("tableName", &request.table_name);
     v.one_of(
@@ -70,10 +87,9 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
         &["STANDARD", "STANDARD_INFREQUENT_ACCESS"],
     );
     v.finish()?;
-    if request.global_secondary_index_updates.is_some() || request.attribute_definitions.is_some() {
-        return Err(DynamoError::validation(
-            "GlobalSecondaryIndexUpdates are not supported by this version of Ferrodyn yet",
-        ));
+    if let Some(updates) = request.global_secondary_index_updates {
+        let name = request.table_name.clone().expect("checked");
+        return index_update(engine, &name, updates, request.attribute_definitions);
     }
     if request.replica_updates.is_some() {
         return Err(DynamoError::validation(
@@ -154,6 +170,81 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
             table_class: request.table_class,
         },
     )?;
+    let mut body = ResponseBody::default();
+    body.value(
+        "TableDescription",
+        serde_json::to_value(description).expect("serialisable"),
+    );
+    body.finish()
+}
+
+/// GlobalSecondaryIndexUpdates: one Create or Delete per call, as in
+/// DynamoDB; Update (index throughput) is recorded only where it applies.
+fn index_update(
+    engine: &Arc<Engine>,
+    table_name: &str,
+    mut updates: Vec<IndexUpdate>,
+    definitions: Option<Vec<RawAttributeDefinition>>,
+) -> Result<Vec<u8>> {
+    if updates.len() != 1 {
+        return Err(DynamoError::validation(
+            "One or more parameter values were invalid: Only one global secondary index update per UpdateTable call is supported",
+        ));
+    }
+    let update = updates.remove(0);
+    let table = engine.table(table_name)?;
+    let description = match (update.create, update.delete, update.update) {
+        (Some(create), None, None) => {
+            let mut v = Violations::default();
+            if let Some(definitions) = &definitions {
+                for (i, d) in definitions.iter().enumerate() {
+                    let field = format!("attributeDefinitions.{}.member", i + 1);
+                    v.not_null(&format!("{field}.attributeName"), &d.attribute_name);
+                    v.not_null(&format!("{field}.attributeType"), &d.attribute_type);
+                }
+            }
+            v.finish()?;
+            let definitions = attribute_definitions(definitions.unwrap_or_default())?;
+            // New key attributes must be defined here or already on the table.
+            let mut all = table.describe().attribute_definitions;
+            for d in &definitions {
+                match all.iter().find(|a| a.attribute_name == d.attribute_name) {
+                    Some(existing) if existing.attribute_type != d.attribute_type => {
+                        return Err(DynamoError::invalid_parameter(format!(
+                            "Attribute {} is already defined with a different type",
+                            d.attribute_name
+                        )))
+                    }
+                    Some(_) => {}
+                    None => all.push(d.clone()),
+                }
+            }
+            let mode = table.describe().billing_mode();
+            let mut created = indexes(vec![create], &all, mode, None)?;
+            let index = created.remove(0);
+            let used: Vec<AttributeDefinition> = all
+                .into_iter()
+                .filter(|d| index.key_schema.iter().any(|k| k.attribute_name == d.attribute_name))
+                .collect();
+            engine.create_global_index(table_name, index, used)?
+        }
+        (None, Some(delete), None) => {
+            let name = delete.index_name.ok_or_else(|| {
+                DynamoError::validation("1 validation error detected: Value null at 'globalSecondaryIndexUpdates.1.member.delete.indexName' failed to satisfy constraint: Member must not be null")
+            })?;
+            engine.delete_global_index(table_name, &name)?
+        }
+        (None, None, Some(_)) => {
+            return Err(DynamoError::validation(
+                "Updating a global secondary index's provisioned throughput is not supported by Ferrodyn yet",
+            ))
+        }
+        _ => {
+            return Err(DynamoError::validation(
+                "One or more parameter values were invalid: One of GlobalSecondaryIndexUpdate.Create, GlobalSecondaryIndexUpdate.Update or GlobalSecondaryIndexUpdate.Delete must be specified",
+            ))
+        }
+    };
     let mut body = ResponseBody::default();
     body.value(
         "TableDescription",

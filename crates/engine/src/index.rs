@@ -1,0 +1,318 @@
+//! Secondary indexes (GSI and LSI): which items an index holds, the entry it
+//! keeps for each, and where entries live in storage.
+//!
+//! An index entry is stored under
+//! `'x' | table id | index id | hash(index pk) | index pk | index sk | base key`
+//! with the projected item as its value (in the same size-prefixed JSON form
+//! as base items). The index sort key is encoded so it is both ordered and
+//! prefix-free (strings and binaries escaped, numbers already are), so the
+//! base key appended after it keeps entries unique without disturbing order.
+//! Entries are written in the same storage batch as the base item, so an
+//! index never disagrees with its table, even inside transactions.
+
+use crate::keys::{partition_hash, KeyAttribute, KeySchema};
+use crate::schema::IndexDescription;
+use crate::table::TableStats;
+use ferrodyn_types::{AttributeValue, DynamoError, Item, Result};
+use parking_lot::RwLock;
+use std::sync::atomic::{AtomicI64, Ordering};
+
+/// Storage-key prefix of index entries.
+pub const INDEX_PREFIX: u8 = b'x';
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IndexKind {
+    Global,
+    Local,
+}
+
+/// Which attributes an index entry carries besides the keys.
+#[derive(Clone, Debug, PartialEq)]
+pub enum IndexProjection {
+    All,
+    KeysOnly,
+    Include(Vec<String>),
+}
+
+/// Where an index is in its life.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IndexState {
+    /// Maintained by every write, but still being filled from existing items.
+    Backfilling,
+    Active,
+}
+
+pub struct Index {
+    pub name: String,
+    pub id: u32,
+    pub kind: IndexKind,
+    pub schema: KeySchema,
+    pub projection: IndexProjection,
+    state: RwLock<IndexState>,
+    item_count: AtomicI64,
+    size_bytes: AtomicI64,
+}
+
+impl Index {
+    pub fn new(
+        id: u32,
+        kind: IndexKind,
+        description: &IndexDescription,
+        schema: KeySchema,
+        state: IndexState,
+        stats: TableStats,
+    ) -> Index {
+        let projection = match description.projection.projection_type.as_deref() {
+            Some("KEYS_ONLY") => IndexProjection::KeysOnly,
+            Some("INCLUDE") => IndexProjection::Include(
+                description
+                    .projection
+                    .non_key_attributes
+                    .clone()
+                    .unwrap_or_default(),
+            ),
+            _ => IndexProjection::All,
+        };
+        Index {
+            name: description.index_name.clone(),
+            id,
+            kind,
+            schema,
+            projection,
+            state: RwLock::new(state),
+            item_count: AtomicI64::new(stats.item_count),
+            size_bytes: AtomicI64::new(stats.size_bytes),
+        }
+    }
+
+    pub fn state(&self) -> IndexState {
+        *self.state.read()
+    }
+
+    pub fn set_state(&self, state: IndexState) {
+        *self.state.write() = state;
+    }
+
+    pub fn stats(&self) -> TableStats {
+        TableStats {
+            item_count: self.item_count.load(Ordering::Relaxed),
+            size_bytes: self.size_bytes.load(Ordering::Relaxed),
+        }
+    }
+
+    pub fn apply_stats_delta(&self, delta: TableStats) {
+        self.item_count
+            .fetch_add(delta.item_count, Ordering::Relaxed);
+        self.size_bytes
+            .fetch_add(delta.size_bytes, Ordering::Relaxed);
+    }
+
+    /// Rejects an item whose index key attributes have the wrong type or are
+    /// empty (DynamoDB refuses such writes rather than leave them unindexed).
+    pub fn validate_item(&self, item: &Item) -> Result<()> {
+        for attribute in self.schema.attributes() {
+            let Some(value) = item.get(&attribute.name) else {
+                continue;
+            };
+            if value.scalar_type() != Some(attribute.ty) {
+                return Err(DynamoError::invalid_parameter(format!(
+                    "Type mismatch for Index Key {} Expected: {} Actual: {} IndexName: {}",
+                    attribute.name,
+                    attribute.ty.as_str(),
+                    value.type_name(),
+                    self.name
+                )));
+            }
+            let empty = match value {
+                AttributeValue::S(s) => s.is_empty(),
+                AttributeValue::B(b) => b.is_empty(),
+                _ => false,
+            };
+            if empty {
+                let kind = if matches!(value, AttributeValue::S(_)) {
+                    "string"
+                } else {
+                    "binary"
+                };
+                return Err(DynamoError::validation(format!(
+                    "One or more parameter values are not valid. A value specified for a secondary index key is not supported. The AttributeValue for a key attribute cannot contain an empty {kind} value. IndexName: {}, IndexKey: {}",
+                    self.name, attribute.name
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// True when the item has every index key attribute (sparse indexes hold
+    /// only such items).
+    pub fn covers(&self, item: &Item) -> bool {
+        self.schema
+            .attributes()
+            .all(|a| item.get(&a.name).and_then(|v| v.scalar_type()) == Some(a.ty))
+    }
+
+    /// The storage key of this item's entry, or None if the item is not in
+    /// the index.
+    pub fn entry_key(&self, table_id: u64, base: &KeySchema, item: &Item) -> Option<Vec<u8>> {
+        if !self.covers(item) {
+            return None;
+        }
+        let mut key = partition_prefix(table_id, self.id, &item[&self.schema.hash.name]);
+        if let Some(range) = &self.schema.range {
+            encode_escaped(&item[&range.name], &mut key);
+        }
+        // The base key makes the entry unique among items with equal index keys.
+        encode_escaped(&item[&base.hash.name], &mut key);
+        if let Some(range) = &base.range {
+            encode_escaped(&item[&range.name], &mut key);
+        }
+        Some(key)
+    }
+
+    /// The attributes an entry carries: the index and table keys plus the
+    /// projected ones.
+    pub fn project(&self, base: &KeySchema, item: &Item) -> Item {
+        match &self.projection {
+            IndexProjection::All => item.clone(),
+            IndexProjection::KeysOnly | IndexProjection::Include(_) => {
+                let extra: &[String] = match &self.projection {
+                    IndexProjection::Include(names) => names,
+                    _ => &[],
+                };
+                item.iter()
+                    .filter(|(name, _)| {
+                        base.is_key_attribute(name)
+                            || self.schema.is_key_attribute(name)
+                            || extra.contains(name)
+                    })
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect()
+            }
+        }
+    }
+
+    /// Whether every attribute of the base item is in an entry.
+    pub fn projects_all(&self) -> bool {
+        self.projection == IndexProjection::All
+    }
+
+    /// The key attributes of an entry as LastEvaluatedKey reports them: the
+    /// index keys and the table keys.
+    pub fn last_evaluated_key(&self, base: &KeySchema, item: &Item) -> Item {
+        let mut key = base.extract(item);
+        key.extend(self.schema.extract(item));
+        key
+    }
+
+    /// Validates an ExclusiveStartKey for this index and returns its entry key.
+    pub fn start_key(&self, table_id: u64, base: &KeySchema, key: &Item) -> Result<Vec<u8>> {
+        let wanted: Vec<&KeyAttribute> =
+            base.attributes().chain(self.schema.attributes()).collect();
+        let invalid = || {
+            DynamoError::validation(
+                "The provided starting key is invalid: The provided key element does not match the schema",
+            )
+        };
+        for attribute in &wanted {
+            let value = key.get(&attribute.name).ok_or_else(invalid)?;
+            if value.scalar_type() != Some(attribute.ty) {
+                return Err(invalid());
+            }
+        }
+        if key
+            .keys()
+            .any(|name| !wanted.iter().any(|a| &a.name == name))
+        {
+            return Err(invalid());
+        }
+        self.entry_key(table_id, base, key).ok_or_else(invalid)
+    }
+}
+
+/// Prefix of every entry of one index.
+pub fn index_prefix(table_id: u64, index_id: u32) -> Vec<u8> {
+    let mut out = Vec::with_capacity(13);
+    out.push(INDEX_PREFIX);
+    out.extend_from_slice(&table_id.to_be_bytes());
+    out.extend_from_slice(&index_id.to_be_bytes());
+    out
+}
+
+/// Prefix of the entries of one index partition.
+pub fn partition_prefix(table_id: u64, index_id: u32, hash_value: &AttributeValue) -> Vec<u8> {
+    let mut out = index_prefix(table_id, index_id);
+    out.extend_from_slice(&partition_hash(hash_value).to_be_bytes());
+    encode_escaped(hash_value, &mut out);
+    out
+}
+
+/// Prefix of the entries of an index whose partition hash is at least `hash`.
+pub fn hash_bound(table_id: u64, index_id: u32, hash: u64) -> Vec<u8> {
+    let mut out = index_prefix(table_id, index_id);
+    out.extend_from_slice(&hash.to_be_bytes());
+    out
+}
+
+/// Appends a key value so that byte order is DynamoDB's order and no encoding
+/// is a prefix of another: S and B escape 0x00 as 0x00 0xFF and end with
+/// 0x00 0x01; N's encoding is prefix-free already.
+pub fn encode_escaped(value: &AttributeValue, out: &mut Vec<u8>) {
+    let bytes: &[u8] = match value {
+        AttributeValue::S(s) => s.as_bytes(),
+        AttributeValue::B(b) => b,
+        AttributeValue::N(n) => {
+            n.encode_ordered(out);
+            return;
+        }
+        _ => unreachable!("index key values are validated to be S, N or B"),
+    };
+    for &b in bytes {
+        out.push(b);
+        if b == 0 {
+            out.push(0xff);
+        }
+    }
+    out.extend_from_slice(&[0x00, 0x01]);
+}
+
+/// Appends an escaped S or B value without its terminator: the prefix of
+/// every encoding that begins with these bytes (for begins_with).
+pub fn encode_escaped_prefix(value: &AttributeValue, out: &mut Vec<u8>) {
+    let bytes: &[u8] = match value {
+        AttributeValue::S(s) => s.as_bytes(),
+        AttributeValue::B(b) => b,
+        other => {
+            encode_escaped(other, out);
+            return;
+        }
+    };
+    for &b in bytes {
+        out.push(b);
+        if b == 0 {
+            out.push(0xff);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn enc(s: &str) -> Vec<u8> {
+        let mut out = Vec::new();
+        encode_escaped(&AttributeValue::S(s.into()), &mut out);
+        out
+    }
+
+    #[test]
+    fn escaped_strings_keep_order_and_are_prefix_free() {
+        let words = ["", "a", "a\0", "a\0b", "ab", "abc", "b"];
+        for pair in words.windows(2) {
+            assert!(enc(pair[0]) < enc(pair[1]), "{:?} < {:?}", pair[0], pair[1]);
+        }
+        let mut a = enc("ab");
+        a.push(0xff);
+        assert!(a < enc("abc") || !enc("abc").starts_with(&enc("ab")));
+        assert!(!enc("abc").starts_with(&enc("ab")));
+    }
+}

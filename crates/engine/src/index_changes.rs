@@ -1,0 +1,227 @@
+//! Online index changes (UpdateTable's GlobalSecondaryIndexUpdates): adding
+//! a GSI to a populated table and backfilling it while the table keeps
+//! serving, and deleting a GSI.
+//!
+//! A new index is maintained by every write from the moment it is added;
+//! the backfill then walks the table in chunks, and for each chunk takes the
+//! write lock and re-reads every item before writing its entry, so an item
+//! written concurrently is never indexed from a stale copy. The index is
+//! CREATING (Backfilling) until the walk ends, then ACTIVE; both states
+//! survive a restart (an unfinished backfill resumes at start-up).
+
+use crate::catalog::{catalog_key, index_stats_key, prefix_end, CatalogRecord};
+use crate::index::{index_prefix, Index, IndexKind, IndexState};
+use crate::items::StoredItem;
+use crate::keys::{table_prefix, KeySchema};
+use crate::schema::{AttributeDefinition, IndexDescription, TableDescription};
+use crate::table::{Table, TableStats};
+use crate::Engine;
+use ferrodyn_storage::WriteOp;
+use ferrodyn_types::{item_size, DynamoError, ErrorKind, Result};
+use std::ops::Bound;
+use std::sync::Arc;
+
+/// Base items read per backfill step (one write-lock hold).
+const BACKFILL_CHUNK: usize = 256;
+/// DynamoDB's per-table GSI limit.
+const MAX_GSIS: usize = 20;
+
+impl Engine {
+    /// Adds a GSI and starts backfilling it in the background.
+    pub fn create_global_index(
+        self: &Arc<Self>,
+        table_name: &str,
+        mut description: IndexDescription,
+        definitions: Vec<AttributeDefinition>,
+    ) -> Result<TableDescription> {
+        let (table, index) = {
+            let _guard = self.write_lock.lock();
+            let table = self.table(table_name)?;
+            let current = table.describe();
+            let existing = current.global_secondary_indexes.iter().flatten().count();
+            if table.index(&description.index_name).is_some() {
+                return Err(DynamoError::validation(format!(
+                    "One or more parameter values were invalid: Index with name: {} already exists",
+                    description.index_name
+                )));
+            }
+            if existing >= MAX_GSIS {
+                return Err(DynamoError::new(
+                    ErrorKind::LimitExceeded,
+                    format!("Subscriber limit exceeded: The number of global secondary indexes exceeds the limit of {MAX_GSIS}"),
+                ));
+            }
+            let record = CatalogRecord::of(&table);
+            let id = record.index_ids.values().max().copied().unwrap_or(0) + 1;
+            description.index_arn =
+                format!("{}/index/{}", current.table_arn, description.index_name);
+            description.index_status = Some("CREATING".into());
+            description.backfilling = Some(true);
+            let updated = table.update_description(|d| {
+                for definition in &definitions {
+                    if !d
+                        .attribute_definitions
+                        .iter()
+                        .any(|a| a.attribute_name == definition.attribute_name)
+                    {
+                        d.attribute_definitions.push(definition.clone());
+                    }
+                }
+                d.global_secondary_indexes
+                    .get_or_insert_with(Vec::new)
+                    .push(description.clone());
+            });
+            let schema = KeySchema::new(&description.key_schema, &updated.attribute_definitions);
+            let index = Arc::new(Index::new(
+                id,
+                IndexKind::Global,
+                &description,
+                schema,
+                IndexState::Backfilling,
+                TableStats::default(),
+            ));
+            table.add_index(Arc::clone(&index));
+            self.save_catalog_record(&table)?;
+            (table, index)
+        };
+        let engine = Arc::clone(self);
+        let backfill_table = Arc::clone(&table);
+        std::thread::Builder::new()
+            .name(format!("ferrodyn-backfill-{}", index.name))
+            .spawn(move || {
+                if let Err(error) = engine.backfill_index(&backfill_table, &index) {
+                    eprintln!("ferrodyn: backfill of index {} failed: {error}", index.name);
+                }
+            })
+            .map_err(|e| DynamoError::internal(format!("cannot start backfill: {e}")))?;
+        let mut reported = table.describe();
+        reported.table_status = "UPDATING".into();
+        Ok(reported)
+    }
+
+    /// Removes a GSI at once and purges its entries.
+    pub fn delete_global_index(
+        self: &Arc<Self>,
+        table_name: &str,
+        index_name: &str,
+    ) -> Result<TableDescription> {
+        let _guard = self.write_lock.lock();
+        let table = self.table(table_name)?;
+        let index = match table.index(index_name) {
+            Some(index) if index.kind == IndexKind::Global => index,
+            _ => {
+                return Err(DynamoError::resource_not_found(format!(
+                    "Requested resource not found: Index: {index_name} not found"
+                )))
+            }
+        };
+        table.remove_index(index_name);
+        let mut reported = table.update_description(|d| {
+            if let Some(list) = &mut d.global_secondary_indexes {
+                list.retain(|i| i.index_name != index_name);
+                if list.is_empty() {
+                    d.global_secondary_indexes = None;
+                }
+            }
+        });
+        self.save_catalog_record(&table)?;
+        self.storage
+            .write(vec![WriteOp::Delete(index_stats_key(table.id, index.id))])
+            .map_err(crate::storage_error)?;
+        self.purge_prefix(&index_prefix(table.id, index.id))?;
+        reported.table_status = "UPDATING".into();
+        Ok(reported)
+    }
+
+    pub(crate) fn save_catalog_record(&self, table: &Table) -> Result<()> {
+        let record = CatalogRecord::of(table);
+        let value = serde_json::to_vec(&record).map_err(crate::storage_error)?;
+        self.storage
+            .write(vec![WriteOp::Put(catalog_key(&table.name), value)])
+            .map_err(crate::storage_error)
+    }
+
+    /// Fills `index` from the table's existing items, then marks it ACTIVE.
+    pub(crate) fn backfill_index(&self, table: &Arc<Table>, index: &Arc<Index>) -> Result<()> {
+        let prefix = table_prefix(table.id);
+        let end = prefix_end(&prefix);
+        let mut start = Bound::Included(prefix.clone());
+        loop {
+            let chunk = self
+                .storage
+                .scan(
+                    match &start {
+                        Bound::Included(k) => Bound::Included(k.as_slice()),
+                        Bound::Excluded(k) => Bound::Excluded(k.as_slice()),
+                        Bound::Unbounded => Bound::Unbounded,
+                    },
+                    end.as_deref().map_or(Bound::Unbounded, Bound::Excluded),
+                    false,
+                    BACKFILL_CHUNK,
+                )
+                .map_err(crate::storage_error)?;
+            let Some((last, _)) = chunk.last() else { break };
+            let last = last.clone();
+            {
+                let _guard = self.write_lock.lock();
+                // Stop if the table or the index went away meanwhile.
+                let current = self.tables.read().get(&table.name).cloned();
+                if current.is_none_or(|t| t.id != table.id) || table.index(&index.name).is_none() {
+                    return Ok(());
+                }
+                let mut ops = Vec::new();
+                let mut delta = TableStats::default();
+                for (key, _) in &chunk {
+                    // Re-read under the lock: a concurrent write may have
+                    // changed (and already indexed) the item.
+                    let Some(bytes) = self.storage.get(key).map_err(crate::storage_error)? else {
+                        continue;
+                    };
+                    let item = StoredItem::decode(bytes)?.parse()?;
+                    let Some(entry_key) = index.entry_key(table.id, &table.schema, &item) else {
+                        continue;
+                    };
+                    if self
+                        .storage
+                        .get(&entry_key)
+                        .map_err(crate::storage_error)?
+                        .is_some()
+                    {
+                        continue;
+                    }
+                    let projected = index.project(&table.schema, &item);
+                    delta.item_count += 1;
+                    delta.size_bytes += item_size(&projected) as i64;
+                    ops.push(WriteOp::Put(entry_key, StoredItem::encode(&projected)));
+                }
+                if !ops.is_empty() {
+                    let stats = index.stats().plus(delta);
+                    ops.push(WriteOp::Put(
+                        index_stats_key(table.id, index.id),
+                        serde_json::to_vec(&stats).expect("stats serialise"),
+                    ));
+                    self.storage.write(ops).map_err(crate::storage_error)?;
+                    index.apply_stats_delta(delta);
+                }
+            }
+            if chunk.len() < BACKFILL_CHUNK {
+                break;
+            }
+            start = Bound::Excluded(last);
+        }
+        let _guard = self.write_lock.lock();
+        if table.index(&index.name).is_some() {
+            index.set_state(IndexState::Active);
+            table.update_description(|d| {
+                for shown in d.global_secondary_indexes.iter_mut().flatten() {
+                    if shown.index_name == index.name {
+                        shown.index_status = Some("ACTIVE".into());
+                        shown.backfilling = None;
+                    }
+                }
+            });
+            self.save_catalog_record(table)?;
+        }
+        Ok(())
+    }
+}
