@@ -1,0 +1,442 @@
+//! The builder's readable syntax: DynamoDB's expression grammar written with
+//! real attribute names and literal values instead of `#name`/`:value`
+//! placeholders, e.g.
+//!
+//! ```text
+//! attribute_not_exists(pk) and status = "active" and age between 18 and 65
+//! SET visits = visits + 1, tags = list_append(tags, ["new"]) REMOVE draft
+//! pk = "u1" and begins_with(sk, "ORDER#")
+//! ```
+//!
+//! - Names: `a.b[2].c`; a name that is not a plain identifier goes in
+//!   backticks (`` `first-name` ``). Reserved words need no care: they are
+//!   aliased automatically.
+//! - Literals: `"text"` or `'text'` (S), `12.5` (N, kept exact), `true` /
+//!   `false` (BOOL), `null` (NULL), `[...]` (L) and `{...}` (M) in JSON, and
+//!   `ss("a","b")`, `ns(1,2)`, `bs("AQI=")` for sets and `b64("AQI=")` for B.
+//!
+//! Rewriting is token by token: names become aliases where needed, literals
+//! become placeholders, everything else (operators, keywords, functions) is
+//! copied. The grammar itself is then checked by `ferrodyn-expr`, the same
+//! parser the server uses, so a mistake is reported before any request.
+
+use super::placeholders::Placeholders;
+use crate::typed;
+use serde_json::{json, Value};
+
+/// One token of the readable syntax.
+#[derive(Debug, Clone, PartialEq)]
+enum Token {
+    /// A document path: names and list indexes.
+    Path(Vec<Segment>),
+    /// A function name (it is followed by `(`).
+    Function(String),
+    /// A keyword or operator copied as written (upper-cased keywords).
+    Word(String),
+    /// A typed literal value.
+    Literal(Value),
+    LParen,
+    RParen,
+    Comma,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Segment {
+    Name(String),
+    Index(u64),
+}
+
+const FUNCTIONS: [&str; 8] = [
+    "attribute_exists",
+    "attribute_not_exists",
+    "attribute_type",
+    "begins_with",
+    "contains",
+    "size",
+    "if_not_exists",
+    "list_append",
+];
+
+const KEYWORDS: [&str; 9] = [
+    "AND", "OR", "NOT", "BETWEEN", "IN", "SET", "REMOVE", "ADD", "DELETE",
+];
+
+/// Splits `src` into tokens.
+fn tokenize(src: &str) -> Result<Vec<Token>, String> {
+    let bytes = src.as_bytes();
+    let mut tokens: Vec<Token> = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i] as char;
+        match c {
+            ' ' | '\t' | '\n' | '\r' => i += 1,
+            '(' => {
+                tokens.push(Token::LParen);
+                i += 1
+            }
+            ')' => {
+                tokens.push(Token::RParen);
+                i += 1
+            }
+            ',' => {
+                tokens.push(Token::Comma);
+                i += 1
+            }
+            '=' | '+' => {
+                tokens.push(Token::Word(c.to_string()));
+                i += 1
+            }
+            '<' | '>' => {
+                let two = src.get(i..i + 2).unwrap_or("");
+                let op = if two == "<=" || two == ">=" || two == "<>" {
+                    two
+                } else {
+                    &src[i..i + 1]
+                };
+                tokens.push(Token::Word(op.to_string()));
+                i += op.len();
+            }
+            '-' => {
+                let value_position = !matches!(
+                    tokens.last(),
+                    Some(Token::Path(_) | Token::Literal(_) | Token::RParen)
+                );
+                let next_is_digit = bytes.get(i + 1).is_some_and(u8::is_ascii_digit);
+                if value_position && next_is_digit {
+                    let (text, end) = number(src, i);
+                    tokens.push(Token::Literal(json!({ "N": text })));
+                    i = end;
+                } else {
+                    tokens.push(Token::Word("-".into()));
+                    i += 1;
+                }
+            }
+            '0'..='9' => {
+                let (text, end) = number(src, i);
+                tokens.push(Token::Literal(json!({ "N": text })));
+                i = end;
+            }
+            '"' | '[' | '{' => {
+                let (value, end) = json_literal(src, i)?;
+                tokens.push(Token::Literal(typed::from_plain(&value)));
+                i = end;
+            }
+            '\'' => {
+                let (text, end) = single_quoted(src, i)?;
+                tokens.push(Token::Literal(json!({ "S": text })));
+                i = end;
+            }
+            '`' => {
+                let (path, end) = path(src, i)?;
+                tokens.push(Token::Path(path));
+                i = end;
+            }
+            '#' | ':' => {
+                return Err(format!(
+                    "write attribute names and values directly (found `{c}` at offset {i}): \
+                     placeholders are generated for you"
+                ))
+            }
+            c if c.is_ascii_alphabetic() || c == '_' => {
+                let end = ident_end(bytes, i);
+                let word = &src[i..end];
+                let lower = word.to_ascii_lowercase();
+                let followed_by_paren = src[end..].trim_start().starts_with('(');
+                if KEYWORDS.contains(&word.to_ascii_uppercase().as_str()) {
+                    tokens.push(Token::Word(word.to_ascii_uppercase()));
+                    i = end;
+                } else if followed_by_paren && FUNCTIONS.contains(&lower.as_str()) {
+                    tokens.push(Token::Function(lower));
+                    i = end;
+                } else if followed_by_paren && ["ss", "ns", "bs", "b64"].contains(&lower.as_str()) {
+                    let (value, after) = typed_constructor(src, &lower, end)?;
+                    tokens.push(Token::Literal(value));
+                    i = after;
+                } else if followed_by_paren {
+                    return Err(format!("unknown function `{word}`"));
+                } else if lower == "true" || lower == "false" {
+                    tokens.push(Token::Literal(json!({ "BOOL": lower == "true" })));
+                    i = end;
+                } else if lower == "null" {
+                    tokens.push(Token::Literal(json!({ "NULL": true })));
+                    i = end;
+                } else {
+                    let (path, after) = path(src, i)?;
+                    tokens.push(Token::Path(path));
+                    i = after;
+                }
+            }
+            other => return Err(format!("unexpected character `{other}` at offset {i}")),
+        }
+    }
+    Ok(tokens)
+}
+
+fn ident_end(bytes: &[u8], start: usize) -> usize {
+    let mut end = start;
+    while end < bytes.len() && (bytes[end].is_ascii_alphanumeric() || bytes[end] == b'_') {
+        end += 1;
+    }
+    end
+}
+
+/// A number's text (sign, digits, fraction, exponent) from `start`.
+fn number(src: &str, start: usize) -> (String, usize) {
+    let bytes = src.as_bytes();
+    let mut end = start + 1;
+    while end < bytes.len() {
+        let b = bytes[end];
+        let exponent_sign = (b == b'+' || b == b'-') && matches!(bytes[end - 1], b'e' | b'E');
+        if b.is_ascii_digit() || b == b'.' || b == b'e' || b == b'E' || exponent_sign {
+            end += 1;
+        } else {
+            break;
+        }
+    }
+    (src[start..end].to_string(), end)
+}
+
+/// One JSON value starting at `start` and where it ends.
+fn json_literal(src: &str, start: usize) -> Result<(Value, usize), String> {
+    let mut stream = serde_json::Deserializer::from_str(&src[start..]).into_iter::<Value>();
+    match stream.next() {
+        Some(Ok(value)) => Ok((value, start + stream.byte_offset())),
+        Some(Err(e)) => Err(format!("bad literal at offset {start}: {e}")),
+        None => Err(format!("missing literal at offset {start}")),
+    }
+}
+
+/// A `'...'` string (`\'` and `\\` escape) from `start`.
+fn single_quoted(src: &str, start: usize) -> Result<(String, usize), String> {
+    let mut out = String::new();
+    let mut chars = src[start + 1..].char_indices();
+    while let Some((offset, c)) = chars.next() {
+        match c {
+            '\'' => return Ok((out, start + 1 + offset + 1)),
+            '\\' => match chars.next() {
+                Some((_, e)) => out.push(e),
+                None => break,
+            },
+            c => out.push(c),
+        }
+    }
+    Err(format!("unterminated string starting at offset {start}"))
+}
+
+/// A document path from `start`: names (plain or backticked) separated by
+/// `.`, each optionally followed by `[index]`s.
+fn path(src: &str, start: usize) -> Result<(Vec<Segment>, usize), String> {
+    let bytes = src.as_bytes();
+    let mut segments = Vec::new();
+    let mut i = start;
+    loop {
+        if bytes.get(i) == Some(&b'`') {
+            let close = src[i + 1..]
+                .find('`')
+                .ok_or_else(|| format!("unterminated `name` at offset {i}"))?;
+            let name = &src[i + 1..i + 1 + close];
+            if name.is_empty() {
+                return Err(format!("empty `` name at offset {i}"));
+            }
+            segments.push(Segment::Name(name.to_string()));
+            i += close + 2;
+        } else if bytes.get(i).is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_') {
+            let end = ident_end(bytes, i);
+            segments.push(Segment::Name(src[i..end].to_string()));
+            i = end;
+        } else {
+            return Err(format!("expected an attribute name at offset {i}"));
+        }
+        while bytes.get(i) == Some(&b'[') {
+            let close = src[i..]
+                .find(']')
+                .ok_or_else(|| format!("unterminated [index] at offset {i}"))?;
+            let index = src[i + 1..i + close]
+                .trim()
+                .parse()
+                .map_err(|_| format!("list index at offset {i} is not a number"))?;
+            segments.push(Segment::Index(index));
+            i += close + 1;
+        }
+        if bytes.get(i) == Some(&b'.') {
+            i += 1;
+        } else {
+            return Ok((segments, i));
+        }
+    }
+}
+
+/// `ss(...)`, `ns(...)`, `bs(...)` and `b64(...)`: values JSON cannot type.
+fn typed_constructor(src: &str, name: &str, after_name: usize) -> Result<(Value, usize), String> {
+    let open = after_name + src[after_name..].find('(').expect("checked by caller");
+    let close = src[open..]
+        .find(')')
+        .map(|c| open + c)
+        .ok_or_else(|| format!("unterminated {name}( at offset {after_name}"))?;
+    let inner = &src[open + 1..close];
+    // The members are a JSON array's contents; numbers are re-read as text
+    // below so a set of big numbers stays exact.
+    let members: Vec<Value> = serde_json::from_str(&format!("[{inner}]"))
+        .map_err(|e| format!("bad members in {name}(...): {e}"))?;
+    let strings = |kind: &str| -> Result<Vec<String>, String> {
+        members
+            .iter()
+            .map(|m| match m {
+                Value::String(s) => Ok(s.clone()),
+                Value::Number(_) if kind == "ns" => Ok(m.to_string()),
+                _ => Err(format!("{name}(...) members must be {kind} values, got {m}")),
+            })
+            .collect()
+    };
+    let value = match name {
+        "ss" => json!({ "SS": strings("ss")? }),
+        "ns" => {
+            let exact: Vec<String> = inner
+                .split(',')
+                .map(|s| s.trim().trim_matches('"').to_string())
+                .collect();
+            strings("ns")?;
+            json!({ "NS": exact })
+        }
+        "bs" => json!({ "BS": strings("base64 string")? }),
+        _ => match strings("base64 string")?.as_slice() {
+            [one] => json!({ "B": one }),
+            _ => return Err("b64(...) takes one base64 string".into()),
+        },
+    };
+    Ok((value, close + 1))
+}
+
+/// Rewrites readable `src` into DynamoDB syntax, registering names and values
+/// in `placeholders`.
+pub fn rewrite(src: &str, placeholders: &mut Placeholders) -> Result<String, String> {
+    let tokens = tokenize(src)?;
+    let mut out = String::new();
+    // Values are named after the attribute they most recently followed.
+    let mut hint = String::from("v");
+    let mut previous: Option<&Token> = None;
+    for token in &tokens {
+        let text = match token {
+            Token::Path(segments) => {
+                let mut text = String::new();
+                for segment in segments {
+                    match segment {
+                        Segment::Name(name) => {
+                            if !text.is_empty() {
+                                text.push('.');
+                            }
+                            text.push_str(&placeholders.name(name));
+                            hint = name.clone();
+                        }
+                        Segment::Index(n) => text.push_str(&format!("[{n}]")),
+                    }
+                }
+                text
+            }
+            Token::Function(name) => name.clone(),
+            Token::Word(word) => word.clone(),
+            Token::Literal(value) => placeholders.value(&hint, value.clone()),
+            Token::LParen => "(".into(),
+            Token::RParen => ")".into(),
+            Token::Comma => ",".into(),
+        };
+        let glue = matches!(token, Token::RParen | Token::Comma)
+            || matches!(previous, Some(Token::LParen | Token::Function(_)) | None);
+        if !glue {
+            out.push(' ');
+        }
+        out.push_str(&text);
+        previous = Some(token);
+    }
+    Ok(out)
+}
+
+/// Renders `value` (plain text from a flag such as `--eq status=active`) as a
+/// literal of the readable syntax: kept if it already is one (`21`, `"x"`,
+/// `true`, `[1]`, `ss("a")`), else quoted as a string.
+pub fn literal_from_flag(value: &str) -> String {
+    let trimmed = value.trim();
+    match tokenize(trimmed) {
+        Ok(tokens) if tokens.len() == 1 && matches!(tokens[0], Token::Literal(_)) => {
+            trimmed.to_string()
+        }
+        _ => Value::String(value.to_string()).to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rw(src: &str) -> (String, Placeholders) {
+        let mut p = Placeholders::new();
+        let out = rewrite(src, &mut p).unwrap();
+        (out, p)
+    }
+
+    #[test]
+    fn condition_names_and_values_become_placeholders() {
+        let (out, p) = rw(r#"attribute_not_exists(pk) and status = "active" and age >= 21"#);
+        assert_eq!(
+            out,
+            "attribute_not_exists(pk) AND #status = :status AND age >= :age"
+        );
+        assert_eq!(p.names["#status"], "status");
+        assert_eq!(p.values[":status"], json!({"S":"active"}));
+        assert_eq!(p.values[":age"], json!({"N":"21"}));
+    }
+
+    #[test]
+    fn numbers_stay_exact_and_negative_literals_are_told_from_minus() {
+        let (out, p) = rw("SET n = n - 1, m = -12345678901234567890.123456789012345678");
+        assert_eq!(out, "SET n = n - :n, m = :m");
+        assert_eq!(
+            p.values[":m"],
+            json!({"N":"-12345678901234567890.123456789012345678"})
+        );
+    }
+
+    #[test]
+    fn paths_backticks_and_indexes() {
+        let (out, p) = rw("`first-name` = 'Ada' AND address.city[0] <> \"x\"");
+        assert_eq!(out, "#firstname = :firstname AND address.city[0] <> :city");
+        assert_eq!(p.names["#firstname"], "first-name");
+    }
+
+    #[test]
+    fn sets_lists_and_maps_are_typed() {
+        let (_, p) = rw(r#"SET tags = ss("a","b"), ids = ns(1, 2.50), l = [1,"x"], m = {"k":true}, bin = b64("AQI=")"#);
+        assert_eq!(p.values[":tags"], json!({"SS":["a","b"]}));
+        assert_eq!(p.values[":ids"], json!({"NS":["1","2.50"]}));
+        assert_eq!(p.values[":l"], json!({"L":[{"N":"1"},{"S":"x"}]}));
+        assert_eq!(p.values[":m"], json!({"M":{"k":{"BOOL":true}}}));
+        assert_eq!(p.values[":bin"], json!({"B":"AQI="}));
+    }
+
+    #[test]
+    fn in_lists_and_between() {
+        let (out, _) = rw(r#"colour IN ("red", "blue") OR size(tags) BETWEEN 1 AND 3"#);
+        assert_eq!(
+            out,
+            "colour IN (:colour, :colour2) OR size(tags) BETWEEN :tags AND :tags2"
+        );
+    }
+
+    #[test]
+    fn handwritten_placeholders_and_unknown_functions_are_refused() {
+        let mut p = Placeholders::new();
+        assert!(rewrite("#a = :b", &mut p).unwrap_err().contains("placeholders"));
+        assert!(rewrite("lower(a) = 'x'", &mut p)
+            .unwrap_err()
+            .contains("unknown function"));
+    }
+
+    #[test]
+    fn flag_values_are_literals_or_strings() {
+        assert_eq!(literal_from_flag("21"), "21");
+        assert_eq!(literal_from_flag("active"), "\"active\"");
+        assert_eq!(literal_from_flag("\"21\""), "\"21\"");
+        assert_eq!(literal_from_flag("a b"), "\"a b\"");
+        assert_eq!(literal_from_flag("true"), "true");
+    }
+}

@@ -1,0 +1,327 @@
+//! Staged transactional edits: stage puts, updates and deletes in a local
+//! file, review them as per-attribute diffs against the live items, and
+//! commit them as TransactWriteItems, all or nothing.
+//!
+//! Staging reads the item (a strongly consistent GetItem) and records it as
+//! the change's `before`; the commit turns that into an optimistic-lock
+//! condition, so a change made by someone else in between cancels the commit
+//! instead of being overwritten. The commit's ClientRequestToken is derived
+//! from the stage's content, so re-running a commit whose answer was lost does
+//! not apply it twice. A cancelled commit is reported per staged change:
+//! `change 2 (update users/u1): ConditionalCheckFailed — item changed since staged (~ status: "new" → "closed")`.
+
+pub mod commit;
+pub mod diff;
+pub mod file;
+
+pub use commit::{Chunk, MAX_ACTIONS};
+pub use diff::AttributeChange;
+pub use file::{Change, Op, StageFile};
+
+use crate::api::{ApiError, DynamoApi};
+use crate::cancel::{self, CancelledAction};
+use crate::table::KeySchema;
+use serde_json::{json, Map, Value};
+use std::fmt;
+
+/// Why a stage operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StageError {
+    /// The request failed for a reason other than a cancellation.
+    #[error("{0}")]
+    Api(#[from] ApiError),
+    /// The change or stage is not valid.
+    #[error("{0}")]
+    Invalid(String),
+    /// The stage needs more than one transaction and splitting was not
+    /// allowed.
+    #[error(
+        "the stage has {changes} changes in {transactions} transactions' worth \
+         (at most {MAX_ACTIONS} actions and 4 MB fit one TransactWriteItems), so it cannot \
+         be committed atomically; commit part of it, or allow splitting it into separately \
+         atomic transactions"
+    )]
+    NotAtomic { changes: usize, transactions: usize },
+    /// DynamoDB cancelled a transaction; nothing of it was written.
+    #[error("{}", cancelled_message(.committed_changes, .failures))]
+    Cancelled {
+        /// Changes committed by earlier transactions of a split stage.
+        committed_changes: usize,
+        /// The changes the transaction was cancelled for.
+        failures: Vec<CancelledAction>,
+    },
+}
+
+fn cancelled_message(committed: &usize, failures: &[CancelledAction]) -> String {
+    let mut text = String::from("the commit was cancelled; nothing of this transaction was written");
+    if *committed > 0 {
+        text.push_str(&format!(
+            " (the first {committed} changes were committed by earlier transactions)"
+        ));
+    }
+    for failure in failures {
+        text.push_str(&format!("\n  {failure}"));
+    }
+    text
+}
+
+/// Reads the current version of an item, strongly consistent.
+pub fn get_item(
+    api: &dyn DynamoApi,
+    table: &str,
+    key: &Map<String, Value>,
+) -> Result<Option<Map<String, Value>>, ApiError> {
+    let response = api.call(
+        "GetItem",
+        &json!({ "TableName": table, "Key": key, "ConsistentRead": true }),
+    )?;
+    Ok(response.get("Item").and_then(Value::as_object).cloned())
+}
+
+/// The table's key schema, cached in the stage.
+fn schema(
+    api: &dyn DynamoApi,
+    stage: &mut StageFile,
+    table: &str,
+) -> Result<KeySchema, StageError> {
+    if let Some(schema) = stage.tables.get(table) {
+        return Ok(schema.clone());
+    }
+    let schema = KeySchema::describe(api, table)?;
+    stage.tables.insert(table.to_string(), schema.clone());
+    Ok(schema)
+}
+
+/// The item a new change starts from: what an earlier staged change makes of
+/// it, or else the live item (which becomes the change's `before`).
+fn base(
+    api: &dyn DynamoApi,
+    stage: &StageFile,
+    table: &str,
+    key: &Map<String, Value>,
+) -> Result<(Option<Map<String, Value>>, Option<Map<String, Value>>), StageError> {
+    if let Some(earlier) = stage
+        .changes
+        .iter()
+        .find(|c| c.table == table && &c.key == key)
+    {
+        return Ok((earlier.before.clone(), earlier.after.clone()));
+    }
+    let live = get_item(api, table, key)?;
+    Ok((live.clone(), live))
+}
+
+/// Stages writing `item` whole (creating or replacing it). Returns the
+/// change's number.
+pub fn stage_put(
+    api: &dyn DynamoApi,
+    stage: &mut StageFile,
+    table: &str,
+    item: Map<String, Value>,
+) -> Result<usize, StageError> {
+    let schema = schema(api, stage, table)?;
+    let key = schema.key_of(&item).map_err(StageError::Invalid)?;
+    let (before, _) = base(api, stage, table, &key)?;
+    Ok(stage.add(Change {
+        op: Op::Put,
+        table: table.into(),
+        key,
+        before,
+        after: Some(item),
+    }))
+}
+
+/// Stages setting and removing top-level attributes of the item at `key`
+/// (creating it if it does not exist, as UpdateItem does).
+pub fn stage_update(
+    api: &dyn DynamoApi,
+    stage: &mut StageFile,
+    table: &str,
+    key: Map<String, Value>,
+    set: Map<String, Value>,
+    remove: &[String],
+) -> Result<usize, StageError> {
+    let schema = schema(api, stage, table)?;
+    check_key(&schema, &key)?;
+    for name in set.keys().chain(remove) {
+        if schema.is_key(name) {
+            return Err(StageError::Invalid(format!(
+                "`{name}` is part of the key of {table}; stage a delete and a put instead"
+            )));
+        }
+    }
+    let (before, current) = base(api, stage, table, &key)?;
+    let mut after = current.unwrap_or_else(|| key.clone());
+    for name in remove {
+        after.remove(name);
+    }
+    after.extend(set);
+    Ok(stage.add(Change {
+        op: Op::Update,
+        table: table.into(),
+        key,
+        before,
+        after: Some(after),
+    }))
+}
+
+/// Stages deleting the item at `key`.
+pub fn stage_delete(
+    api: &dyn DynamoApi,
+    stage: &mut StageFile,
+    table: &str,
+    key: Map<String, Value>,
+) -> Result<usize, StageError> {
+    let schema = schema(api, stage, table)?;
+    check_key(&schema, &key)?;
+    let (before, _) = base(api, stage, table, &key)?;
+    Ok(stage.add(Change {
+        op: Op::Delete,
+        table: table.into(),
+        key,
+        before,
+        after: None,
+    }))
+}
+
+/// A key must name exactly the table's key attributes.
+fn check_key(schema: &KeySchema, key: &Map<String, Value>) -> Result<(), StageError> {
+    let expected = schema.attributes();
+    if key.len() != expected.len() || !expected.iter().all(|k| key.contains_key(*k)) {
+        return Err(StageError::Invalid(format!(
+            "a key of {} has exactly the attributes {}",
+            schema.table,
+            expected.join(" and ")
+        )));
+    }
+    Ok(())
+}
+
+/// One staged change compared with the live item.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChangeDiff {
+    /// `change 1 (update users/u1)`.
+    pub what: String,
+    /// Live item → staged result.
+    pub changes: Vec<AttributeChange>,
+    /// Staged `before` → live item: non-empty means the item changed since
+    /// it was staged and the commit will be cancelled.
+    pub drift: Vec<AttributeChange>,
+    /// The item did not exist when staged but does now, or the reverse.
+    pub existence_drift: Option<String>,
+}
+
+impl fmt::Display for ChangeDiff {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "{}", self.what)?;
+        if self.changes.is_empty() {
+            writeln!(f, "    (no attribute changes)")?;
+        }
+        for change in &self.changes {
+            writeln!(f, "    {change}")?;
+        }
+        if let Some(note) = &self.existence_drift {
+            writeln!(f, "    ! {note}; the commit will be cancelled unless you re-stage")?;
+        }
+        if !self.drift.is_empty() {
+            writeln!(
+                f,
+                "    ! changed since staged (the commit will be cancelled unless you re-stage):"
+            )?;
+            for change in &self.drift {
+                writeln!(f, "        {change}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Compares every staged change with the live item (one GetItem each).
+pub fn diff(api: &dyn DynamoApi, stage: &StageFile) -> Result<Vec<ChangeDiff>, StageError> {
+    let mut result = Vec::new();
+    for (index, change) in stage.changes.iter().enumerate() {
+        let schema = stage.tables.get(&change.table).ok_or_else(|| {
+            StageError::Invalid(format!("the stage has no key schema for {}", change.table))
+        })?;
+        let live = get_item(api, &change.table, &change.key)?;
+        let existence_drift = match (&change.before, &live) {
+            (None, Some(_)) => Some("the item exists now but did not when staged".to_string()),
+            (Some(_), None) => Some("the item no longer exists".to_string()),
+            _ => None,
+        };
+        let drift = match (&change.before, &live) {
+            (Some(before), Some(live)) => diff::attribute_changes(Some(before), Some(live)),
+            _ => Vec::new(),
+        };
+        result.push(ChangeDiff {
+            what: commit::label(index, change, schema).what,
+            changes: diff::attribute_changes(live.as_ref(), change.after.as_ref()),
+            drift,
+            existence_drift,
+        });
+    }
+    Ok(result)
+}
+
+/// What a successful commit did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CommitReport {
+    /// Changes written.
+    pub changes: usize,
+    /// TransactWriteItems requests sent (more than one only when splitting
+    /// was allowed).
+    pub transactions: usize,
+    /// ClientRequestToken of each transaction.
+    pub tokens: Vec<String>,
+}
+
+/// Commits the stage. With `allow_split`, a stage too large for one
+/// transaction is sent as several (each atomic, the whole not); otherwise it
+/// is refused. The stage file itself is left alone: the caller clears it on
+/// success.
+pub fn commit(
+    api: &dyn DynamoApi,
+    stage: &StageFile,
+    allow_split: bool,
+) -> Result<CommitReport, StageError> {
+    if stage.changes.is_empty() {
+        return Err(StageError::Invalid("nothing is staged".into()));
+    }
+    let chunks = commit::chunks(stage).map_err(StageError::Invalid)?;
+    if chunks.len() > 1 && !allow_split {
+        return Err(StageError::NotAtomic {
+            changes: stage.changes.len(),
+            transactions: chunks.len(),
+        });
+    }
+    let mut tokens = Vec::new();
+    for chunk in &chunks {
+        let token = chunk.request["ClientRequestToken"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        match api.call("TransactWriteItems", &chunk.request) {
+            Ok(_) => tokens.push(token),
+            Err(ApiError::Api { code, body, .. }) if code == "TransactionCanceledException" => {
+                let mut failures = cancel::explain(&body, &chunk.labels);
+                for failure in &mut failures {
+                    let change = &stage.changes[chunk.first_change + failure.position];
+                    if failure.code == "ConditionalCheckFailed" {
+                        failure.explanation =
+                            commit::drift_explanation(change, failure.item.as_ref());
+                    }
+                }
+                return Err(StageError::Cancelled {
+                    committed_changes: chunk.first_change,
+                    failures,
+                });
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(CommitReport {
+        changes: stage.changes.len(),
+        transactions: chunks.len(),
+        tokens,
+    })
+}
