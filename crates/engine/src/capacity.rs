@@ -71,6 +71,11 @@ impl Consumed {
         }
     }
 
+    /// Units spent on the table and its indexes together.
+    pub fn total(&self) -> f64 {
+        self.read + self.write + self.indexes.iter().map(|(_, _, u)| u).sum::<f64>()
+    }
+
     /// Adds the units a write spent on secondary indexes.
     pub fn with_indexes(mut self, indexes: Vec<(String, IndexKind, f64)>) -> Consumed {
         self.indexes = indexes;

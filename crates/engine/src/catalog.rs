@@ -160,7 +160,13 @@ impl Engine {
                 .and_then(|v| serde_json::from_slice(&v).ok())
                 .unwrap_or_default();
             let indexes = record.indexes(self)?;
-            let table = Arc::new(Table::new(record.id, record.description, stats, indexes));
+            let table = Arc::new(Table::new(
+                record.id,
+                record.description,
+                stats,
+                indexes,
+                self.burst_seconds,
+            ));
             tables.insert(table.name.clone(), Arc::clone(&table));
             resume_backfills.push(table);
         }
@@ -304,6 +310,7 @@ impl Engine {
                 description.clone(),
                 TableStats::default(),
                 indexes,
+                self.burst_seconds,
             )),
         );
         // The table is usable at once, but like DynamoDB the creating call
@@ -435,6 +442,7 @@ impl Engine {
                 d.table_class_summary = Some(serde_json::json!({ "TableClass": class }));
             }
         });
+        table.refresh_throughput();
         let record = CatalogRecord::of(&table);
         self.storage
             .write(vec![WriteOp::Put(

@@ -23,6 +23,7 @@ pub mod keys;
 pub mod read;
 pub mod schema;
 pub mod table;
+pub mod throughput;
 pub mod transactions;
 
 use ferrodyn_storage::Storage;
@@ -45,18 +46,39 @@ pub struct Engine {
     pub tokens: idempotency::TokenRegistry,
     region: String,
     account: String,
+    /// Seconds of unused provisioned capacity a table may bank.
+    burst_seconds: f64,
+}
+
+/// Engine settings.
+#[derive(Clone, Debug)]
+pub struct EngineOptions {
+    /// Region shown in ARNs.
+    pub region: String,
+    /// Burst window of provisioned tables (DynamoDB: 300 seconds).
+    pub burst_seconds: f64,
+}
+
+impl Default for EngineOptions {
+    fn default() -> EngineOptions {
+        EngineOptions {
+            region: "us-east-1".into(),
+            burst_seconds: 300.0,
+        }
+    }
 }
 
 impl Engine {
     /// Opens the engine over a storage backend, loading the catalog.
-    pub fn open(storage: Arc<dyn Storage>, region: &str) -> Result<Engine> {
+    pub fn open(storage: Arc<dyn Storage>, options: EngineOptions) -> Result<Engine> {
         let engine = Engine {
             storage,
             tables: RwLock::new(HashMap::new()),
             write_lock: Mutex::new(()),
             next_table_id: AtomicU64::new(1),
             tokens: idempotency::TokenRegistry::default(),
-            region: region.to_string(),
+            region: options.region,
+            burst_seconds: options.burst_seconds,
             account: "000000000000".to_string(),
         };
         engine.load_catalog()?;

@@ -3,7 +3,8 @@
 
 use crate::index::{Index, IndexKind, IndexState};
 use crate::keys::KeySchema;
-use crate::schema::TableDescription;
+use crate::schema::{BillingMode, TableDescription};
+use crate::throughput::Throughput;
 use parking_lot::RwLock;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
@@ -18,6 +19,8 @@ pub struct Table {
     /// Secondary indexes every write maintains (including ones still being
     /// backfilled; an index being deleted is removed from here first).
     indexes: RwLock<Vec<Arc<Index>>>,
+    /// Provisioned read/write capacity buckets (unlimited when on-demand).
+    pub throughput: Throughput,
     item_count: AtomicI64,
     size_bytes: AtomicI64,
 }
@@ -28,8 +31,11 @@ impl Table {
         description: TableDescription,
         stats: TableStats,
         indexes: Vec<Arc<Index>>,
+        burst_seconds: f64,
     ) -> Table {
+        let (read, write) = provisioned_rates(&description);
         Table {
+            throughput: Throughput::new(read, write, burst_seconds),
             id,
             name: description.table_name.clone(),
             schema: KeySchema::new(&description.key_schema, &description.attribute_definitions),
@@ -86,6 +92,12 @@ impl Table {
         Some(indexes.remove(position))
     }
 
+    /// Re-reads the provisioned rates after an UpdateTable.
+    pub fn refresh_throughput(&self) {
+        let (read, write) = provisioned_rates(&self.description.read());
+        self.throughput.set_rates(read, write);
+    }
+
     pub fn update_description(
         &self,
         change: impl FnOnce(&mut TableDescription),
@@ -108,6 +120,16 @@ impl Table {
         self.size_bytes
             .fetch_add(delta.size_bytes, Ordering::Relaxed);
     }
+}
+
+/// (read, write) units per second a table is provisioned for; (0, 0) for
+/// on-demand tables, which are never throttled.
+fn provisioned_rates(description: &TableDescription) -> (u64, u64) {
+    if description.billing_mode() == BillingMode::PayPerRequest {
+        return (0, 0);
+    }
+    let t = &description.provisioned_throughput;
+    (t.read_capacity_units, t.write_capacity_units)
 }
 
 /// Item count and total item bytes of a table (or a change to them).

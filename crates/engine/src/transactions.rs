@@ -35,7 +35,7 @@ pub struct CancellationReason {
 }
 
 impl CancellationReason {
-    fn none() -> CancellationReason {
+    pub fn none() -> CancellationReason {
         CancellationReason {
             code: "None".into(),
             message: None,

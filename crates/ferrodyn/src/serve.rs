@@ -1,7 +1,8 @@
 //! `ferrodyn serve`: storage selection, the listener and clean shutdown.
 
 use clap::{Args, ValueEnum};
-use ferrodyn_engine::Engine;
+use ferrodyn_engine::{Engine, EngineOptions};
+use ferrodyn_server::faults::{FaultConfig, FaultRule, Faults};
 use ferrodyn_storage::{open_fjall, open_memory, Durability};
 use std::io::Write;
 use std::path::PathBuf;
@@ -25,6 +26,10 @@ pub struct ServeArgs {
     /// server (kill -9), `power` fsyncs each write and survives power loss.
     #[arg(long, value_enum, default_value_t = DurabilityArg::Process)]
     durability: DurabilityArg,
+    /// Seconds of unused capacity a PROVISIONED table may bank and spend in a
+    /// burst (DynamoDB: 300). Lower it to reach throttling quickly in tests.
+    #[arg(long, default_value_t = 300.0)]
+    burst_seconds: f64,
     /// Region reported in ARNs.
     #[arg(long, default_value = "us-east-1")]
     region: String,
@@ -33,6 +38,21 @@ pub struct ServeArgs {
     /// verified, and benchmarks replay fixed timestamps).
     #[arg(long)]
     check_request_time: bool,
+    /// Inject a failure on purpose, to test retry code:
+    /// OPERATION[:TABLE]=FAULT@RATE, where FAULT is unprocessed (batches leave
+    /// requests unprocessed), conflict (transactions cancelled with
+    /// TransactionConflict), throttling, provisioned or internal, and RATE a
+    /// probability per request; OPERATION may be '*'. Repeatable.
+    /// Example: --fault BatchWriteItem=unprocessed@0.2
+    #[arg(long = "fault", value_name = "RULE")]
+    faults: Vec<String>,
+    /// Seed of the fault-injection random draws (same seed, same failures).
+    #[arg(long, default_value_t = 0)]
+    fault_seed: u64,
+    /// JSON file of fault rules: {"seed": 7, "rules": [{"operation":
+    /// "BatchWriteItem", "table": "t", "fault": "unprocessed", "rate": 0.2}]}
+    #[arg(long, value_name = "FILE")]
+    fault_config: Option<PathBuf>,
     /// Exit when standard input closes (lets a parent process, such as a test
     /// harness, tie the server's life to its own).
     #[arg(long, hide = true)]
@@ -45,7 +65,30 @@ enum DurabilityArg {
     Power,
 }
 
+/// Builds the fault-injection settings from the flags (none by default).
+fn faults(args: &ServeArgs) -> Result<Faults, String> {
+    let mut rules = Vec::new();
+    let mut seed = args.fault_seed;
+    if let Some(path) = &args.fault_config {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let config = FaultConfig::parse(&text)?;
+        if seed == 0 {
+            seed = config.seed.unwrap_or(0);
+        }
+        rules.extend(config.rules);
+    }
+    for spec in &args.faults {
+        rules.push(FaultRule::parse(spec)?);
+    }
+    Ok(Faults::new(rules, seed))
+}
+
 pub fn run(args: ServeArgs) -> Result<(), String> {
+    let faults = Arc::new(faults(&args)?);
+    if faults.is_active() {
+        eprintln!("ferrodyn: fault injection is ON ({} rule(s))", args.faults.len() + usize::from(args.fault_config.is_some()));
+    }
     let storage = if args.in_memory {
         open_memory()
     } else {
@@ -58,7 +101,8 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         open_fjall(&args.data_dir, durability)
             .map_err(|e| format!("cannot open storage in {}: {e}", args.data_dir.display()))?
     };
-    let engine = Arc::new(Engine::open(storage, &args.region).map_err(|e| e.to_string())?);
+    let options = EngineOptions { region: args.region.clone(), burst_seconds: args.burst_seconds };
+    let engine = Arc::new(Engine::open(storage, options).map_err(|e| e.to_string())?);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -79,6 +123,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
             ferrodyn_server::AppState {
                 engine: engine.clone(),
                 check_request_time: args.check_request_time,
+                faults,
             },
             listener,
             shutdown_signal(args.exit_on_stdin_eof),

@@ -1,8 +1,9 @@
 //! Ferrodyn's server: the DynamoDB wire protocol over HTTP ([`protocol`]) and
 //! the operations it dispatches to ([`ops`]), each validating its request
 //! ([`validate`] holds the shared constraint checks) before running it on the
-//! engine.
+//! engine. [`faults`] injects failures on purpose when configured.
 
+pub mod faults;
 pub mod ops;
 pub mod protocol;
 pub mod validate;

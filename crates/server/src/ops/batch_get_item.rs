@@ -2,10 +2,12 @@
 //! projection and consistency. Keys that would push the response past 16 MB
 //! come back in UnprocessedKeys for the caller to retry.
 
+use crate::faults::Faults;
 use crate::ops::batch_write_item::capacity_list;
 use crate::ops::common::{self, Names};
 use crate::validate::{self, Violations};
 use ferrodyn_engine::capacity::read_units;
+use ferrodyn_engine::throughput::Capacity;
 use ferrodyn_engine::Engine;
 use ferrodyn_expr::{legacy_attributes_to_get, parse_projection};
 use ferrodyn_types::{DynamoError, Item, Result};
@@ -34,7 +36,7 @@ const MAX_KEYS: usize = 100;
 /// DynamoDB's cap on a BatchGetItem response.
 const MAX_RESPONSE_BYTES: usize = 16 * 1024 * 1024;
 
-pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
+pub fn run(engine: &Engine, faults: &Faults, request: Request) -> Result<Vec<u8>> {
     let mut v = Violations::default();
     v.not_null("requestItems", &request.request_items);
     v.one_of(
@@ -75,6 +77,8 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
     let mut unprocessed = Map::new();
     let mut units: Vec<(String, f64)> = Vec::new();
     let mut response_bytes = 0usize;
+    let mut processed = 0usize;
+    let mut throttled = false;
     for (table_name, spec) in &request_items {
         common::no_mixing(
             &[("AttributesToGet", spec.attributes_to_get.is_some())],
@@ -109,13 +113,22 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
         let mut found = Vec::new();
         let mut left = Vec::new();
         let mut table_units = 0.0;
+        let mut found_count = 0usize;
         for key in keys {
-            if response_bytes >= MAX_RESPONSE_BYTES {
+            // Keys past the 16 MB response cap, keys the table has no read
+            // capacity for, and keys a fault rule picks come back unprocessed.
+            if response_bytes >= MAX_RESPONSE_BYTES
+                || !table.throughput.has_capacity(Capacity::Read)
+                || faults.leave_unprocessed("BatchGetItem", table_name)
+            {
+                throttled |= response_bytes < MAX_RESPONSE_BYTES
+                    && !table.throughput.has_capacity(Capacity::Read);
                 left.push(serde_json::to_value(key).expect("serialisable"));
                 continue;
             }
             let stored = engine.get_item(&table, key)?;
             table_units += read_units(stored.as_ref().map_or(0, |s| s.size), consistent);
+            found_count += 1;
             if let Some(stored) = stored {
                 response_bytes += stored.json.len();
                 let item = stored.parse()?;
@@ -126,6 +139,8 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
                 found.push(serde_json::to_value(shown).expect("serialisable"));
             }
         }
+        table.throughput.charge(Capacity::Read, table_units);
+        processed += found_count;
         responses.insert(table_name.clone(), Value::Array(found));
         units.push((table_name.clone(), table_units));
         if !left.is_empty() {
@@ -144,6 +159,9 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
             }
             unprocessed.insert(table_name.clone(), entry);
         }
+    }
+    if processed == 0 && throttled {
+        return Err(ferrodyn_engine::throughput::exceeded());
     }
     let mut body = Map::new();
     body.insert("Responses".into(), Value::Object(responses));

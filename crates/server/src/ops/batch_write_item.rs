@@ -3,10 +3,12 @@
 //! that cannot be processed now come back in UnprocessedItems for the caller
 //! to retry.
 
+use crate::faults::Faults;
 use crate::ops::common;
 use crate::validate::Violations;
 use ferrodyn_engine::capacity::CapacityDetail;
 use ferrodyn_engine::items::check_item_size;
+use ferrodyn_engine::throughput::Capacity;
 use ferrodyn_engine::{Engine, Mutation};
 use ferrodyn_types::{DynamoError, Item, Result};
 use serde::Deserialize;
@@ -28,6 +30,17 @@ pub struct WriteRequest {
     delete_request: Option<DeleteRequest>,
 }
 
+impl WriteRequest {
+    /// The request as it goes back in UnprocessedItems.
+    fn to_json(&self) -> Value {
+        match (&self.put_request, &self.delete_request) {
+            (Some(put), _) => json!({ "PutRequest": { "Item": put.item } }),
+            (_, Some(delete)) => json!({ "DeleteRequest": { "Key": delete.key } }),
+            _ => json!({}),
+        }
+    }
+}
+
 #[derive(Deserialize)]
 #[serde(rename_all = "PascalCase")]
 pub struct PutRequest {
@@ -42,7 +55,7 @@ pub struct DeleteRequest {
 
 const MAX_WRITES: usize = 25;
 
-pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
+pub fn run(engine: &Engine, faults: &Faults, request: Request) -> Result<Vec<u8>> {
     let mut v = Violations::default();
     v.not_null("requestItems", &request.request_items);
     common::check_return_options(
@@ -104,10 +117,40 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
                 ));
             }
             seen.push(encoded);
-            writes.push((table.clone(), key, mutation));
+            writes.push((table.clone(), key, mutation, write));
         }
     }
-    let planned = engine.batch_write(writes)?;
+    // Requests the table has no capacity for now (or that a fault rule
+    // picks) are returned for the caller to retry, as DynamoDB does.
+    let mut unprocessed: serde_json::Map<String, Value> = serde_json::Map::new();
+    let mut admitted = Vec::with_capacity(writes.len());
+    let mut throttled = false;
+    for (table, key, mutation, original) in writes {
+        let no_capacity = !table.throughput.has_capacity(Capacity::Write);
+        throttled |= no_capacity;
+        if no_capacity || faults.leave_unprocessed("BatchWriteItem", &table.name) {
+            let entry = unprocessed
+                .entry(table.name.clone())
+                .or_insert_with(|| json!([]));
+            entry
+                .as_array_mut()
+                .expect("array")
+                .push(original.to_json());
+        } else {
+            admitted.push((table, key, mutation));
+        }
+    }
+    if admitted.is_empty() && throttled {
+        return Err(ferrodyn_engine::throughput::exceeded());
+    }
+    let planned = engine.batch_write(admitted)?;
+    for write in &planned {
+        let index_units: f64 = write.index_units().iter().map(|(_, _, u)| u).sum();
+        write
+            .table
+            .throughput
+            .charge(Capacity::Write, write.write_units + index_units);
+    }
     let mut units: Vec<(String, f64)> = Vec::new();
     for write in &planned {
         match units.iter_mut().find(|(t, _)| *t == write.table.name) {
@@ -116,7 +159,7 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
         }
     }
     let mut body = serde_json::Map::new();
-    body.insert("UnprocessedItems".into(), json!({}));
+    body.insert("UnprocessedItems".into(), Value::Object(unprocessed));
     let detail = common::capacity_detail(&request.return_consumed_capacity);
     if let Some(list) = capacity_list(&units, detail, "WriteCapacityUnits") {
         body.insert("ConsumedCapacity".into(), list);

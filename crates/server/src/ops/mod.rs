@@ -21,6 +21,7 @@ mod transact_write_items;
 mod update_item;
 mod update_table;
 
+use crate::faults::Faults;
 use ferrodyn_engine::Engine;
 use ferrodyn_types::Result;
 use std::sync::Arc;
@@ -46,6 +47,27 @@ pub enum Operation {
 }
 
 impl Operation {
+    /// The operation's wire name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Operation::CreateTable => "CreateTable",
+            Operation::DescribeTable => "DescribeTable",
+            Operation::ListTables => "ListTables",
+            Operation::DeleteTable => "DeleteTable",
+            Operation::UpdateTable => "UpdateTable",
+            Operation::PutItem => "PutItem",
+            Operation::GetItem => "GetItem",
+            Operation::UpdateItem => "UpdateItem",
+            Operation::DeleteItem => "DeleteItem",
+            Operation::Query => "Query",
+            Operation::Scan => "Scan",
+            Operation::BatchGetItem => "BatchGetItem",
+            Operation::BatchWriteItem => "BatchWriteItem",
+            Operation::TransactGetItems => "TransactGetItems",
+            Operation::TransactWriteItems => "TransactWriteItems",
+        }
+    }
+
     /// The operation named by the `X-Amz-Target` suffix, if we implement it.
     pub fn from_name(name: &str) -> Option<Operation> {
         Some(match name {
@@ -70,7 +92,19 @@ impl Operation {
 }
 
 /// Runs one operation on a raw JSON body, returning the JSON response body.
-pub fn dispatch(engine: &Arc<Engine>, operation: Operation, body: &[u8]) -> Result<Vec<u8>> {
+pub fn dispatch(
+    engine: &Arc<Engine>,
+    faults: &Faults,
+    operation: Operation,
+    body: &[u8],
+) -> Result<Vec<u8>> {
+    if faults.is_active() {
+        let tables = tables_named(body);
+        let tables: Vec<&str> = tables.iter().map(String::as_str).collect();
+        if let Some(error) = faults.request_fault(operation.name(), &tables) {
+            return Err(error);
+        }
+    }
     match operation {
         Operation::CreateTable => create_table::run(engine, common::parse_body(body)?),
         Operation::DescribeTable => describe_table::run(engine, common::parse_body(body)?),
@@ -83,11 +117,43 @@ pub fn dispatch(engine: &Arc<Engine>, operation: Operation, body: &[u8]) -> Resu
         Operation::DeleteItem => delete_item::run(engine, common::parse_body(body)?),
         Operation::Query => query::run(engine, common::parse_body(body)?),
         Operation::Scan => scan::run(engine, common::parse_body(body)?),
-        Operation::BatchGetItem => batch_get_item::run(engine, common::parse_body(body)?),
-        Operation::BatchWriteItem => batch_write_item::run(engine, common::parse_body(body)?),
-        Operation::TransactGetItems => transact_get_items::run(engine, common::parse_body(body)?),
+        Operation::BatchGetItem => batch_get_item::run(engine, faults, common::parse_body(body)?),
+        Operation::BatchWriteItem => {
+            batch_write_item::run(engine, faults, common::parse_body(body)?)
+        }
+        Operation::TransactGetItems => {
+            transact_get_items::run(engine, faults, common::parse_body(body)?)
+        }
         Operation::TransactWriteItems => {
-            transact_write_items::run(engine, common::parse_body(body)?, body.len())
+            transact_write_items::run(engine, faults, common::parse_body(body)?, body.len())
         }
     }
+}
+
+/// The tables a request names (for fault rules), read loosely: a malformed
+/// body is left for the operation to reject.
+fn tables_named(body: &[u8]) -> Vec<String> {
+    let Ok(value) = serde_json::from_slice::<serde_json::Value>(body) else {
+        return Vec::new();
+    };
+    let mut tables = Vec::new();
+    if let Some(name) = value.get("TableName").and_then(|t| t.as_str()) {
+        tables.push(name.to_string());
+    }
+    if let Some(items) = value.get("RequestItems").and_then(|r| r.as_object()) {
+        tables.extend(items.keys().cloned());
+    }
+    for action in value
+        .get("TransactItems")
+        .and_then(|t| t.as_array())
+        .into_iter()
+        .flatten()
+    {
+        if let Some(inner) = action.as_object().and_then(|o| o.values().next()) {
+            if let Some(name) = inner.get("TableName").and_then(|t| t.as_str()) {
+                tables.push(name.to_string());
+            }
+        }
+    }
+    tables
 }

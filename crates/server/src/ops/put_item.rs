@@ -4,6 +4,7 @@ use crate::ops::common::{self, Names, ResponseBody, ReturnValues, Values};
 use crate::validate::{self, Violations};
 use ferrodyn_engine::capacity::Consumed;
 use ferrodyn_engine::items::check_item_size;
+use ferrodyn_engine::throughput::Capacity;
 use ferrodyn_engine::{Engine, Mutation};
 use ferrodyn_expr::{legacy_expected, parse_condition};
 use ferrodyn_types::{Item, Result};
@@ -86,6 +87,7 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
     table.schema.validate_item(&item)?;
     check_item_size(&item)?;
     let key = table.schema.extract(&item);
+    table.throughput.admit(Capacity::Write)?;
     let outcome = engine.write_item(
         &table,
         &key,
@@ -94,6 +96,9 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
         request.return_values_on_condition_check_failure.as_deref() == Some("ALL_OLD"),
     )?;
 
+    let consumed =
+        Consumed::write(&table.name, outcome.write_units).with_indexes(outcome.index_units.clone());
+    table.throughput.charge(Capacity::Write, consumed.total());
     let mut body = ResponseBody::default();
     if return_values == ReturnValues::AllOld {
         if let Some(old) = &outcome.old {

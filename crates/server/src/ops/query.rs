@@ -8,6 +8,7 @@ use ferrodyn_engine::catalog::prefix_end;
 use ferrodyn_engine::index::{encode_escaped, encode_escaped_prefix};
 use ferrodyn_engine::keys::{encode_sort_value, partition_prefix};
 use ferrodyn_engine::read::KeyRange;
+use ferrodyn_engine::throughput::Capacity;
 use ferrodyn_engine::Engine;
 use ferrodyn_expr::{
     legacy_attributes_to_get, legacy_filter, legacy_key_conditions, parse_filter,
@@ -175,6 +176,7 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
             range.end = Bound::Excluded(encoded);
         }
     }
+    table.throughput.admit(Capacity::Read)?;
     let mut page = engine.read_page(
         &table,
         index.as_deref(),
@@ -184,6 +186,9 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
         filter.as_ref(),
     )?;
     reads::fetch_from_table(engine, &table, index.as_deref(), select, &mut page)?;
+    table
+        .throughput
+        .charge(Capacity::Read, page.read_units(consistent));
     reads::page_response(
         &table,
         page,

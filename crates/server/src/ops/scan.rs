@@ -9,6 +9,7 @@ use ferrodyn_engine::catalog::prefix_end;
 use ferrodyn_engine::index::{hash_bound as index_hash_bound, index_prefix};
 use ferrodyn_engine::keys::{hash_bound, partition_hash, table_prefix};
 use ferrodyn_engine::read::KeyRange;
+use ferrodyn_engine::throughput::Capacity;
 use ferrodyn_engine::Engine;
 use ferrodyn_expr::{legacy_attributes_to_get, legacy_filter, parse_filter, parse_projection};
 use ferrodyn_types::{DynamoError, Item, Result};
@@ -201,6 +202,7 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
         }
         range.start = Bound::Excluded(encoded);
     }
+    table.throughput.admit(Capacity::Read)?;
     let mut page = engine.read_page(
         &table,
         index.as_deref(),
@@ -210,6 +212,9 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
         filter.as_ref(),
     )?;
     reads::fetch_from_table(engine, &table, index.as_deref(), select, &mut page)?;
+    table
+        .throughput
+        .charge(Capacity::Read, page.read_units(consistent));
     reads::page_response(
         &table,
         page,

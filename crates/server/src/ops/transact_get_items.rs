@@ -1,9 +1,11 @@
 //! TransactGetItems: up to 100 Gets read as one consistent snapshot across
 //! items and tables, at twice the read units of strongly consistent reads.
 
+use crate::faults::Faults;
 use crate::ops::common::{self, Names};
 use crate::validate::{self, Violations};
 use ferrodyn_engine::capacity::{read_units, CapacityDetail};
+use ferrodyn_engine::throughput::Capacity;
 use ferrodyn_engine::Engine;
 use ferrodyn_expr::{parse_projection, Projection};
 use ferrodyn_types::{DynamoError, Item, Result};
@@ -34,7 +36,7 @@ pub struct Get {
 
 const MAX_GETS: usize = 100;
 
-pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
+pub fn run(engine: &Engine, faults: &Faults, request: Request) -> Result<Vec<u8>> {
     let mut v = Violations::default();
     if v.not_null("transactItems", &request.transact_items) {
         v.count(
@@ -95,6 +97,13 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
         }
         gets.push((table, key));
     }
+    let names: Vec<&str> = gets.iter().map(|(t, _)| t.name.as_str()).collect();
+    if let Some(conflict) = faults.transaction_conflict("TransactGetItems", &names) {
+        return Err(conflict);
+    }
+    for (table, _) in &gets {
+        table.throughput.admit(Capacity::Read)?;
+    }
     let found = engine.transact_get(&gets)?;
     let mut responses = Vec::with_capacity(found.len());
     let mut units: Vec<(String, f64)> = Vec::new();
@@ -117,6 +126,11 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
             }
             None => json!({}),
         });
+    }
+    for (table, units) in &units {
+        if let Ok(t) = engine.table_for_items(table) {
+            t.throughput.charge(Capacity::Read, *units);
+        }
     }
     let mut body = serde_json::Map::new();
     body.insert("Responses".into(), Value::Array(responses));

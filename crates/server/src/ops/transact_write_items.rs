@@ -2,12 +2,14 @@
 //! actions on distinct items, committed all together or not at all, with
 //! ClientRequestToken idempotency and doubled (transactional) capacity.
 
+use crate::faults::Faults;
 use crate::ops::common::{self, Names, Values};
 use crate::validate::{self, Violations};
 use ferrodyn_engine::capacity::CapacityDetail;
 use ferrodyn_engine::idempotency::Claim;
 use ferrodyn_engine::items::check_item_size;
 use ferrodyn_engine::table::Table;
+use ferrodyn_engine::throughput::Capacity;
 use ferrodyn_engine::transactions::TransactWrite;
 use ferrodyn_engine::{Engine, Mutation};
 use ferrodyn_expr::{parse_condition, parse_update, Condition, UpdateExpression};
@@ -92,7 +94,7 @@ const MAX_ACTIONS: usize = 100;
 /// DynamoDB's limit on a transaction's payload.
 const MAX_PAYLOAD_BYTES: usize = 4 * 1024 * 1024;
 
-pub fn run(engine: &Engine, request: Request, body_len: usize) -> Result<Vec<u8>> {
+pub fn run(engine: &Engine, faults: &Faults, request: Request, body_len: usize) -> Result<Vec<u8>> {
     let mut v = Violations::default();
     if v.not_null("transactItems", &request.transact_items) {
         v.count(
@@ -231,12 +233,22 @@ pub fn run(engine: &Engine, request: Request, body_len: usize) -> Result<Vec<u8>
             return respond(&units, detail, "ReadCapacityUnits");
         }
     }
+    let names: Vec<&str> = tables.iter().map(|t| t.name.as_str()).collect();
+    if let Some(conflict) = faults.transaction_conflict("TransactWriteItems", &names) {
+        if let Some(token) = &request.client_request_token {
+            engine.tokens.release(token);
+        }
+        return Err(conflict);
+    }
     let actions: Vec<Result<TransactWrite<'_>>> = parsed
         .iter()
         .zip(tables.iter())
         .zip(keys)
         .map(|((p, table), key)| {
             let key = key?;
+            // An action on a table out of capacity is that action's
+            // ProvisionedThroughputExceeded reason.
+            table.throughput.admit(Capacity::Write)?;
             let mutation = match p.kind {
                 Kind::Put => Mutation::Put(p.action.item.clone().expect("checked")),
                 Kind::Update => Mutation::Update(p.update.as_ref().expect("checked")),
@@ -271,6 +283,12 @@ pub fn run(engine: &Engine, request: Request, body_len: usize) -> Result<Vec<u8>
             Some((_, total)) => *total += cost,
             None => units.push((write.table.name.clone(), cost)),
         }
+    }
+    for write in &writes {
+        write
+            .table
+            .throughput
+            .charge(Capacity::Write, 2.0 * write.write_units);
     }
     if let Some(token) = &request.client_request_token {
         engine.tokens.complete(token, units.clone());

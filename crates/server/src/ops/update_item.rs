@@ -4,6 +4,7 @@
 use crate::ops::common::{self, Names, ResponseBody, ReturnValues, Values};
 use crate::validate::{self, Violations};
 use ferrodyn_engine::capacity::Consumed;
+use ferrodyn_engine::throughput::Capacity;
 use ferrodyn_engine::{Engine, Mutation};
 use ferrodyn_expr::{
     legacy_attribute_updates, legacy_expected, parse_condition, parse_update, project_paths,
@@ -116,6 +117,7 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
             &empty_update
         }
     };
+    table.throughput.admit(Capacity::Write)?;
     let outcome = engine.write_item(
         &table,
         &key,
@@ -124,6 +126,9 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
         request.return_values_on_condition_check_failure.as_deref() == Some("ALL_OLD"),
     )?;
 
+    let consumed =
+        Consumed::write(&table.name, outcome.write_units).with_indexes(outcome.index_units.clone());
+    table.throughput.charge(Capacity::Write, consumed.total());
     let mut body = ResponseBody::default();
     let attributes = match return_values {
         ReturnValues::None => None,

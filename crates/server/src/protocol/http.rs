@@ -2,6 +2,7 @@
 //! `X-Amz-Target`; `GET /` is the health check DynamoDB answers with
 //! `healthy: <host>`. Bodies are capped so no request can exhaust memory.
 
+use crate::faults::Faults;
 use crate::ops;
 use crate::protocol::{auth, response};
 use axum::body::{Body, Bytes};
@@ -26,6 +27,8 @@ pub struct AppState {
     pub engine: Arc<Engine>,
     /// Reject requests whose X-Amz-Date is more than 15 minutes off.
     pub check_request_time: bool,
+    /// Failures injected on purpose (none unless configured).
+    pub faults: Arc<Faults>,
 }
 
 pub fn router(state: AppState) -> Router {
@@ -87,7 +90,7 @@ fn call(state: &AppState, headers: &HeaderMap, body: &[u8]) -> Result<Vec<u8>, D
             "An unknown operation was requested.",
         ));
     };
-    ops::dispatch(&state.engine, operation, body)
+    ops::dispatch(&state.engine, &state.faults, operation, body)
 }
 
 fn plain(status: StatusCode, text: String) -> Response<Body> {

@@ -1,0 +1,280 @@
+//! Fault injection: failures on purpose, so that users can test the retry
+//! code their applications need against DynamoDB (unprocessed batch items,
+//! transaction conflicts, throttling, server errors). Off unless configured.
+//!
+//! A rule names a fault, a rate (probability per request, or per batch
+//! request for `unprocessed`), and optionally an operation and a table:
+//!
+//! ```text
+//! --fault BatchWriteItem=unprocessed@0.2          every table
+//! --fault PutItem:orders=throttling@0.05          one table
+//! --fault '*=internal@0.01'                       every operation
+//! ```
+//!
+//! or a JSON file (`--fault-config`): `{"seed": 7, "rules": [{"operation":
+//! "BatchWriteItem", "table": "tickets", "fault": "unprocessed", "rate": 0.2}]}`.
+//! Draws come from one seeded generator, so a run with the same seed and the
+//! same request sequence fails the same requests.
+
+use ferrodyn_engine::transactions::{cancellation_error, CancellationReason};
+use ferrodyn_types::{DynamoError, ErrorKind};
+use parking_lot::Mutex;
+use serde::Deserialize;
+
+/// What goes wrong.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FaultKind {
+    /// BatchWriteItem/BatchGetItem leave requests in UnprocessedItems/Keys.
+    Unprocessed,
+    /// Transactions are cancelled with a TransactionConflict reason; single
+    /// writes fail with TransactionConflictException.
+    Conflict,
+    /// ThrottlingException.
+    Throttling,
+    /// ProvisionedThroughputExceededException.
+    Provisioned,
+    /// InternalServerError (HTTP 500).
+    Internal,
+}
+
+impl FaultKind {
+    fn parse(text: &str) -> Option<FaultKind> {
+        Some(match text {
+            "unprocessed" => FaultKind::Unprocessed,
+            "conflict" => FaultKind::Conflict,
+            "throttling" => FaultKind::Throttling,
+            "provisioned" => FaultKind::Provisioned,
+            "internal" => FaultKind::Internal,
+            _ => return None,
+        })
+    }
+}
+
+#[derive(Clone, Debug, Deserialize)]
+pub struct FaultRule {
+    /// Operation name, or None / "*" for every operation.
+    #[serde(default)]
+    pub operation: Option<String>,
+    /// Table name, or None for every table.
+    #[serde(default)]
+    pub table: Option<String>,
+    pub fault: FaultKind,
+    pub rate: f64,
+}
+
+impl FaultRule {
+    /// Parses `OPERATION[:TABLE]=FAULT@RATE`.
+    pub fn parse(spec: &str) -> Result<FaultRule, String> {
+        let usage = || {
+            format!("invalid fault rule '{spec}': expected OPERATION[:TABLE]=FAULT@RATE, e.g. BatchWriteItem=unprocessed@0.2 (faults: unprocessed, conflict, throttling, provisioned, internal)")
+        };
+        let (target, effect) = spec.split_once('=').ok_or_else(usage)?;
+        let (fault, rate) = effect.split_once('@').ok_or_else(usage)?;
+        let fault = FaultKind::parse(fault.trim()).ok_or_else(usage)?;
+        let rate: f64 = rate.trim().parse().map_err(|_| usage())?;
+        let (operation, table) = match target.split_once(':') {
+            Some((op, table)) => (op.trim(), Some(table.trim().to_string())),
+            None => (target.trim(), None),
+        };
+        let rule = FaultRule {
+            operation: (operation != "*" && !operation.is_empty()).then(|| operation.to_string()),
+            table,
+            fault,
+            rate,
+        };
+        rule.check()?;
+        Ok(rule)
+    }
+
+    fn check(&self) -> Result<(), String> {
+        if !(0.0..=1.0).contains(&self.rate) {
+            return Err(format!("fault rate {} must be between 0 and 1", self.rate));
+        }
+        Ok(())
+    }
+
+    fn matches(&self, operation: &str, tables: &[&str]) -> bool {
+        self.operation.as_deref().is_none_or(|o| o == operation)
+            && self.table.as_deref().is_none_or(|t| tables.contains(&t))
+    }
+}
+
+/// The JSON configuration file's shape.
+#[derive(Deserialize)]
+pub struct FaultConfig {
+    #[serde(default)]
+    pub seed: Option<u64>,
+    pub rules: Vec<FaultRule>,
+}
+
+impl FaultConfig {
+    /// Parses and checks a JSON fault configuration.
+    pub fn parse(text: &str) -> Result<FaultConfig, String> {
+        let config: FaultConfig =
+            serde_json::from_str(text).map_err(|e| format!("invalid fault configuration: {e}"))?;
+        for rule in &config.rules {
+            rule.check()?;
+        }
+        Ok(config)
+    }
+}
+
+/// The configured faults and their random source.
+pub struct Faults {
+    rules: Vec<FaultRule>,
+    state: Mutex<u64>,
+}
+
+impl Faults {
+    pub fn none() -> Faults {
+        Faults::new(Vec::new(), 0)
+    }
+
+    pub fn new(rules: Vec<FaultRule>, seed: u64) -> Faults {
+        Faults {
+            rules,
+            state: Mutex::new(seed),
+        }
+    }
+
+    pub fn is_active(&self) -> bool {
+        !self.rules.is_empty()
+    }
+
+    /// A uniform draw in [0, 1) from the seeded generator (splitmix64).
+    fn draw(&self) -> f64 {
+        let mut state = self.state.lock();
+        *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = *state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^= z >> 31;
+        (z >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    fn fires(&self, kind: FaultKind, operation: &str, tables: &[&str]) -> bool {
+        self.rules
+            .iter()
+            .filter(|r| r.fault == kind && r.matches(operation, tables))
+            .any(|r| self.draw() < r.rate)
+    }
+
+    /// A fault that fails the whole request, if one fires.
+    pub fn request_fault(&self, operation: &str, tables: &[&str]) -> Option<DynamoError> {
+        if !self.is_active() {
+            return None;
+        }
+        if self.fires(FaultKind::Internal, operation, tables) {
+            return Some(DynamoError::internal(
+                "Internal server error (injected fault)",
+            ));
+        }
+        if self.fires(FaultKind::Throttling, operation, tables) {
+            return Some(DynamoError::new(
+                ErrorKind::Throttling,
+                "Rate of requests exceeds the allowed throughput.",
+            ));
+        }
+        if self.fires(FaultKind::Provisioned, operation, tables) {
+            return Some(ferrodyn_engine::throughput::exceeded());
+        }
+        if matches!(operation, "PutItem" | "UpdateItem" | "DeleteItem")
+            && self.fires(FaultKind::Conflict, operation, tables)
+        {
+            return Some(DynamoError::new(
+                ErrorKind::TransactionConflict,
+                "Transaction is ongoing for the item",
+            ));
+        }
+        None
+    }
+
+    /// Whether one request of a batch should come back unprocessed.
+    pub fn leave_unprocessed(&self, operation: &str, table: &str) -> bool {
+        self.is_active() && self.fires(FaultKind::Unprocessed, operation, &[table])
+    }
+
+    /// For a transaction over these tables (one per action, in order): the
+    /// cancellation to report if a conflict fires.
+    pub fn transaction_conflict(&self, operation: &str, tables: &[&str]) -> Option<DynamoError> {
+        if !self.is_active()
+            || tables.is_empty()
+            || !self.fires(FaultKind::Conflict, operation, tables)
+        {
+            return None;
+        }
+        let victim = ((self.draw() * tables.len() as f64) as usize).min(tables.len() - 1);
+        let reasons: Vec<CancellationReason> = (0..tables.len())
+            .map(|i| {
+                if i == victim {
+                    CancellationReason::conflict()
+                } else {
+                    CancellationReason::none()
+                }
+            })
+            .collect();
+        Some(cancellation_error(&reasons))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rules_parse() {
+        let rule = FaultRule::parse("BatchWriteItem:tickets=unprocessed@0.25").unwrap();
+        assert_eq!(rule.operation.as_deref(), Some("BatchWriteItem"));
+        assert_eq!(rule.table.as_deref(), Some("tickets"));
+        assert_eq!(rule.fault, FaultKind::Unprocessed);
+        assert_eq!(rule.rate, 0.25);
+        assert!(FaultRule::parse("*=internal@0.1")
+            .unwrap()
+            .operation
+            .is_none());
+        assert!(FaultRule::parse("PutItem=explode@0.1").is_err());
+        assert!(FaultRule::parse("PutItem=throttling@2").is_err());
+    }
+
+    #[test]
+    fn the_same_seed_fails_the_same_requests() {
+        let run = || {
+            let faults = Faults::new(
+                vec![FaultRule::parse("BatchWriteItem=unprocessed@0.3").unwrap()],
+                42,
+            );
+            (0..200)
+                .map(|_| faults.leave_unprocessed("BatchWriteItem", "t"))
+                .collect::<Vec<_>>()
+        };
+        let first = run();
+        assert_eq!(first, run());
+        let hits = first.iter().filter(|h| **h).count();
+        assert!(
+            (30..90).contains(&hits),
+            "about 30% should fire, got {hits}"
+        );
+    }
+
+    #[test]
+    fn rules_only_fire_for_their_operation_and_table() {
+        let faults = Faults::new(vec![FaultRule::parse("PutItem:a=throttling@1").unwrap()], 1);
+        assert!(faults.request_fault("PutItem", &["a"]).is_some());
+        assert!(faults.request_fault("PutItem", &["b"]).is_none());
+        assert!(faults.request_fault("GetItem", &["a"]).is_none());
+    }
+
+    #[test]
+    fn transaction_conflicts_name_one_action() {
+        let faults = Faults::new(
+            vec![FaultRule::parse("TransactWriteItems=conflict@1").unwrap()],
+            3,
+        );
+        let error = faults
+            .transaction_conflict("TransactWriteItems", &["t", "t", "t"])
+            .unwrap();
+        assert_eq!(error.kind, ErrorKind::TransactionCanceled);
+        assert_eq!(error.message.matches("TransactionConflict").count(), 1);
+    }
+}
