@@ -129,9 +129,9 @@ mod tests {
     #[test]
     fn provisioned_tables_throttle_after_the_burst_is_spent() {
         let t = Throughput::new(1, 1, 2.0);
-        // Two seconds of one unit each are banked.
+        // Two seconds of one unit each are banked; a 3-unit write overdraws.
         t.admit(Capacity::Write).unwrap();
-        t.charge(Capacity::Write, 2.0);
+        t.charge(Capacity::Write, 3.0);
         assert_eq!(
             t.admit(Capacity::Write).unwrap_err().kind,
             ErrorKind::ProvisionedThroughputExceeded

@@ -20,6 +20,24 @@ impl<T: DynamoApi + ?Sized> DynamoApi for &T {
     }
 }
 
+impl DynamoApi for ferrodyn_client::Client {
+    fn call(&self, operation: &str, request: &Value) -> Result<Value, ApiError> {
+        ferrodyn_client::Client::call(self, operation, request).map_err(|e| match e {
+            ferrodyn_client::ClientError::Api {
+                code,
+                message,
+                body,
+                ..
+            } => ApiError::Api {
+                code,
+                message,
+                body,
+            },
+            other => ApiError::Transport(other.to_string()),
+        })
+    }
+}
+
 /// Why a call failed.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum ApiError {

@@ -22,6 +22,7 @@ pub mod cost;
 pub mod expr;
 pub mod stage;
 pub mod table;
+pub mod transact;
 pub mod typed;
 pub mod unique;
 

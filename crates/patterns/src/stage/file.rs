@@ -56,6 +56,12 @@ pub struct Change {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StageFile {
     pub version: u32,
+    /// A random name given when the first change is staged. It is part of
+    /// the digest, so a new stage with the same content as one committed a
+    /// minute ago gets a new idempotency token (DynamoDB would otherwise
+    /// answer "done" without writing).
+    #[serde(default)]
+    pub id: String,
     #[serde(default)]
     pub tables: BTreeMap<String, KeySchema>,
     #[serde(default)]
@@ -66,6 +72,7 @@ impl Default for StageFile {
     fn default() -> Self {
         StageFile {
             version: VERSION,
+            id: String::new(),
             tables: BTreeMap::new(),
             changes: Vec::new(),
         }
@@ -105,6 +112,9 @@ impl StageFile {
     /// Adds `change`, merging it into an earlier change to the same item.
     /// Returns the 1-based number of the change it became.
     pub fn add(&mut self, change: Change) -> usize {
+        if self.id.is_empty() {
+            self.id = crate::transact::fresh_token("stage");
+        }
         if let Some(index) = self
             .changes
             .iter()
@@ -122,7 +132,8 @@ impl StageFile {
     /// A digest of the staged content, hex. Used for the idempotency token:
     /// the same stage always commits with the same token.
     pub fn digest(&self) -> String {
-        let canonical = canonical_json(&serde_json::to_value(&self.changes).expect("serialises"));
+        let content = serde_json::json!({ "id": self.id, "changes": self.changes });
+        let canonical = canonical_json(&content);
         hex(&Sha256::digest(canonical.as_bytes()))
     }
 }
@@ -222,8 +233,12 @@ mod tests {
         let mut a = StageFile::default();
         a.add(change(Op::Put, None, Some(json!({"pk":{"S":"u1"},"a":{"S":"x"},"b":{"S":"y"}}))));
         let mut b = StageFile::default();
+        b.id = a.id.clone();
         b.add(change(Op::Put, None, Some(json!({"b":{"S":"y"},"pk":{"S":"u1"},"a":{"S":"x"}}))));
         assert_eq!(a.digest(), b.digest());
+        let mut other_stage = b.clone();
+        other_stage.id = "another".into();
+        assert_ne!(a.digest(), other_stage.digest());
         b.add(change(Op::Delete, None, None));
         assert_ne!(a.digest(), b.digest());
     }

@@ -19,7 +19,8 @@ pub use diff::AttributeChange;
 pub use file::{Change, Op, StageFile};
 
 use crate::api::{ApiError, DynamoApi};
-use crate::cancel::{self, CancelledAction};
+use crate::cancel::CancelledAction;
+use crate::transact::{self, TransactError};
 use crate::table::KeySchema;
 use serde_json::{json, Map, Value};
 use std::fmt;
@@ -300,10 +301,9 @@ pub fn commit(
             .as_str()
             .unwrap_or_default()
             .to_string();
-        match api.call("TransactWriteItems", &chunk.request) {
+        match transact::send(api, &chunk.request, &chunk.labels) {
             Ok(_) => tokens.push(token),
-            Err(ApiError::Api { code, body, .. }) if code == "TransactionCanceledException" => {
-                let mut failures = cancel::explain(&body, &chunk.labels);
+            Err(TransactError::Cancelled(mut failures)) => {
                 for failure in &mut failures {
                     let change = &stage.changes[chunk.first_change + failure.position];
                     if failure.code == "ConditionalCheckFailed" {
@@ -316,7 +316,7 @@ pub fn commit(
                     failures,
                 });
             }
-            Err(e) => return Err(e.into()),
+            Err(TransactError::Api(e)) => return Err(e.into()),
         }
     }
     Ok(CommitReport {
