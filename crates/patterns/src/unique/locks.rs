@@ -1,0 +1,561 @@
+//! Inspecting and repairing the markers.
+//!
+//! `locks` lists every marker with Query, one partition per unique attribute
+//! (never a Scan of the table), reads the owners they name (BatchGetItem), and
+//! classifies each marker: held by its owner, orphaned (the owner is gone),
+//! or stale (the owner now has another value). Owners seen through any
+//! marker are also checked for a missing marker on their other unique
+//! attributes. An owner with no marker at all is invisible to Query; finding
+//! those needs the owners themselves listed, which [`LocksOptions::scan_owners`]
+//! does, explicitly, with a Scan filtered on the owners' key prefix.
+//!
+//! `repair` fixes each finding in its own transaction whose conditions
+//! re-check the finding, so a repair never undoes a concurrent legitimate
+//! write: an orphan is deleted only if its owner is still gone, a missing
+//! marker is put only if the value is still free and still the owner's.
+
+use super::ops::Transaction;
+use super::{value_text, Constraint, UniqueError, OWNER_ATTR, PREFIX, VALUE_ATTR};
+use crate::api::DynamoApi;
+use crate::cancel::ActionLabel;
+use crate::expr::{Builder, Kind};
+use crate::table::display_key;
+use crate::typed;
+use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::time::Duration;
+
+/// What is true of one marker.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MarkerStatus {
+    /// Its owner exists and has this value.
+    Held,
+    /// Its owner does not exist (or the marker names none).
+    Orphan,
+    /// Its owner exists but now has `current` (or no value).
+    Stale { current: Option<Value> },
+}
+
+/// One marker found by Query.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Marker {
+    pub attribute: String,
+    /// Sort key, e.g. `UNIQ#account#email#ada@lovelace.io`.
+    pub name: String,
+    pub value: Option<Value>,
+    pub owner: Option<Map<String, Value>>,
+    pub status: MarkerStatus,
+}
+
+/// An owner whose unique value has no marker.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MissingMarker {
+    pub owner: Map<String, Value>,
+    pub attribute: String,
+    pub value: Value,
+    /// Another owner's marker already holds the value: a real duplicate that
+    /// needs a person to decide, not a repair.
+    pub held_by: Option<Map<String, Value>>,
+}
+
+/// Everything `locks` found.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct LocksReport {
+    pub markers: Vec<Marker>,
+    pub missing: Vec<MissingMarker>,
+    /// Whether owners were also listed by Scan (otherwise owners without any
+    /// marker cannot have been seen).
+    pub owners_scanned: bool,
+    /// Key attribute names (for display).
+    key_order: Vec<String>,
+    table: String,
+}
+
+/// How far `locks` looks.
+#[derive(Debug, Clone, Default)]
+pub struct LocksOptions {
+    /// Only markers whose value starts with this.
+    pub value_prefix: Option<String>,
+    /// Also Scan for owners whose partition key starts with this prefix
+    /// (e.g. `ACCT#`) to find owners that have no marker at all.
+    pub scan_owners: Option<String>,
+}
+
+impl LocksReport {
+    /// Markers that are not held by their owner.
+    pub fn problems(&self) -> impl Iterator<Item = &Marker> {
+        self.markers.iter().filter(|m| m.status != MarkerStatus::Held)
+    }
+
+    /// Whether every marker is held and no owner lacks one.
+    pub fn is_healthy(&self) -> bool {
+        self.problems().next().is_none() && self.missing.is_empty()
+    }
+
+    fn show(&self, key: &Map<String, Value>) -> String {
+        let order: Vec<&str> = self.key_order.iter().map(String::as_str).collect();
+        display_key(&self.table, &order, key)
+    }
+}
+
+impl fmt::Display for LocksReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for m in &self.markers {
+            let owner = m
+                .owner
+                .as_ref()
+                .map_or_else(|| "(no owner)".to_string(), |o| self.show(o));
+            let status = match &m.status {
+                MarkerStatus::Held => "ok".to_string(),
+                MarkerStatus::Orphan => "ORPHAN: owner is gone".to_string(),
+                MarkerStatus::Stale { current: Some(v) } => {
+                    format!("STALE: owner's {} is now {}", m.attribute, typed::render(v))
+                }
+                MarkerStatus::Stale { current: None } => {
+                    format!("STALE: owner has no {}", m.attribute)
+                }
+            };
+            writeln!(f, "{}  owner {}  {}", m.name, owner, status)?;
+        }
+        for missing in &self.missing {
+            let what = match &missing.held_by {
+                None => "has no marker".to_string(),
+                Some(other) => format!(
+                    "DUPLICATE: the marker belongs to {}, fix by hand",
+                    self.show(other)
+                ),
+            };
+            writeln!(
+                f,
+                "MISSING: {} {} {} {}",
+                self.show(&missing.owner),
+                missing.attribute,
+                typed::render(&missing.value),
+                what
+            )?;
+        }
+        let problems = self.problems().count();
+        write!(
+            f,
+            "{} markers, {} orphaned or stale, {} owners missing a marker",
+            self.markers.len(),
+            problems,
+            self.missing.len()
+        )?;
+        if !self.owners_scanned {
+            write!(
+                f,
+                " (only owners seen through a marker were checked; --scan-owners PREFIX checks all)"
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// Lists and classifies the markers of `c`.
+pub fn locks(api: &dyn DynamoApi, c: &Constraint, options: &LocksOptions) -> Result<LocksReport, UniqueError> {
+    let mut raw: Vec<(String, Map<String, Value>)> = Vec::new();
+    for attribute in &c.spec.attributes {
+        let prefix = format!(
+            "{}#{}",
+            c.marker_partition(attribute),
+            options.value_prefix.as_deref().unwrap_or("")
+        );
+        for item in query_markers(api, c, attribute, &prefix)? {
+            raw.push((attribute.clone(), item));
+        }
+    }
+
+    // Owners named by markers, plus (optionally) every owner by Scan.
+    let mut owner_keys: Vec<Map<String, Value>> = raw
+        .iter()
+        .filter_map(|(_, m)| owner_of(m))
+        .collect();
+    let mut scanned = Vec::new();
+    if let Some(prefix) = &options.scan_owners {
+        scanned = scan_owners(api, c, prefix)?;
+        owner_keys.extend(scanned.iter().map(|o| c.schema.key_of(o).unwrap_or_default()));
+    }
+    let mut owners = batch_get(api, &c.spec.table, &owner_keys)?;
+    for owner in scanned {
+        let key = c.schema.key_of(&owner).unwrap_or_default();
+        owners.entry(key_id(&key)).or_insert(owner);
+    }
+
+    let sort = c.schema.sort.clone().unwrap_or_default();
+    let mut markers = Vec::new();
+    // (attribute, value text) → owner holding that marker.
+    let mut held: BTreeMap<(String, String), Map<String, Value>> = BTreeMap::new();
+    for (attribute, item) in raw {
+        let owner = owner_of(&item);
+        let value = item.get(VALUE_ATTR).cloned();
+        let status = match owner.as_ref().and_then(|o| owners.get(&key_id(o))) {
+            None => MarkerStatus::Orphan,
+            Some(found) => match (found.get(&attribute), &value) {
+                (Some(current), Some(v)) if typed::same(current, v) => MarkerStatus::Held,
+                (current, _) => MarkerStatus::Stale {
+                    current: current.cloned(),
+                },
+            },
+        };
+        if let (Some(v), Some(o)) = (&value, &owner) {
+            if let Ok(text) = value_text(&attribute, v) {
+                held.insert((attribute.clone(), text), o.clone());
+            }
+        }
+        markers.push(Marker {
+            name: item
+                .get(&sort)
+                .and_then(typed::key_text)
+                .unwrap_or_default(),
+            attribute,
+            value,
+            owner,
+            status,
+        });
+    }
+
+    let mut missing = Vec::new();
+    for owner in owners.values() {
+        let Ok(key) = c.schema.key_of(owner) else { continue };
+        for attribute in &c.spec.attributes {
+            let Some(value) = owner.get(attribute) else { continue };
+            let Ok(text) = value_text(attribute, value) else { continue };
+            if let Some(prefix) = &options.value_prefix {
+                if !text.starts_with(prefix.as_str()) {
+                    continue;
+                }
+            }
+            match held.get(&(attribute.clone(), text)) {
+                Some(holder) if *holder == key => {}
+                holder => missing.push(MissingMarker {
+                    owner: key.clone(),
+                    attribute: attribute.clone(),
+                    value: value.clone(),
+                    held_by: holder.cloned(),
+                }),
+            }
+        }
+    }
+
+    Ok(LocksReport {
+        markers,
+        missing,
+        owners_scanned: options.scan_owners.is_some(),
+        key_order: c.schema.attributes().iter().map(|s| s.to_string()).collect(),
+        table: c.spec.table.clone(),
+    })
+}
+
+/// Every marker of `attribute` whose sort key starts with `prefix`, page by
+/// page, strongly consistent.
+fn query_markers(
+    api: &dyn DynamoApi,
+    c: &Constraint,
+    attribute: &str,
+    prefix: &str,
+) -> Result<Vec<Map<String, Value>>, UniqueError> {
+    let mut b = Builder::new();
+    let p = b.placeholders();
+    let pk = p.name(&c.schema.partition);
+    let sk = p.name(c.schema.sort.as_deref().unwrap_or_default());
+    let partition = p.value("partition", json!({ "S": c.marker_partition(attribute) }));
+    let start = p.value("prefix", json!({ "S": prefix }));
+    b.add_raw(
+        Kind::KeyCondition,
+        format!("{pk} = {partition} AND begins_with({sk}, {start})"),
+    );
+    let built = b.build().map_err(|e| UniqueError::Invalid(e.to_string()))?;
+    let mut request = built.request_fields();
+    request.insert("TableName".into(), json!(c.spec.table));
+    request.insert("ConsistentRead".into(), json!(true));
+    let mut items = Vec::new();
+    loop {
+        let response = api.call("Query", &Value::Object(request.clone()))?;
+        items.extend(
+            response["Items"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|i| i.as_object().cloned()),
+        );
+        match response.get("LastEvaluatedKey") {
+            Some(last) if !last.is_null() => {
+                request.insert("ExclusiveStartKey".into(), last.clone());
+            }
+            _ => return Ok(items),
+        }
+    }
+}
+
+/// Owners whose partition key starts with `prefix`: the one Scan, asked for
+/// explicitly, and filtered so markers are not returned.
+fn scan_owners(api: &dyn DynamoApi, c: &Constraint, prefix: &str) -> Result<Vec<Map<String, Value>>, UniqueError> {
+    let mut b = Builder::new();
+    let p = b.placeholders();
+    let pk = p.name(&c.schema.partition);
+    let start = p.value("prefix", json!({ "S": prefix }));
+    b.add_raw(Kind::Condition, format!("begins_with({pk}, {start})"));
+    let built = b.build().map_err(|e| UniqueError::Invalid(e.to_string()))?;
+    let mut request = Map::new();
+    request.insert("TableName".into(), json!(c.spec.table));
+    request.insert("ConsistentRead".into(), json!(true));
+    request.insert("FilterExpression".into(), json!(built.get(Kind::Condition)));
+    for (k, v) in built.request_fields() {
+        if k.starts_with("ExpressionAttribute") {
+            request.insert(k, v);
+        }
+    }
+    let mut items = Vec::new();
+    loop {
+        let response = api.call("Scan", &Value::Object(request.clone()))?;
+        items.extend(
+            response["Items"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|i| i.as_object().cloned())
+                .filter(|i| {
+                    !i.get(&c.schema.partition)
+                        .and_then(typed::key_text)
+                        .is_some_and(|t| t.starts_with(PREFIX))
+                }),
+        );
+        match response.get("LastEvaluatedKey") {
+            Some(last) if !last.is_null() => {
+                request.insert("ExclusiveStartKey".into(), last.clone());
+            }
+            _ => return Ok(items),
+        }
+    }
+}
+
+/// The owner key a marker names.
+fn owner_of(marker: &Map<String, Value>) -> Option<Map<String, Value>> {
+    marker.get(OWNER_ATTR)?.get("M")?.as_object().cloned()
+}
+
+/// A stable identity for a key (its canonical JSON).
+fn key_id(key: &Map<String, Value>) -> String {
+    crate::stage::file::canonical_json(&Value::Object(key.clone()))
+}
+
+/// Reads `keys` with BatchGetItem (100 per request, strongly consistent),
+/// retrying UnprocessedKeys with a growing pause. Returns found items by key.
+fn batch_get(
+    api: &dyn DynamoApi,
+    table: &str,
+    keys: &[Map<String, Value>],
+) -> Result<BTreeMap<String, Map<String, Value>>, UniqueError> {
+    let mut unique: BTreeMap<String, &Map<String, Value>> = BTreeMap::new();
+    for key in keys {
+        unique.insert(key_id(key), key);
+    }
+    let all: Vec<&Map<String, Value>> = unique.into_values().collect();
+    let mut found = BTreeMap::new();
+    for chunk in all.chunks(100) {
+        let mut pending = json!({ table: { "Keys": chunk, "ConsistentRead": true } });
+        let mut attempt = 0u32;
+        loop {
+            let response = api.call("BatchGetItem", &json!({ "RequestItems": pending }))?;
+            for item in response["Responses"][table].as_array().into_iter().flatten() {
+                if let Some(item) = item.as_object() {
+                    let key: Map<String, Value> = chunk
+                        .first()
+                        .map(|k| k.keys().filter_map(|n| Some((n.clone(), item.get(n)?.clone()))).collect())
+                        .unwrap_or_default();
+                    found.insert(key_id(&key), item.clone());
+                }
+            }
+            match response.get("UnprocessedKeys").and_then(Value::as_object) {
+                Some(rest) if !rest.is_empty() && attempt < 8 => {
+                    attempt += 1;
+                    std::thread::sleep(Duration::from_millis(50 << attempt.min(5)));
+                    pending = Value::Object(rest.clone());
+                }
+                Some(rest) if !rest.is_empty() => {
+                    return Err(UniqueError::Invalid(
+                        "owners could not be read: BatchGetItem kept returning UnprocessedKeys"
+                            .into(),
+                    ))
+                }
+                _ => break,
+            }
+        }
+    }
+    Ok(found)
+}
+
+/// What `repair` did.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RepairReport {
+    /// One line per fix applied.
+    pub fixed: Vec<String>,
+    /// Findings left alone, with why (duplicates, or a condition that no
+    /// longer held because someone fixed it first).
+    pub skipped: Vec<String>,
+}
+
+impl fmt::Display for RepairReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for line in &self.fixed {
+            writeln!(f, "fixed: {line}")?;
+        }
+        for line in &self.skipped {
+            writeln!(f, "not fixed: {line}")?;
+        }
+        write!(f, "{} fixed, {} not fixed", self.fixed.len(), self.skipped.len())
+    }
+}
+
+/// Fixes what `report` found: deletes orphaned and stale markers, puts
+/// missing ones. Each fix is one transaction that re-checks its finding.
+pub fn repair(api: &dyn DynamoApi, c: &Constraint, report: &LocksReport) -> Result<RepairReport, UniqueError> {
+    let mut result = RepairReport::default();
+    for marker in report.problems() {
+        let description = format!("remove {} marker {}", marker.attribute, marker.name);
+        let tx = remove_marker_tx(c, marker)?;
+        record(tx.send(api), description, &mut result)?;
+    }
+    for missing in &report.missing {
+        let description = format!(
+            "add {} marker for {} ({})",
+            missing.attribute,
+            report.show(&missing.owner),
+            typed::render(&missing.value)
+        );
+        if let Some(holder) = &missing.held_by {
+            result.skipped.push(format!(
+                "{description}: the value is held by {}; decide which owner keeps it",
+                report.show(holder)
+            ));
+            continue;
+        }
+        let tx = add_marker_tx(c, missing)?;
+        record(tx.send(api), description, &mut result)?;
+    }
+    Ok(result)
+}
+
+fn record(outcome: Result<(), UniqueError>, description: String, report: &mut RepairReport) -> Result<(), UniqueError> {
+    match outcome {
+        Ok(()) => report.fixed.push(description),
+        Err(UniqueError::Rejected { failures, .. }) => {
+            let why: Vec<String> = failures.iter().map(ToString::to_string).collect();
+            report.skipped.push(format!("{description}: {}", why.join("; ")));
+        }
+        Err(e) => return Err(e),
+    }
+    Ok(())
+}
+
+/// Delete an orphaned/stale marker if it still names the same owner, on
+/// condition that the owner is still gone (or still has another value).
+fn remove_marker_tx(c: &Constraint, marker: &Marker) -> Result<Transaction, UniqueError> {
+    let sort = c.schema.sort.clone().unwrap_or_default();
+    let mut key = Map::new();
+    key.insert(
+        c.schema.partition.clone(),
+        json!({ "S": c.marker_partition(&marker.attribute) }),
+    );
+    key.insert(sort, json!({ "S": marker.name }));
+    let mut tx = Transaction::default();
+    let mut b = Builder::new();
+    let p = b.placeholders();
+    let owner_attr = p.name(OWNER_ATTR);
+    let condition = match &marker.owner {
+        Some(owner) => {
+            let me = p.value("owner", json!({ "M": owner }));
+            format!("{owner_attr} = {me}")
+        }
+        None => format!("attribute_not_exists({owner_attr})"),
+    };
+    b.add_raw(Kind::Condition, condition);
+    let mut fields = Map::new();
+    fields.insert("TableName".into(), json!(c.spec.table));
+    fields.insert("Key".into(), json!(key));
+    tx.push(
+        "Delete",
+        fields,
+        &b,
+        ActionLabel {
+            what: format!("delete marker {}", marker.name),
+            on_condition_failed: "the marker changed since it was inspected".into(),
+        },
+        None,
+    )?;
+    if let Some(owner) = &marker.owner {
+        let mut b = Builder::new();
+        let p = b.placeholders();
+        let pk = p.name(&c.schema.partition);
+        let condition = match (&marker.status, &marker.value) {
+            (MarkerStatus::Stale { .. }, Some(value)) => {
+                let attr = p.name(&marker.attribute);
+                let v = p.value(&marker.attribute, value.clone());
+                format!("attribute_not_exists({pk}) OR attribute_not_exists({attr}) OR {attr} <> {v}")
+            }
+            _ => format!("attribute_not_exists({pk})"),
+        };
+        b.add_raw(Kind::Condition, condition);
+        let mut fields = Map::new();
+        fields.insert("TableName".into(), json!(c.spec.table));
+        fields.insert("Key".into(), json!(owner));
+        tx.push(
+            "ConditionCheck",
+            fields,
+            &b,
+            ActionLabel {
+                what: format!("check owner {}", c.display(owner)),
+                on_condition_failed: format!(
+                    "the owner holds this {} again; the marker is needed",
+                    marker.attribute
+                ),
+            },
+            None,
+        )?;
+    }
+    Ok(tx)
+}
+
+/// Put a missing marker if the value is still free, on condition that the
+/// owner still has the value.
+fn add_marker_tx(c: &Constraint, missing: &MissingMarker) -> Result<Transaction, UniqueError> {
+    let mut tx = Transaction::default();
+    let item = c.marker_item(&missing.attribute, &missing.value, &missing.owner)?;
+    let mut b = Builder::new();
+    let pk = b.placeholders().name(&c.schema.partition);
+    b.add_raw(Kind::Condition, format!("attribute_not_exists({pk})"));
+    let mut fields = Map::new();
+    fields.insert("TableName".into(), json!(c.spec.table));
+    fields.insert("Item".into(), json!(item));
+    tx.push(
+        "Put",
+        fields,
+        &b,
+        ActionLabel {
+            what: format!("put marker {}", c.marker_name(&missing.attribute, &missing.value)?),
+            on_condition_failed: "the value was taken meanwhile".into(),
+        },
+        Some(&missing.attribute),
+    )?;
+    let mut b = Builder::new();
+    let p = b.placeholders();
+    let attr = p.name(&missing.attribute);
+    let v = p.value(&missing.attribute, missing.value.clone());
+    b.add_raw(Kind::Condition, format!("{attr} = {v}"));
+    let mut fields = Map::new();
+    fields.insert("TableName".into(), json!(c.spec.table));
+    fields.insert("Key".into(), json!(missing.owner));
+    tx.push(
+        "ConditionCheck",
+        fields,
+        &b,
+        ActionLabel {
+            what: format!("check owner {}", c.display(&missing.owner)),
+            on_condition_failed: format!("the owner no longer has this {}", missing.attribute),
+        },
+        None,
+    )?;
+    Ok(tx)
+}
