@@ -63,9 +63,12 @@ impl KeySchema {
     pub fn key_of(&self, item: &Map<String, Value>) -> Result<Map<String, Value>, String> {
         let mut key = Map::new();
         for name in self.attributes() {
-            let value = item
-                .get(name)
-                .ok_or_else(|| format!("the item has no key attribute `{name}` (table {})", self.table))?;
+            let value = item.get(name).ok_or_else(|| {
+                format!(
+                    "the item has no key attribute `{name}` (table {})",
+                    self.table
+                )
+            })?;
             key.insert(name.to_string(), value.clone());
         }
         Ok(key)
@@ -106,6 +109,9 @@ mod tests {
         assert_eq!(key.len(), 2);
         assert_eq!(schema.display(&key), "accounts/ACCT#1/PROFILE");
         let missing = json!({"PK":{"S":"x"}});
-        assert!(schema.key_of(missing.as_object().unwrap()).unwrap_err().contains("`SK`"));
+        assert!(schema
+            .key_of(missing.as_object().unwrap())
+            .unwrap_err()
+            .contains("`SK`"));
     }
 }

@@ -167,7 +167,10 @@ mod tests {
     #[test]
     fn typed_items_are_recognised_and_kept() {
         let typed = json!({"pk":{"S":"u1"},"n":{"N":"1"}});
-        assert_eq!(item_from_either(&typed).unwrap(), *typed.as_object().unwrap());
+        assert_eq!(
+            item_from_either(&typed).unwrap(),
+            *typed.as_object().unwrap()
+        );
         let plain = json!({"pk":"u1","S":"x"});
         assert_eq!(item_from_either(&plain).unwrap()["pk"], json!({"S":"u1"}));
     }

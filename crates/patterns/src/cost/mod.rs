@@ -89,7 +89,12 @@ pub struct Estimate {
 /// Estimates capacity and monthly cost of `workloads` together, with
 /// `storage_gb` stored and provisioned capacity sized at `utilization`
 /// (0 < u ≤ 1).
-pub fn estimate(workloads: &[Workload], storage_gb: f64, utilization: f64, prices: &Prices) -> Estimate {
+pub fn estimate(
+    workloads: &[Workload],
+    storage_gb: f64,
+    utilization: f64,
+    prices: &Prices,
+) -> Estimate {
     let wps: f64 = workloads.iter().map(Workload::write_units_per_second).sum();
     let rps: f64 = workloads.iter().map(Workload::read_units_per_second).sum();
     let hours = prices.hours_per_month;
@@ -128,8 +133,14 @@ impl fmt::Display for Estimate {
             self.write_units_per_second, self.read_units_per_second
         )?;
         writeln!(f, "monthly estimate ({c}):")?;
-        writeln!(f, "                 writes      reads    storage      total")?;
-        for (name, m) in [("on-demand", self.on_demand), ("provisioned", self.provisioned)] {
+        writeln!(
+            f,
+            "                 writes      reads    storage      total"
+        )?;
+        for (name, m) in [
+            ("on-demand", self.on_demand),
+            ("provisioned", self.provisioned),
+        ] {
             writeln!(
                 f,
                 "  {name:<11} {:>10.2} {:>10.2} {:>10.2} {:>10.2}",
@@ -209,7 +220,11 @@ mod tests {
         };
         let e = estimate(&[w], 10.0, 1.0, &prices);
         // 100 WRU/s × 2,628,000 s = 262.8 M WRU × $0.625/M = $164.25.
-        assert!((e.on_demand.writes - 164.25).abs() < 1e-9, "{}", e.on_demand.writes);
+        assert!(
+            (e.on_demand.writes - 164.25).abs() < 1e-9,
+            "{}",
+            e.on_demand.writes
+        );
         // 100 RRU/s → 262.8 M × $0.125/M = $32.85.
         assert!((e.on_demand.reads - 32.85).abs() < 1e-9);
         // 100 WCU × $0.00065 × 730 h = $47.45; 100 RCU × $0.00013 × 730 = $9.49.
@@ -217,7 +232,16 @@ mod tests {
         assert!((e.provisioned.writes - 47.45).abs() < 1e-9);
         assert!((e.provisioned.reads - 9.49).abs() < 1e-9);
         assert!((e.on_demand.storage - 2.5).abs() < 1e-9);
-        let at_70 = estimate(&[Workload { item_size: 1000, writes: 100.0, ..Workload::default() }], 0.0, 0.7, &prices);
+        let at_70 = estimate(
+            &[Workload {
+                item_size: 1000,
+                writes: 100.0,
+                ..Workload::default()
+            }],
+            0.0,
+            0.7,
+            &prices,
+        );
         assert_eq!(at_70.provisioned_wcu, 143);
         assert_eq!(at_70.provisioned_rcu, 1);
     }

@@ -19,25 +19,49 @@ pub enum ConditionClause {
     },
     Exists(String),
     NotExists(String),
-    BeginsWith { path: String, prefix: String },
-    Contains { path: String, value: String },
+    BeginsWith {
+        path: String,
+        prefix: String,
+    },
+    Contains {
+        path: String,
+        value: String,
+    },
 }
 
 /// One update clause; clauses are grouped into SET/REMOVE/ADD/DELETE.
 #[derive(Debug, Clone, PartialEq)]
 pub enum UpdateClause {
-    Set { path: String, value: String },
+    Set {
+        path: String,
+        value: String,
+    },
     /// Set only when the attribute is absent.
-    SetIfAbsent { path: String, value: String },
+    SetIfAbsent {
+        path: String,
+        value: String,
+    },
     /// Add a number to a numeric attribute, starting from 0 when absent.
-    Increment { path: String, by: String },
+    Increment {
+        path: String,
+        by: String,
+    },
     /// Append to a list, starting from an empty list when absent.
-    Append { path: String, value: String },
+    Append {
+        path: String,
+        value: String,
+    },
     Remove(String),
     /// DynamoDB's ADD: number addition or set union.
-    Add { path: String, value: String },
+    Add {
+        path: String,
+        value: String,
+    },
     /// DynamoDB's DELETE: remove members from a set.
-    Delete { path: String, value: String },
+    Delete {
+        path: String,
+        value: String,
+    },
 }
 
 /// Splits `PATH=VALUE` at the first `=`.
@@ -230,7 +254,10 @@ mod tests {
             r#"pk = "u1" AND sk BETWEEN "A" AND "M""#
         );
         assert!(sort_clause("sk", "~", "x").is_err());
-        assert_eq!(split_assignment("a=b=c").unwrap(), ("a".into(), "b=c".into()));
+        assert_eq!(
+            split_assignment("a=b=c").unwrap(),
+            ("a".into(), "b=c".into())
+        );
         assert!(split_assignment("=x").is_err());
     }
 }

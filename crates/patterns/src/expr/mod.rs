@@ -299,7 +299,10 @@ mod tests {
         let mut b = Builder::new();
         b.condition("a = = 1").unwrap();
         let err = b.build().unwrap_err().to_string();
-        assert!(err.contains("Invalid ConditionExpression: Syntax error"), "{err}");
+        assert!(
+            err.contains("Invalid ConditionExpression: Syntax error"),
+            "{err}"
+        );
     }
 
     #[test]

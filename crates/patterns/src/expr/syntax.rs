@@ -240,7 +240,10 @@ fn path(src: &str, start: usize) -> Result<(Vec<Segment>, usize), String> {
             }
             segments.push(Segment::Name(name.to_string()));
             i += close + 2;
-        } else if bytes.get(i).is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_') {
+        } else if bytes
+            .get(i)
+            .is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_')
+        {
             let end = ident_end(bytes, i);
             segments.push(Segment::Name(src[i..end].to_string()));
             i = end;
@@ -284,7 +287,9 @@ fn typed_constructor(src: &str, name: &str, after_name: usize) -> Result<(Value,
             .map(|m| match m {
                 Value::String(s) => Ok(s.clone()),
                 Value::Number(_) if kind == "ns" => Ok(m.to_string()),
-                _ => Err(format!("{name}(...) members must be {kind} values, got {m}")),
+                _ => Err(format!(
+                    "{name}(...) members must be {kind} values, got {m}"
+                )),
             })
             .collect()
     };
@@ -405,7 +410,9 @@ mod tests {
 
     #[test]
     fn sets_lists_and_maps_are_typed() {
-        let (_, p) = rw(r#"SET tags = ss("a","b"), ids = ns(1, 2.50), l = [1,"x"], m = {"k":true}, bin = b64("AQI=")"#);
+        let (_, p) = rw(
+            r#"SET tags = ss("a","b"), ids = ns(1, 2.50), l = [1,"x"], m = {"k":true}, bin = b64("AQI=")"#,
+        );
         assert_eq!(p.values[":tags"], json!({"SS":["a","b"]}));
         assert_eq!(p.values[":ids"], json!({"NS":["1","2.50"]}));
         assert_eq!(p.values[":l"], json!({"L":[{"N":"1"},{"S":"x"}]}));
@@ -425,7 +432,9 @@ mod tests {
     #[test]
     fn handwritten_placeholders_and_unknown_functions_are_refused() {
         let mut p = Placeholders::new();
-        assert!(rewrite("#a = :b", &mut p).unwrap_err().contains("placeholders"));
+        assert!(rewrite("#a = :b", &mut p)
+            .unwrap_err()
+            .contains("placeholders"));
         assert!(rewrite("lower(a) = 'x'", &mut p)
             .unwrap_err()
             .contains("unknown function"));

@@ -50,7 +50,13 @@ pub fn chunks(stage: &StageFile) -> Result<Vec<Chunk>, String> {
         let action = action(change, schema).map_err(|e| format!("change {}: {e}", index + 1))?;
         let size = change_size(change);
         if !actions.is_empty() && (actions.len() == MAX_ACTIONS || bytes + size > MAX_BYTES) {
-            result.push(finish(&digest, result.len(), first, &mut actions, &mut labels));
+            result.push(finish(
+                &digest,
+                result.len(),
+                first,
+                &mut actions,
+                &mut labels,
+            ));
             first = index;
             bytes = 0;
         }
@@ -59,7 +65,13 @@ pub fn chunks(stage: &StageFile) -> Result<Vec<Chunk>, String> {
         bytes += size;
     }
     if !actions.is_empty() {
-        result.push(finish(&digest, result.len(), first, &mut actions, &mut labels));
+        result.push(finish(
+            &digest,
+            result.len(),
+            first,
+            &mut actions,
+            &mut labels,
+        ));
     }
     Ok(result)
 }
@@ -286,8 +298,12 @@ mod tests {
             op: Op::Update,
             table: "users".into(),
             key: obj(json!({"pk":{"S":"u1"}})),
-            before: Some(obj(json!({"pk":{"S":"u1"},"status":{"S":"new"},"old":{"N":"1"},"z":{"NULL":true}}))),
-            after: Some(obj(json!({"pk":{"S":"u1"},"status":{"S":"active"},"z":{"NULL":true},"added":{"BOOL":true}}))),
+            before: Some(obj(
+                json!({"pk":{"S":"u1"},"status":{"S":"new"},"old":{"N":"1"},"z":{"NULL":true}}),
+            )),
+            after: Some(obj(
+                json!({"pk":{"S":"u1"},"status":{"S":"active"},"z":{"NULL":true},"added":{"BOOL":true}}),
+            )),
         };
         let a = action(&change, &schema()).unwrap();
         let update = &a["Update"];
@@ -299,8 +315,14 @@ mod tests {
             update["UpdateExpression"],
             "SET added = :new_added, #status = :new_status REMOVE #old"
         );
-        assert_eq!(update["ExpressionAttributeValues"][":status"], json!({"S":"new"}));
-        assert_eq!(update["ExpressionAttributeValues"][":new_status"], json!({"S":"active"}));
+        assert_eq!(
+            update["ExpressionAttributeValues"][":status"],
+            json!({"S":"new"})
+        );
+        assert_eq!(
+            update["ExpressionAttributeValues"][":new_status"],
+            json!({"S":"active"})
+        );
     }
 
     #[test]
@@ -314,13 +336,19 @@ mod tests {
             after: None,
         };
         let a = action(&delete, &schema()).unwrap();
-        assert_eq!(a["Delete"]["ConditionExpression"], "attribute_exists(pk) AND a = :a");
+        assert_eq!(
+            a["Delete"]["ConditionExpression"],
+            "attribute_exists(pk) AND a = :a"
+        );
         let same = Change {
             op: Op::Update,
             after: Some(seen.clone()),
             ..delete
         };
-        assert!(action(&same, &schema()).unwrap().get("ConditionCheck").is_some());
+        assert!(action(&same, &schema())
+            .unwrap()
+            .get("ConditionCheck")
+            .is_some());
     }
 
     #[test]
@@ -330,7 +358,10 @@ mod tests {
         assert_eq!(first.len(), 1);
         let token = first[0].request["ClientRequestToken"].as_str().unwrap();
         assert!(token.len() <= 36);
-        assert_eq!(chunks(&stage).unwrap()[0].request["ClientRequestToken"], token);
+        assert_eq!(
+            chunks(&stage).unwrap()[0].request["ClientRequestToken"],
+            token
+        );
         let bigger = stage_of((0..101).map(create).collect());
         let split = chunks(&bigger).unwrap();
         assert_eq!(split.len(), 2);

@@ -80,7 +80,8 @@ mod tests {
     #[test]
     fn changes_are_added_removed_or_modified() {
         let old = json!({"pk":{"S":"u1"},"a":{"N":"1"},"gone":{"S":"x"},"same":{"SS":["p","q"]}});
-        let new = json!({"pk":{"S":"u1"},"a":{"N":"2"},"added":{"BOOL":true},"same":{"SS":["q","p"]}});
+        let new =
+            json!({"pk":{"S":"u1"},"a":{"N":"2"},"added":{"BOOL":true},"same":{"SS":["q","p"]}});
         let changes = attribute_changes(old.as_object(), new.as_object());
         let lines: Vec<String> = changes.iter().map(ToString::to_string).collect();
         assert_eq!(lines, vec!["~ a: 1 → 2", "+ added: true", "- gone: \"x\""]);

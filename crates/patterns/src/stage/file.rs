@@ -158,7 +158,13 @@ pub fn canonical_json(value: &Value) -> String {
             keys.sort();
             let parts: Vec<String> = keys
                 .iter()
-                .map(|k| format!("{}:{}", Value::String((*k).clone()), canonical_json(&map[*k])))
+                .map(|k| {
+                    format!(
+                        "{}:{}",
+                        Value::String((*k).clone()),
+                        canonical_json(&map[*k])
+                    )
+                })
                 .collect();
             format!("{{{}}}", parts.join(","))
         }
@@ -209,8 +215,16 @@ mod tests {
     fn changes_to_one_item_merge_keeping_the_first_before() {
         let mut stage = StageFile::default();
         let seen = json!({"pk":{"S":"u1"},"n":{"N":"1"}});
-        stage.add(change(Op::Update, Some(seen.clone()), Some(json!({"pk":{"S":"u1"},"n":{"N":"2"}}))));
-        let n = stage.add(change(Op::Update, Some(json!({"pk":{"S":"u1"},"n":{"N":"2"}})), Some(json!({"pk":{"S":"u1"},"n":{"N":"3"}}))));
+        stage.add(change(
+            Op::Update,
+            Some(seen.clone()),
+            Some(json!({"pk":{"S":"u1"},"n":{"N":"2"}})),
+        ));
+        let n = stage.add(change(
+            Op::Update,
+            Some(json!({"pk":{"S":"u1"},"n":{"N":"2"}})),
+            Some(json!({"pk":{"S":"u1"},"n":{"N":"3"}})),
+        ));
         assert_eq!(n, 1);
         assert_eq!(stage.changes.len(), 1);
         assert_eq!(stage.changes[0].before, Some(obj(seen)));
@@ -223,7 +237,11 @@ mod tests {
     fn create_then_update_stays_a_create() {
         let mut stage = StageFile::default();
         stage.add(change(Op::Put, None, Some(json!({"pk":{"S":"u1"}}))));
-        stage.add(change(Op::Update, Some(json!({"pk":{"S":"u1"}})), Some(json!({"pk":{"S":"u1"},"a":{"S":"x"}}))));
+        stage.add(change(
+            Op::Update,
+            Some(json!({"pk":{"S":"u1"}})),
+            Some(json!({"pk":{"S":"u1"},"a":{"S":"x"}})),
+        ));
         assert_eq!(stage.changes[0].op, Op::Put);
         assert_eq!(stage.changes[0].before, None);
     }
@@ -231,10 +249,18 @@ mod tests {
     #[test]
     fn the_digest_ignores_key_order_and_follows_content() {
         let mut a = StageFile::default();
-        a.add(change(Op::Put, None, Some(json!({"pk":{"S":"u1"},"a":{"S":"x"},"b":{"S":"y"}}))));
+        a.add(change(
+            Op::Put,
+            None,
+            Some(json!({"pk":{"S":"u1"},"a":{"S":"x"},"b":{"S":"y"}})),
+        ));
         let mut b = StageFile::default();
         b.id = a.id.clone();
-        b.add(change(Op::Put, None, Some(json!({"b":{"S":"y"},"pk":{"S":"u1"},"a":{"S":"x"}}))));
+        b.add(change(
+            Op::Put,
+            None,
+            Some(json!({"b":{"S":"y"},"pk":{"S":"u1"},"a":{"S":"x"}})),
+        ));
         assert_eq!(a.digest(), b.digest());
         let mut other_stage = b.clone();
         other_stage.id = "another".into();

@@ -20,8 +20,8 @@ pub use file::{Change, Op, StageFile};
 
 use crate::api::{ApiError, DynamoApi};
 use crate::cancel::CancelledAction;
-use crate::transact::{self, TransactError};
 use crate::table::KeySchema;
+use crate::transact::{self, TransactError};
 use serde_json::{json, Map, Value};
 use std::fmt;
 
@@ -54,7 +54,8 @@ pub enum StageError {
 }
 
 fn cancelled_message(committed: &usize, failures: &[CancelledAction]) -> String {
-    let mut text = String::from("the commit was cancelled; nothing of this transaction was written");
+    let mut text =
+        String::from("the commit was cancelled; nothing of this transaction was written");
     if *committed > 0 {
         text.push_str(&format!(
             " (the first {committed} changes were committed by earlier transactions)"
@@ -222,7 +223,10 @@ impl fmt::Display for ChangeDiff {
             writeln!(f, "    {change}")?;
         }
         if let Some(note) = &self.existence_drift {
-            writeln!(f, "    ! {note}; the commit will be cancelled unless you re-stage")?;
+            writeln!(
+                f,
+                "    ! {note}; the commit will be cancelled unless you re-stage"
+            )?;
         }
         if !self.drift.is_empty() {
             writeln!(

@@ -85,7 +85,9 @@ pub struct LocksOptions {
 impl LocksReport {
     /// Markers that are not held by their owner.
     pub fn problems(&self) -> impl Iterator<Item = &Marker> {
-        self.markers.iter().filter(|m| m.status != MarkerStatus::Held)
+        self.markers
+            .iter()
+            .filter(|m| m.status != MarkerStatus::Held)
     }
 
     /// Whether every marker is held and no owner lacks one.
@@ -154,7 +156,11 @@ impl fmt::Display for LocksReport {
 }
 
 /// Lists and classifies the markers of `c`.
-pub fn locks(api: &dyn DynamoApi, c: &Constraint, options: &LocksOptions) -> Result<LocksReport, UniqueError> {
+pub fn locks(
+    api: &dyn DynamoApi,
+    c: &Constraint,
+    options: &LocksOptions,
+) -> Result<LocksReport, UniqueError> {
     let mut raw: Vec<(String, Map<String, Value>)> = Vec::new();
     for attribute in &c.spec.attributes {
         let prefix = format!(
@@ -168,14 +174,16 @@ pub fn locks(api: &dyn DynamoApi, c: &Constraint, options: &LocksOptions) -> Res
     }
 
     // Owners named by markers, plus (optionally) every owner by Scan.
-    let mut owner_keys: Vec<Map<String, Value>> = raw
-        .iter()
-        .filter_map(|(_, m)| owner_of(m))
-        .collect();
+    let mut owner_keys: Vec<Map<String, Value>> =
+        raw.iter().filter_map(|(_, m)| owner_of(m)).collect();
     let mut scanned = Vec::new();
     if let Some(prefix) = &options.scan_owners {
         scanned = scan_owners(api, c, prefix)?;
-        owner_keys.extend(scanned.iter().map(|o| c.schema.key_of(o).unwrap_or_default()));
+        owner_keys.extend(
+            scanned
+                .iter()
+                .map(|o| c.schema.key_of(o).unwrap_or_default()),
+        );
     }
     let mut owners = batch_get(api, &c.spec.table, &owner_keys)?;
     for owner in scanned {
@@ -218,10 +226,16 @@ pub fn locks(api: &dyn DynamoApi, c: &Constraint, options: &LocksOptions) -> Res
 
     let mut missing = Vec::new();
     for owner in owners.values() {
-        let Ok(key) = c.schema.key_of(owner) else { continue };
+        let Ok(key) = c.schema.key_of(owner) else {
+            continue;
+        };
         for attribute in &c.spec.attributes {
-            let Some(value) = owner.get(attribute) else { continue };
-            let Ok(text) = value_text(attribute, value) else { continue };
+            let Some(value) = owner.get(attribute) else {
+                continue;
+            };
+            let Ok(text) = value_text(attribute, value) else {
+                continue;
+            };
             if let Some(prefix) = &options.value_prefix {
                 if !text.starts_with(prefix.as_str()) {
                     continue;
@@ -243,7 +257,12 @@ pub fn locks(api: &dyn DynamoApi, c: &Constraint, options: &LocksOptions) -> Res
         markers,
         missing,
         owners_scanned: options.scan_owners.is_some(),
-        key_order: c.schema.attributes().iter().map(|s| s.to_string()).collect(),
+        key_order: c
+            .schema
+            .attributes()
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
         table: c.spec.table.clone(),
     })
 }
@@ -291,7 +310,11 @@ fn query_markers(
 
 /// Owners whose partition key starts with `prefix`: the one Scan, asked for
 /// explicitly, and filtered so markers are not returned.
-fn scan_owners(api: &dyn DynamoApi, c: &Constraint, prefix: &str) -> Result<Vec<Map<String, Value>>, UniqueError> {
+fn scan_owners(
+    api: &dyn DynamoApi,
+    c: &Constraint,
+    prefix: &str,
+) -> Result<Vec<Map<String, Value>>, UniqueError> {
     let mut b = Builder::new();
     let p = b.placeholders();
     let pk = p.name(&c.schema.partition);
@@ -359,11 +382,19 @@ fn batch_get(
         let mut attempt = 0u32;
         loop {
             let response = api.call("BatchGetItem", &json!({ "RequestItems": pending }))?;
-            for item in response["Responses"][table].as_array().into_iter().flatten() {
+            for item in response["Responses"][table]
+                .as_array()
+                .into_iter()
+                .flatten()
+            {
                 if let Some(item) = item.as_object() {
                     let key: Map<String, Value> = chunk
                         .first()
-                        .map(|k| k.keys().filter_map(|n| Some((n.clone(), item.get(n)?.clone()))).collect())
+                        .map(|k| {
+                            k.keys()
+                                .filter_map(|n| Some((n.clone(), item.get(n)?.clone())))
+                                .collect()
+                        })
                         .unwrap_or_default();
                     found.insert(key_id(&key), item.clone());
                 }
@@ -405,13 +436,22 @@ impl fmt::Display for RepairReport {
         for line in &self.skipped {
             writeln!(f, "not fixed: {line}")?;
         }
-        write!(f, "{} fixed, {} not fixed", self.fixed.len(), self.skipped.len())
+        write!(
+            f,
+            "{} fixed, {} not fixed",
+            self.fixed.len(),
+            self.skipped.len()
+        )
     }
 }
 
 /// Fixes what `report` found: deletes orphaned and stale markers, puts
 /// missing ones. Each fix is one transaction that re-checks its finding.
-pub fn repair(api: &dyn DynamoApi, c: &Constraint, report: &LocksReport) -> Result<RepairReport, UniqueError> {
+pub fn repair(
+    api: &dyn DynamoApi,
+    c: &Constraint,
+    report: &LocksReport,
+) -> Result<RepairReport, UniqueError> {
     let mut result = RepairReport::default();
     for marker in report.problems() {
         let description = format!("remove {} marker {}", marker.attribute, marker.name);
@@ -438,12 +478,18 @@ pub fn repair(api: &dyn DynamoApi, c: &Constraint, report: &LocksReport) -> Resu
     Ok(result)
 }
 
-fn record(outcome: Result<(), UniqueError>, description: String, report: &mut RepairReport) -> Result<(), UniqueError> {
+fn record(
+    outcome: Result<(), UniqueError>,
+    description: String,
+    report: &mut RepairReport,
+) -> Result<(), UniqueError> {
     match outcome {
         Ok(()) => report.fixed.push(description),
         Err(UniqueError::Rejected { failures, .. }) => {
             let why: Vec<String> = failures.iter().map(ToString::to_string).collect();
-            report.skipped.push(format!("{description}: {}", why.join("; ")));
+            report
+                .skipped
+                .push(format!("{description}: {}", why.join("; ")));
         }
         Err(e) => return Err(e),
     }
@@ -493,7 +539,9 @@ fn remove_marker_tx(c: &Constraint, marker: &Marker) -> Result<Transaction, Uniq
             (MarkerStatus::Stale { .. }, Some(value)) => {
                 let attr = p.name(&marker.attribute);
                 let v = p.value(&marker.attribute, value.clone());
-                format!("attribute_not_exists({pk}) OR attribute_not_exists({attr}) OR {attr} <> {v}")
+                format!(
+                    "attribute_not_exists({pk}) OR attribute_not_exists({attr}) OR {attr} <> {v}"
+                )
             }
             _ => format!("attribute_not_exists({pk})"),
         };
@@ -534,7 +582,10 @@ fn add_marker_tx(c: &Constraint, missing: &MissingMarker) -> Result<Transaction,
         fields,
         &b,
         ActionLabel {
-            what: format!("put marker {}", c.marker_name(&missing.attribute, &missing.value)?),
+            what: format!(
+                "put marker {}",
+                c.marker_name(&missing.attribute, &missing.value)?
+            ),
             on_condition_failed: "the value was taken meanwhile".into(),
         },
         Some(&missing.attribute),

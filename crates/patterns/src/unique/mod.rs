@@ -132,7 +132,9 @@ impl Constraint {
             )));
         }
         if spec.attributes.is_empty() {
-            return Err(UniqueError::Invalid("declare at least one unique attribute".into()));
+            return Err(UniqueError::Invalid(
+                "declare at least one unique attribute".into(),
+            ));
         }
         for name in std::iter::once(&spec.entity).chain(&spec.attributes) {
             if name.is_empty() || name.contains('#') {
@@ -164,7 +166,11 @@ impl Constraint {
     }
 
     /// The marker's key for `value` of `attribute`.
-    pub fn marker_key(&self, attribute: &str, value: &Value) -> Result<Map<String, Value>, UniqueError> {
+    pub fn marker_key(
+        &self,
+        attribute: &str,
+        value: &Value,
+    ) -> Result<Map<String, Value>, UniqueError> {
         let mut key = Map::new();
         key.insert(
             self.schema.partition.clone(),
@@ -233,7 +239,9 @@ mod tests {
     #[test]
     fn markers_share_one_partition_per_attribute_and_are_named_by_value() {
         let c = accounts();
-        let key = c.marker_key("email", &json!({"S":"ada@lovelace.io"})).unwrap();
+        let key = c
+            .marker_key("email", &json!({"S":"ada@lovelace.io"}))
+            .unwrap();
         assert_eq!(key["PK"], json!({"S":"UNIQ#account#email"}));
         assert_eq!(key["SK"], json!({"S":"UNIQ#account#email#ada@lovelace.io"}));
         assert_eq!(
@@ -254,7 +262,10 @@ mod tests {
         assert!(Constraint::new(spec(&[]), schema.clone()).is_err());
         assert!(Constraint::new(spec(&["PK"]), schema.clone()).is_err());
         assert!(Constraint::new(spec(&["a#b"]), schema.clone()).is_err());
-        let no_sort = KeySchema { sort: None, ..schema };
+        let no_sort = KeySchema {
+            sort: None,
+            ..schema
+        };
         assert!(Constraint::new(spec(&["email"]), no_sort).is_err());
     }
 }

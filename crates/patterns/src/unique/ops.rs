@@ -89,12 +89,15 @@ fn put_marker(
     b.add_raw(Kind::Condition, format!("attribute_not_exists({pk})"));
     let label = ActionLabel {
         what: format!("{attribute} marker {}", c.marker_name(attribute, value)?),
-        on_condition_failed: format!(
-            "{attribute} {} is already taken",
-            typed::render(value)
-        ),
+        on_condition_failed: format!("{attribute} {} is already taken", typed::render(value)),
     };
-    tx.push("Put", body(&c.spec.table, "Item", json!(item)), &b, label, Some(attribute))
+    tx.push(
+        "Put",
+        body(&c.spec.table, "Item", json!(item)),
+        &b,
+        label,
+        Some(attribute),
+    )
 }
 
 /// Deletes the marker of `value` if it is this owner's (or already gone):
@@ -117,18 +120,32 @@ fn delete_marker(
         format!("attribute_not_exists({pk}) OR {owner_attr} = {me}"),
     );
     let label = ActionLabel {
-        what: format!("old {attribute} marker {}", c.marker_name(attribute, value)?),
+        what: format!(
+            "old {attribute} marker {}",
+            c.marker_name(attribute, value)?
+        ),
         on_condition_failed: format!(
             "the marker of {attribute} {} belongs to another owner",
             typed::render(value)
         ),
     };
-    tx.push("Delete", body(&c.spec.table, "Key", json!(key)), &b, label, None)
+    tx.push(
+        "Delete",
+        body(&c.spec.table, "Key", json!(key)),
+        &b,
+        label,
+        None,
+    )
 }
 
 /// `attr = :old` for each listed unique attribute, or `attribute_not_exists`
 /// where the owner had none: the markers touched belong to these values.
-fn owner_lock(b: &mut Builder, c: &Constraint, owner: &Map<String, Value>, attributes: &[&String]) -> String {
+fn owner_lock(
+    b: &mut Builder,
+    c: &Constraint,
+    owner: &Map<String, Value>,
+    attributes: &[&String],
+) -> String {
     let p = b.placeholders();
     let pk = p.name(&c.schema.partition);
     let mut terms = vec![format!("attribute_exists({pk})")];
@@ -148,7 +165,11 @@ fn owner_lock(b: &mut Builder, c: &Constraint, owner: &Map<String, Value>, attri
 /// Creates `item` and a marker for each unique attribute it has, all or
 /// nothing. An item without a unique attribute gets no marker for it (as a
 /// SQL UNIQUE column allows many NULLs).
-pub fn create(api: &dyn DynamoApi, c: &Constraint, item: Map<String, Value>) -> Result<(), UniqueError> {
+pub fn create(
+    api: &dyn DynamoApi,
+    c: &Constraint,
+    item: Map<String, Value>,
+) -> Result<(), UniqueError> {
     let owner = c.schema.key_of(&item).map_err(UniqueError::Invalid)?;
     check_not_marker(c, &owner)?;
     let mut tx = Transaction::default();
@@ -159,7 +180,13 @@ pub fn create(api: &dyn DynamoApi, c: &Constraint, item: Map<String, Value>) -> 
         what: format!("put {} {}", c.spec.entity, c.display(&owner)),
         on_condition_failed: "an item with this key already exists".into(),
     };
-    tx.push("Put", body(&c.spec.table, "Item", json!(item)), &b, label, None)?;
+    tx.push(
+        "Put",
+        body(&c.spec.table, "Item", json!(item)),
+        &b,
+        label,
+        None,
+    )?;
     for attribute in &c.spec.attributes {
         if let Some(value) = item.get(attribute) {
             put_marker(&mut tx, c, attribute, value, &owner)?;
@@ -227,7 +254,13 @@ pub fn change(
         what: format!("update {} {}", c.spec.entity, c.display(&key)),
         on_condition_failed: "the item changed since it was read; try again".into(),
     };
-    tx.push("Update", body(&c.spec.table, "Key", json!(key)), &b, label, None)?;
+    tx.push(
+        "Update",
+        body(&c.spec.table, "Key", json!(key)),
+        &b,
+        label,
+        None,
+    )?;
     for attribute in moved {
         if let Some(new) = set.get(attribute.as_str()) {
             put_marker(&mut tx, c, attribute, new, &key)?;
@@ -241,7 +274,11 @@ pub fn change(
 
 /// Deletes the owner at `key` and its markers together, so no marker is
 /// left blocking a value forever.
-pub fn delete(api: &dyn DynamoApi, c: &Constraint, key: Map<String, Value>) -> Result<(), UniqueError> {
+pub fn delete(
+    api: &dyn DynamoApi,
+    c: &Constraint,
+    key: Map<String, Value>,
+) -> Result<(), UniqueError> {
     check_not_marker(c, &key)?;
     let owner = get_item(api, &c.spec.table, &key)?
         .ok_or_else(|| UniqueError::NotFound(c.display(&key)))?;
@@ -254,7 +291,13 @@ pub fn delete(api: &dyn DynamoApi, c: &Constraint, key: Map<String, Value>) -> R
         what: format!("delete {} {}", c.spec.entity, c.display(&key)),
         on_condition_failed: "the item changed since it was read; try again".into(),
     };
-    tx.push("Delete", body(&c.spec.table, "Key", json!(key)), &b, label, None)?;
+    tx.push(
+        "Delete",
+        body(&c.spec.table, "Key", json!(key)),
+        &b,
+        label,
+        None,
+    )?;
     for attribute in &c.spec.attributes {
         if let Some(value) = owner.get(attribute) {
             delete_marker(&mut tx, c, attribute, value, &key)?;
