@@ -254,8 +254,10 @@ mod tests {
             None,
             Some(json!({"pk":{"S":"u1"},"a":{"S":"x"},"b":{"S":"y"}})),
         ));
-        let mut b = StageFile::default();
-        b.id = a.id.clone();
+        let mut b = StageFile {
+            id: a.id.clone(),
+            ..StageFile::default()
+        };
         b.add(change(
             Op::Put,
             None,

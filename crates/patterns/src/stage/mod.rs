@@ -94,6 +94,9 @@ fn schema(
     Ok(schema)
 }
 
+/// An item, or `None` when it does not exist.
+type MaybeItem = Option<Map<String, Value>>;
+
 /// The item a new change starts from: what an earlier staged change makes of
 /// it, or else the live item (which becomes the change's `before`).
 fn base(
@@ -101,7 +104,7 @@ fn base(
     stage: &StageFile,
     table: &str,
     key: &Map<String, Value>,
-) -> Result<(Option<Map<String, Value>>, Option<Map<String, Value>>), StageError> {
+) -> Result<(MaybeItem, MaybeItem), StageError> {
     if let Some(earlier) = stage
         .changes
         .iter()
