@@ -1,13 +1,27 @@
-//! The `ferrodyn` binary: a thin command line over the server, engine and
-//! storage crates. `ferrodyn serve` opens storage, loads the engine and serves
-//! the DynamoDB API until SIGINT or SIGTERM, then flushes and exits.
+//! The `ferrodyn` binary: a thin command line over the library crates.
+//! `ferrodyn serve` opens storage, loads the engine and serves the DynamoDB
+//! API until SIGINT or SIGTERM, then flushes and exits. Every other command
+//! is a DynamoDB client (`cli/`, over `ferrodyn-client`) that talks to a
+//! running Ferrodyn or to AWS DynamoDB.
 
+mod cli;
 mod serve;
 
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "ferrodyn", version, about = "A DynamoDB-compatible database", long_about = None)]
+#[command(
+    name = "ferrodyn",
+    version,
+    about = "A DynamoDB-compatible database, and a DynamoDB client for it and for AWS",
+    long_about = None,
+    after_help = "Start a server with `ferrodyn serve`; the other commands talk to it at\n\
+                  http://127.0.0.1:8000 unless --endpoint-url says otherwise\n\
+                  (`--endpoint-url aws` for AWS DynamoDB in --region).\n\n\
+                  Try: ferrodyn tables create users --pk id\n     \
+                  ferrodyn put users '{\"id\": \"u1\", \"name\": \"Ada\"}'\n     \
+                  ferrodyn get users u1"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -17,12 +31,44 @@ struct Cli {
 enum Command {
     /// Run the DynamoDB-compatible server.
     Serve(serve::ServeArgs),
+    /// List, describe, create and delete tables.
+    #[command(subcommand)]
+    Tables(cli::tables::TablesCommand),
+    /// Read one item by its key.
+    Get(cli::items::GetArgs),
+    /// Write one item (replacing any item with the same key).
+    Put(cli::items::PutArgs),
+    /// Change attributes of one item (creating it if absent).
+    Update(cli::items::UpdateArgs),
+    /// Delete one item by its key.
+    Delete(cli::items::DeleteArgs),
+    /// Read the items of one partition, optionally narrowed by sort key.
+    Query(cli::read::QueryArgs),
+    /// Read items of a whole table (or index), optionally filtered.
+    Scan(cli::read::ScanArgs),
+    /// Load a JSON, JSON-lines, CSV or DynamoDB-JSON file into a table.
+    Import(cli::import::ImportArgs),
+    /// Write a table's items to a JSON, JSON-lines, CSV or DynamoDB-JSON file.
+    Export(cli::export::ExportArgs),
+    /// Convert between plain JSON and DynamoDB JSON.
+    #[command(subcommand)]
+    Convert(cli::convert::ConvertCommand),
 }
 
 fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Serve(args) => serve::run(args),
+        Command::Tables(command) => cli::tables::run(command),
+        Command::Get(args) => cli::items::get(args),
+        Command::Put(args) => cli::items::put(args),
+        Command::Update(args) => cli::items::update(args),
+        Command::Delete(args) => cli::items::delete(args),
+        Command::Query(args) => cli::read::query(args),
+        Command::Scan(args) => cli::read::scan(args),
+        Command::Import(args) => cli::import::run(args),
+        Command::Export(args) => cli::export::run(args),
+        Command::Convert(command) => cli::convert::run(command),
     };
     if let Err(message) = result {
         eprintln!("ferrodyn: {message}");
