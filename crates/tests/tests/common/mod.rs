@@ -45,6 +45,9 @@ use aws_sdk_dynamodb::Client;
 /// How long a spawned server may take to print its listening line.
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// How long a server may take to exit after SIGTERM.
+const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(20);
+
 /// How long one SDK operation may take before the test fails instead of hanging.
 const OPERATION_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -186,7 +189,20 @@ impl ServerProcess {
             .status()
             .expect("kill can be run");
         assert!(status.success(), "kill -TERM failed");
-        self.child.wait().expect("server can be waited for")
+        // A bounded wait: a server that ignores SIGTERM (or waits forever for
+        // idle keep-alive connections) fails the test instead of hanging it.
+        let deadline = std::time::Instant::now() + SHUTDOWN_TIMEOUT;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("server can be waited for") {
+                return status;
+            }
+            if std::time::Instant::now() > deadline {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+                panic!("ferrodyn did not exit within {SHUTDOWN_TIMEOUT:?} of SIGTERM");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 
     /// Sends SIGKILL (a crash) and waits for the process to exit.
