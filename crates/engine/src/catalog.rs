@@ -40,6 +40,8 @@ pub(crate) struct CatalogRecord {
     /// Global indexes whose backfill has not finished.
     #[serde(default)]
     pub backfilling: Vec<String>,
+    #[serde(default)]
+    pub tags: BTreeMap<String, String>,
 }
 
 impl CatalogRecord {
@@ -55,6 +57,7 @@ impl CatalogRecord {
                 .filter(|i| i.state() == IndexState::Backfilling)
                 .map(|i| i.name.clone())
                 .collect(),
+            tags: table.tags(),
         }
     }
 
@@ -133,6 +136,7 @@ pub struct NewTable {
     pub stream: Option<StreamSpecification>,
     pub deletion_protection: bool,
     pub table_class: Option<String>,
+    pub tags: Vec<(String, String)>,
 }
 
 /// A validated UpdateTable request: only the fields given change.
@@ -160,6 +164,7 @@ impl Engine {
                 .and_then(|v| serde_json::from_slice(&v).ok())
                 .unwrap_or_default();
             let indexes = record.indexes(self)?;
+            let tags = record.tags.clone();
             let table = Arc::new(Table::new(
                 record.id,
                 record.description,
@@ -167,6 +172,7 @@ impl Engine {
                 indexes,
                 self.burst_seconds,
             ));
+            table.set_tags(tags);
             tables.insert(table.name.clone(), Arc::clone(&table));
             resume_backfills.push(table);
         }
@@ -288,6 +294,7 @@ impl Engine {
             description: description.clone(),
             index_ids,
             backfilling: Vec::new(),
+            tags: new.tags.iter().cloned().collect(),
         };
         let indexes = record.indexes(self)?;
         self.storage
@@ -303,16 +310,17 @@ impl Engine {
                 WriteOp::Put(NEXT_ID_KEY.to_vec(), (id + 1).to_be_bytes().to_vec()),
             ])
             .map_err(storage_error)?;
-        self.tables.write().insert(
-            new.name.clone(),
-            Arc::new(Table::new(
-                id,
-                description.clone(),
-                TableStats::default(),
-                indexes,
-                self.burst_seconds,
-            )),
+        let table = Table::new(
+            id,
+            description.clone(),
+            TableStats::default(),
+            indexes,
+            self.burst_seconds,
         );
+        table.set_tags(record.tags);
+        self.tables
+            .write()
+            .insert(new.name.clone(), Arc::new(table));
         // The table is usable at once, but like DynamoDB the creating call
         // reports CREATING; the next DescribeTable reports ACTIVE.
         let mut reported = description;

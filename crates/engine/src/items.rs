@@ -388,8 +388,18 @@ impl PlannedWrite {
     }
 }
 
-/// Rejects an item over DynamoDB's 400 KB limit before any work is done.
+/// Longest attribute name DynamoDB accepts, in bytes.
+pub const MAX_ATTRIBUTE_NAME_BYTES: usize = 65535;
+
+/// Rejects an item over DynamoDB's 400 KB limit, or with an attribute name
+/// over 64 KB, before any work is done.
 pub fn check_item_size(item: &Item) -> Result<()> {
+    if let Some(name) = item.keys().find(|n| n.len() > MAX_ATTRIBUTE_NAME_BYTES) {
+        return Err(DynamoError::invalid_parameter(format!(
+            "Attribute name {}... exceeds the maximum attribute name length of {MAX_ATTRIBUTE_NAME_BYTES} bytes",
+            name.chars().take(20).collect::<String>()
+        )));
+    }
     if item_size(item) > MAX_ITEM_SIZE {
         return Err(DynamoError::validation(
             "Item size has exceeded the maximum allowed size",

@@ -23,6 +23,7 @@ pub mod keys;
 pub mod read;
 pub mod schema;
 pub mod table;
+pub mod tags;
 pub mod throughput;
 pub mod transactions;
 

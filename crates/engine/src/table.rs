@@ -6,6 +6,7 @@ use crate::keys::KeySchema;
 use crate::schema::{BillingMode, TableDescription};
 use crate::throughput::Throughput;
 use parking_lot::RwLock;
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
@@ -19,6 +20,7 @@ pub struct Table {
     /// Secondary indexes every write maintains (including ones still being
     /// backfilled; an index being deleted is removed from here first).
     indexes: RwLock<Vec<Arc<Index>>>,
+    tags: RwLock<BTreeMap<String, String>>,
     /// Provisioned read/write capacity buckets (unlimited when on-demand).
     pub throughput: Throughput,
     item_count: AtomicI64,
@@ -41,6 +43,7 @@ impl Table {
             schema: KeySchema::new(&description.key_schema, &description.attribute_definitions),
             description: RwLock::new(description),
             indexes: RwLock::new(indexes),
+            tags: RwLock::new(BTreeMap::new()),
             item_count: AtomicI64::new(stats.item_count),
             size_bytes: AtomicI64::new(stats.size_bytes),
         }
@@ -71,6 +74,14 @@ impl Table {
             }
         }
         description
+    }
+
+    pub fn tags(&self) -> BTreeMap<String, String> {
+        self.tags.read().clone()
+    }
+
+    pub fn set_tags(&self, tags: BTreeMap<String, String>) {
+        *self.tags.write() = tags;
     }
 
     /// The indexes every write must maintain.

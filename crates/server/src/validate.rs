@@ -72,6 +72,15 @@ impl Violations {
         }
     }
 
+    /// A string that does not match the field's pattern.
+    pub fn pattern(&mut self, field: &str, value: &str, pattern: &str) {
+        self.add(
+            Some(value),
+            field,
+            &format!("Member must satisfy regular expression pattern: {pattern}"),
+        );
+    }
+
     /// A string field's length bounds.
     pub fn length(&mut self, field: &str, value: Option<&str>, min: usize, max: usize) {
         if let Some(v) = value {

@@ -36,7 +36,9 @@ impl DepthGuard {
         });
         let guard = DepthGuard;
         if depth >= MAX_NESTING_DEPTH {
-            return Err(validation("Nesting Levels have exceeded supported limits"));
+            return Err(validation(
+                "Nesting Levels have exceeded supported limits: Attributes in the item have nested levels beyond supported limit",
+            ));
         }
         Ok(guard)
     }
@@ -62,13 +64,18 @@ fn invalid<E: de::Error>(message: &str) -> E {
 /// the decoder raised one, otherwise a SerializationException.
 pub fn json_error_to_dynamo(error: &serde_json::Error) -> DynamoError {
     let text = error.to_string();
-    let text = match text.rfind(" at line ") {
+    let bare = match text.rfind(" at line ") {
         Some(cut) if error.line() > 0 => &text[..cut],
         _ => &text[..],
     };
-    match text.strip_prefix(VALIDATION_MARKER) {
+    match bare.strip_prefix(VALIDATION_MARKER) {
         Some(message) => DynamoError::validation(message),
-        None => DynamoError::serialization(text),
+        // Report where the JSON broke as a character offset, like DynamoDB's
+        // parser (serde counts lines and 1-based columns).
+        None if error.line() == 1 => {
+            DynamoError::serialization(format!("{bare} at {}", error.column().saturating_sub(1)))
+        }
+        None => DynamoError::serialization(bare),
     }
 }
 

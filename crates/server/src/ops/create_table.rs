@@ -26,7 +26,7 @@ pub struct Request {
     table_class: Option<String>,
     #[serde(rename = "SSESpecification")]
     sse_specification: Option<serde_json::Value>,
-    tags: Option<serde_json::Value>,
+    tags: Option<Vec<crate::ops::tags::Tag>>,
 }
 
 #[derive(Deserialize)]
@@ -163,6 +163,19 @@ fn validate(request: Request) -> Result<NewTable> {
             );
         }
     }
+    let tags = match &request.tags {
+        Some(tags) => {
+            let pairs = crate::ops::tags::validate_tags(&mut v, "tags", tags);
+            v.count(
+                "tags",
+                Some(tags.as_slice()),
+                0,
+                ferrodyn_engine::tags::MAX_TAGS,
+            );
+            pairs
+        }
+        None => Vec::new(),
+    };
     v.finish()?;
     if request
         .sse_specification
@@ -173,7 +186,6 @@ fn validate(request: Request) -> Result<NewTable> {
             "Server-side encryption with KMS keys is not supported by Ferrodyn (SSESpecification.Enabled=true)",
         ));
     }
-    let _ = &request.tags;
 
     let definitions = attribute_definitions(request.attribute_definitions.expect("checked"))?;
     let key_schema = key_schema(request.key_schema.expect("checked"), &definitions, None)?;
@@ -259,6 +271,7 @@ fn validate(request: Request) -> Result<NewTable> {
         stream,
         deletion_protection: request.deletion_protection_enabled.unwrap_or(false),
         table_class: request.table_class,
+        tags,
     })
 }
 

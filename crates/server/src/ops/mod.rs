@@ -16,6 +16,7 @@ mod put_item;
 mod query;
 mod reads;
 mod scan;
+mod tags;
 mod transact_get_items;
 mod transact_write_items;
 mod update_item;
@@ -44,6 +45,9 @@ pub enum Operation {
     BatchWriteItem,
     TransactGetItems,
     TransactWriteItems,
+    TagResource,
+    UntagResource,
+    ListTagsOfResource,
 }
 
 impl Operation {
@@ -65,6 +69,9 @@ impl Operation {
             Operation::BatchWriteItem => "BatchWriteItem",
             Operation::TransactGetItems => "TransactGetItems",
             Operation::TransactWriteItems => "TransactWriteItems",
+            Operation::TagResource => "TagResource",
+            Operation::UntagResource => "UntagResource",
+            Operation::ListTagsOfResource => "ListTagsOfResource",
         }
     }
 
@@ -86,6 +93,9 @@ impl Operation {
             "BatchWriteItem" => Operation::BatchWriteItem,
             "TransactGetItems" => Operation::TransactGetItems,
             "TransactWriteItems" => Operation::TransactWriteItems,
+            "TagResource" => Operation::TagResource,
+            "UntagResource" => Operation::UntagResource,
+            "ListTagsOfResource" => Operation::ListTagsOfResource,
             _ => return None,
         })
     }
@@ -127,7 +137,17 @@ pub fn dispatch(
         Operation::TransactWriteItems => {
             transact_write_items::run(engine, faults, common::parse_body(body)?, body.len())
         }
+        Operation::TagResource => tags::tag(engine, common::parse_body(body)?),
+        Operation::UntagResource => tags::untag(engine, common::parse_body(body)?),
+        Operation::ListTagsOfResource => tags::list(engine, common::parse_body(body)?),
     }
+}
+
+/// DescribeEndpoints: the one endpoint is the address the client used.
+pub fn describe_endpoints(host: &str) -> Vec<u8> {
+    let body =
+        serde_json::json!({ "Endpoints": [{ "Address": host, "CachePeriodInMinutes": 1440 }] });
+    serde_json::to_vec(&body).expect("serialisable")
 }
 
 /// The tables a request names (for fault rules), read loosely: a malformed

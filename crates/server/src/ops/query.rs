@@ -68,7 +68,12 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
     v.finish()?;
     common::no_mixing(
         &[
-            ("KeyConditions", request.key_conditions.is_some()),
+            // KeyConditions may go with expression parameters as long as
+            // there is no KeyConditionExpression (DynamoDB's one exception).
+            (
+                "KeyConditions",
+                request.key_conditions.is_some() && request.key_condition_expression.is_some(),
+            ),
             ("QueryFilter", request.query_filter.is_some()),
             ("AttributesToGet", request.attributes_to_get.is_some()),
             (

@@ -84,6 +84,15 @@ fn call(state: &AppState, headers: &HeaderMap, body: &[u8]) -> Result<Vec<u8>, D
         .strip_prefix(TARGET_PREFIX)
         .and_then(ops::Operation::from_name);
     auth::check(headers, state.check_request_time)?;
+    // DescribeEndpoints answers with the address the client used, so it is
+    // served here, where the Host header is known.
+    if target == "DynamoDB_20120810.DescribeEndpoints" {
+        let host = headers
+            .get("host")
+            .and_then(|h| h.to_str().ok())
+            .unwrap_or("localhost");
+        return Ok(ops::describe_endpoints(host));
+    }
     let Some(operation) = operation else {
         return Err(DynamoError::new(
             ErrorKind::UnknownOperation,

@@ -35,6 +35,8 @@ pub fn json_response(status: u16, body: Vec<u8>) -> Response<Body> {
     *response.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST);
     let headers = response.headers_mut();
     headers.insert("content-type", HeaderValue::from_static(CONTENT_TYPE));
+    // DynamoDB names itself "Server"; some clients look for the header.
+    headers.insert("server", HeaderValue::from_static("Server"));
     headers.insert(
         "x-amzn-requestid",
         HeaderValue::from_str(&new_request_id()).expect("request ids are ASCII"),
