@@ -5,6 +5,7 @@
 //! running Ferrodyn or to AWS DynamoDB.
 
 mod cli;
+mod cli_patterns;
 mod serve;
 
 use clap::{Parser, Subcommand};
@@ -53,6 +54,14 @@ enum Command {
     /// Convert between plain JSON and DynamoDB JSON.
     #[command(subcommand)]
     Convert(cli::convert::ConvertCommand),
+    /// Stage several writes, review a diff, commit them all or nothing.
+    Stage(cli_patterns::StageArgs),
+    /// Keep non-key attributes (e-mail, username) unique with marker items.
+    Unique(cli_patterns::UniqueArgs),
+    /// Build condition, update and key-condition expressions.
+    Expr(cli_patterns::ExprArgs),
+    /// Estimate capacity units and monthly price of a workload.
+    Cost(cli_patterns::CostArgs),
 }
 
 fn main() {
@@ -69,6 +78,10 @@ fn main() {
         Command::Import(args) => cli::import::run(args),
         Command::Export(args) => cli::export::run(args),
         Command::Convert(command) => cli::convert::run(command),
+        Command::Stage(args) => cli_patterns::stage(args),
+        Command::Unique(args) => cli_patterns::unique(args),
+        Command::Expr(args) => cli_patterns::expr(args),
+        Command::Cost(args) => cli_patterns::cost(args),
     };
     if let Err(message) = result {
         eprintln!("ferrodyn: {message}");

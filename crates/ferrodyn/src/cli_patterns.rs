@@ -1,0 +1,780 @@
+//! The pattern commands of the `ferrodyn` binary — `stage`, `unique`, `expr`
+//! and `cost` — as a thin layer over the `ferrodyn-patterns` library: parse
+//! flags, call the library, print its reports.
+
+use crate::cli::{parse_item, parse_value, read_argument, CliResult};
+use clap::{Args, Subcommand};
+use ferrodyn_client::{Client, ConnectionOptions};
+use ferrodyn_patterns::cost::{self, Prices, Workload};
+use ferrodyn_patterns::expr::flags::{self, ConditionClause, UpdateClause};
+use ferrodyn_patterns::expr::Builder;
+use ferrodyn_patterns::stage::{self, StageFile};
+use ferrodyn_patterns::unique::locks::LocksOptions;
+use ferrodyn_patterns::unique::{self, Constraint, UniqueSpec};
+use serde_json::{json, Map, Value};
+use std::path::PathBuf;
+
+/// Where to connect (the same flags and defaults as the other client
+/// commands).
+#[derive(Args, Debug, Clone)]
+pub struct Connection {
+    /// Endpoint URL [default: http://127.0.0.1:8000, a local `ferrodyn serve`;
+    /// `aws` means the region's AWS DynamoDB endpoint].
+    #[arg(long, value_name = "URL", global = true, help_heading = "Connection")]
+    endpoint_url: Option<String>,
+    /// AWS region [default: AWS_REGION, the profile's region, else us-east-1].
+    #[arg(long, global = true, help_heading = "Connection")]
+    region: Option<String>,
+    /// Profile of ~/.aws/config and ~/.aws/credentials.
+    #[arg(long, global = true, help_heading = "Connection")]
+    profile: Option<String>,
+}
+
+impl Connection {
+    fn connect(&self) -> Result<Client, String> {
+        Client::connect(&ConnectionOptions {
+            endpoint_url: self.endpoint_url.clone(),
+            region: self.region.clone(),
+            profile: self.profile.clone(),
+        })
+        .map_err(|e| e.to_string())
+    }
+}
+
+/// `NAME=VALUE` with VALUE as plain JSON, or a bare word taken as a string
+/// (`--set status=active` and `--set visits=3` both do what they look like).
+fn assignment(text: &str) -> Result<(String, Value), String> {
+    let (name, value) = flags::split_assignment(text)?;
+    let typed = parse_value(&value, false).unwrap_or_else(|_| json!({ "S": value }));
+    Ok((name, typed))
+}
+
+fn assignments(list: &[String]) -> Result<Map<String, Value>, String> {
+    list.iter().map(|a| assignment(a)).collect()
+}
+
+// ---------------------------------------------------------------- stage
+
+/// Stage several writes, review them, then commit them all or nothing.
+#[derive(Args, Debug)]
+#[command(
+    after_help = "A stage is a local file of changes. Each change remembers the item as it \
+was when staged; `commit` sends all changes as one TransactWriteItems whose conditions check \
+that no item changed meanwhile (and that created items still do not exist), so either every \
+change is written or none is.\n\n\
+Example:\n  \
+ferrodyn stage add put users '{\"id\": \"u2\", \"name\": \"Bob\"}'\n  \
+ferrodyn stage add update users '{\"id\": \"u1\"}' --set status=active --remove draft\n  \
+ferrodyn stage add delete users '{\"id\": \"u3\"}'\n  \
+ferrodyn stage diff\n  \
+ferrodyn stage commit"
+)]
+pub struct StageArgs {
+    /// The stage file [default: $FERRODYN_STAGE, else ./ferrodyn-stage.json].
+    #[arg(long, global = true, value_name = "PATH")]
+    file: Option<PathBuf>,
+    #[command(flatten)]
+    connection: Connection,
+    #[command(subcommand)]
+    command: StageCommand,
+}
+
+#[derive(Subcommand, Debug)]
+enum StageCommand {
+    /// Stage a put, update or delete (reads the item now, to lock on it).
+    #[command(subcommand)]
+    Add(StageAdd),
+    /// Show each staged change attribute by attribute against the live item,
+    /// and warn about items changed since they were staged.
+    Diff,
+    /// Send the stage as one TransactWriteItems; on success the stage is
+    /// cleared. If it is cancelled, each failing change is named with why.
+    Commit {
+        /// A stage over 100 changes (or 4 MB) cannot be one transaction:
+        /// send it as several, each atomic on its own but not together.
+        #[arg(long)]
+        allow_split: bool,
+        /// Keep the stage file after a successful commit.
+        #[arg(long)]
+        keep: bool,
+    },
+    /// Throw the stage away.
+    Clear,
+}
+
+#[derive(Subcommand, Debug)]
+enum StageAdd {
+    /// Write a whole item: create it, or replace it.
+    Put {
+        table: String,
+        /// The item as plain JSON (or DynamoDB JSON with --raw); `@file` or `-` for stdin.
+        item: String,
+        /// ITEM is DynamoDB JSON.
+        #[arg(long)]
+        raw: bool,
+    },
+    /// Set or remove top-level attributes of an item.
+    Update {
+        table: String,
+        /// The item's key as plain JSON, e.g. '{"id": "u1"}'.
+        key: String,
+        /// NAME=VALUE to set; VALUE is plain JSON, or a bare word for a string.
+        #[arg(long, value_name = "NAME=VALUE")]
+        set: Vec<String>,
+        /// An attribute to remove.
+        #[arg(long, value_name = "NAME")]
+        remove: Vec<String>,
+        /// KEY is DynamoDB JSON.
+        #[arg(long)]
+        raw: bool,
+    },
+    /// Delete an item.
+    Delete {
+        table: String,
+        /// The item's key as plain JSON.
+        key: String,
+        /// KEY is DynamoDB JSON.
+        #[arg(long)]
+        raw: bool,
+    },
+}
+
+pub fn stage(args: StageArgs) -> CliResult {
+    let path = args
+        .file
+        .or_else(|| std::env::var_os("FERRODYN_STAGE").map(PathBuf::from))
+        .unwrap_or_else(|| PathBuf::from("ferrodyn-stage.json"));
+    let mut file = StageFile::load(&path)?;
+    match args.command {
+        StageCommand::Add(add) => {
+            let api = args.connection.connect()?;
+            let number = match add {
+                StageAdd::Put { table, item, raw } => {
+                    let item = parse_item(&item, raw, "ITEM")?;
+                    stage::stage_put(&api, &mut file, &table, item)
+                }
+                StageAdd::Update {
+                    table,
+                    key,
+                    set,
+                    remove,
+                    raw,
+                } => {
+                    let key = parse_item(&key, raw, "KEY")?;
+                    stage::stage_update(&api, &mut file, &table, key, assignments(&set)?, &remove)
+                }
+                StageAdd::Delete { table, key, raw } => {
+                    let key = parse_item(&key, raw, "KEY")?;
+                    stage::stage_delete(&api, &mut file, &table, key)
+                }
+            }
+            .map_err(|e| e.to_string())?;
+            file.save(&path)?;
+            println!(
+                "staged as change {number} of {} in {}",
+                file.changes.len(),
+                path.display()
+            );
+        }
+        StageCommand::Diff => {
+            if file.changes.is_empty() {
+                println!("nothing is staged ({})", path.display());
+                return Ok(());
+            }
+            let api = args.connection.connect()?;
+            for diff in stage::diff(&api, &file).map_err(|e| e.to_string())? {
+                print!("{diff}");
+            }
+        }
+        StageCommand::Commit { allow_split, keep } => {
+            let api = args.connection.connect()?;
+            let report = stage::commit(&api, &file, allow_split).map_err(|e| e.to_string())?;
+            if report.transactions > 1 {
+                eprintln!(
+                    "warning: the stage was split into {} transactions; each was atomic, the whole was not",
+                    report.transactions
+                );
+            }
+            println!(
+                "committed {} changes in {} transaction(s) (token {})",
+                report.changes,
+                report.transactions,
+                report.tokens.join(", ")
+            );
+            if !keep {
+                clear(&path)?;
+            }
+        }
+        StageCommand::Clear => {
+            clear(&path)?;
+            println!("stage cleared");
+        }
+    }
+    Ok(())
+}
+
+fn clear(path: &PathBuf) -> CliResult {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(format!("cannot remove {}: {e}", path.display()))
+        }
+        _ => Ok(()),
+    }
+}
+
+// ---------------------------------------------------------------- unique
+
+/// Keep non-key attributes unique (e-mail, username) with marker items.
+#[derive(Args, Debug)]
+#[command(
+    after_help = "DynamoDB only keeps keys unique. For each unique value this writes a \
+marker item in the same table, keyed by the value (sort key UNIQ#<entity>#<attr>#<value>, \
+partition key UNIQ#<entity>#<attr>), in the same transaction as the item itself, so a taken \
+value makes the whole write fail. The table needs a string partition key and a string sort key.\n\n\
+Example (a single-table design with keys PK and SK):\n  \
+ferrodyn unique create --table app --entity account --unique email,username \\\n    \
+'{\"PK\": \"ACCT#a1\", \"SK\": \"PROFILE\", \"email\": \"ada@lovelace.io\", \"username\": \"ada\"}'\n  \
+ferrodyn unique change --table app --entity account --unique email,username \\\n    \
+'{\"PK\": \"ACCT#a1\", \"SK\": \"PROFILE\"}' --set email=ada@analytical.engine\n  \
+ferrodyn unique locks --table app --entity account --unique email,username"
+)]
+pub struct UniqueArgs {
+    #[command(flatten)]
+    spec: SpecArgs,
+    #[command(flatten)]
+    connection: Connection,
+    #[command(subcommand)]
+    command: UniqueCommand,
+}
+
+/// The constraint: which attributes of which entity are unique.
+#[derive(Args, Debug)]
+struct SpecArgs {
+    /// The table holding the items and their markers.
+    #[arg(long, global = true, help_heading = "Constraint")]
+    table: Option<String>,
+    /// The entity's name in marker keys, e.g. `account`.
+    #[arg(long, global = true, help_heading = "Constraint")]
+    entity: Option<String>,
+    /// The unique attributes, comma-separated or repeated.
+    #[arg(
+        long,
+        global = true,
+        value_delimiter = ',',
+        help_heading = "Constraint"
+    )]
+    unique: Vec<String>,
+    /// A JSON file {"table": ..., "entity": ..., "attributes": [...]} instead of the flags.
+    #[arg(long, global = true, value_name = "FILE", help_heading = "Constraint")]
+    spec: Option<PathBuf>,
+}
+
+impl SpecArgs {
+    fn spec(&self) -> Result<UniqueSpec, String> {
+        if let Some(path) = &self.spec {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            return serde_json::from_str(&text)
+                .map_err(|e| format!("{} is not a constraint file: {e}", path.display()));
+        }
+        match (&self.table, &self.entity) {
+            (Some(table), Some(entity)) if !self.unique.is_empty() => Ok(UniqueSpec {
+                table: table.clone(),
+                entity: entity.clone(),
+                attributes: self.unique.clone(),
+            }),
+            _ => {
+                Err("say which constraint: --table, --entity and --unique (or --spec FILE)".into())
+            }
+        }
+    }
+}
+
+#[derive(Subcommand, Debug)]
+enum UniqueCommand {
+    /// Create an item and its markers in one transaction (fails if the item
+    /// or any unique value exists).
+    Create {
+        /// The item as plain JSON (DynamoDB JSON with --raw).
+        item: String,
+        #[arg(long)]
+        raw: bool,
+    },
+    /// Change attributes of an item; unique values changed move their marker
+    /// in the same transaction.
+    Change {
+        /// The item's key as plain JSON.
+        key: String,
+        /// NAME=VALUE to set (VALUE: plain JSON, or a bare word for a string).
+        #[arg(long, value_name = "NAME=VALUE")]
+        set: Vec<String>,
+        /// An attribute to remove.
+        #[arg(long, value_name = "NAME")]
+        remove: Vec<String>,
+        #[arg(long)]
+        raw: bool,
+    },
+    /// Delete an item and its markers in one transaction.
+    Delete {
+        /// The item's key as plain JSON.
+        key: String,
+        #[arg(long)]
+        raw: bool,
+    },
+    /// List the markers (by Query, never Scan) and report orphans, stale
+    /// markers and owners missing a marker.
+    Locks {
+        #[command(flatten)]
+        look: LookArgs,
+    },
+    /// Run `locks`, then fix what it found: delete orphaned and stale
+    /// markers, add missing ones (each fix re-checked in its own transaction).
+    Repair {
+        #[command(flatten)]
+        look: LookArgs,
+        /// Only show what would be fixed.
+        #[arg(long)]
+        dry_run: bool,
+    },
+}
+
+#[derive(Args, Debug)]
+struct LookArgs {
+    /// Only markers whose value starts with this.
+    #[arg(long, value_name = "VALUE")]
+    prefix: Option<String>,
+    /// Also find owners without any marker, by a Scan of items whose
+    /// partition key starts with PREFIX (e.g. `ACCT#`). Markers are always
+    /// read by Query; this Scan is the only one and reads the whole table.
+    #[arg(long, value_name = "PREFIX")]
+    scan_owners: Option<String>,
+}
+
+impl LookArgs {
+    fn options(&self) -> LocksOptions {
+        LocksOptions {
+            value_prefix: self.prefix.clone(),
+            scan_owners: self.scan_owners.clone(),
+        }
+    }
+}
+
+pub fn unique(args: UniqueArgs) -> CliResult {
+    let api = args.connection.connect()?;
+    let constraint = Constraint::load(&api, args.spec.spec()?).map_err(|e| e.to_string())?;
+    let c = &constraint;
+    let shown = |item: &Map<String, Value>| {
+        c.schema
+            .key_of(item)
+            .map(|k| c.display(&k))
+            .unwrap_or_default()
+    };
+    match args.command {
+        UniqueCommand::Create { item, raw } => {
+            let item = parse_item(&item, raw, "ITEM")?;
+            let name = shown(&item);
+            unique::create(&api, c, item).map_err(|e| e.to_string())?;
+            println!("created {name} and its markers");
+        }
+        UniqueCommand::Change {
+            key,
+            set,
+            remove,
+            raw,
+        } => {
+            let key = parse_item(&key, raw, "KEY")?;
+            let name = shown(&key);
+            unique::change(&api, c, key, assignments(&set)?, &remove).map_err(|e| e.to_string())?;
+            println!("changed {name}");
+        }
+        UniqueCommand::Delete { key, raw } => {
+            let key = parse_item(&key, raw, "KEY")?;
+            let name = shown(&key);
+            unique::delete(&api, c, key).map_err(|e| e.to_string())?;
+            println!("deleted {name} and its markers");
+        }
+        UniqueCommand::Locks { look } => {
+            let report = unique::locks(&api, c, &look.options()).map_err(|e| e.to_string())?;
+            println!("{report}");
+            if !report.is_healthy() {
+                return Err("problems found; `ferrodyn unique repair` fixes them".into());
+            }
+        }
+        UniqueCommand::Repair { look, dry_run } => {
+            let report = unique::locks(&api, c, &look.options()).map_err(|e| e.to_string())?;
+            println!("{report}");
+            if dry_run || report.is_healthy() {
+                return Ok(());
+            }
+            let repaired = unique::repair(&api, c, &report).map_err(|e| e.to_string())?;
+            println!("{repaired}");
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------- expr
+
+/// Build DynamoDB expressions without writing #name / :value placeholders.
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Write the expression with real names and literal values; reserved words \
+are aliased and values typed for you. Strings in double or single quotes, numbers as written \
+(kept exact), true/false/null, JSON [lists] and {maps}, ss(\"a\",\"b\") / ns(1,2) / bs(...) for \
+sets, b64(\"...\") for binary, `odd-name` in backticks.\n\n\
+Examples:\n  \
+ferrodyn expr condition 'attribute_exists(id) and status = \"active\"'\n  \
+ferrodyn expr condition --eq status=active --not-exists deleted_at --cli\n  \
+ferrodyn expr update 'SET visits = visits + 1 REMOVE draft' --condition 'version = 3'\n  \
+ferrodyn expr update --set name=Ada --increment visits=1\n  \
+ferrodyn expr key --partition id=u1 --sort-begins-with sk=ORDER#"
+)]
+pub struct ExprArgs {
+    #[command(subcommand)]
+    command: ExprCommand,
+    /// Print AWS CLI options (--condition-expression ... ) instead of JSON.
+    #[arg(long, global = true)]
+    cli: bool,
+    /// Alias every attribute name, not only reserved words and odd names.
+    #[arg(long, global = true)]
+    alias_all: bool,
+}
+
+#[derive(Subcommand, Debug)]
+enum ExprCommand {
+    /// A ConditionExpression (also good as a FilterExpression).
+    Condition {
+        /// The condition in the readable syntax; flags below are AND-ed to it.
+        expression: Option<String>,
+        #[arg(long, value_name = "PATH=VALUE")]
+        eq: Vec<String>,
+        #[arg(long, value_name = "PATH=VALUE")]
+        ne: Vec<String>,
+        #[arg(long, value_name = "PATH=VALUE")]
+        lt: Vec<String>,
+        #[arg(long, value_name = "PATH=VALUE")]
+        le: Vec<String>,
+        #[arg(long, value_name = "PATH=VALUE")]
+        gt: Vec<String>,
+        #[arg(long, value_name = "PATH=VALUE")]
+        ge: Vec<String>,
+        /// The attribute exists.
+        #[arg(long, value_name = "PATH")]
+        exists: Vec<String>,
+        /// The attribute does not exist (for a create: the key attribute).
+        #[arg(long, value_name = "PATH")]
+        not_exists: Vec<String>,
+        #[arg(long, value_name = "PATH=PREFIX")]
+        begins_with: Vec<String>,
+        #[arg(long, value_name = "PATH=VALUE")]
+        contains: Vec<String>,
+    },
+    /// An UpdateExpression, optionally with a ConditionExpression sharing its
+    /// placeholders.
+    Update {
+        /// The update in the readable syntax (SET/REMOVE/ADD/DELETE clauses).
+        expression: Option<String>,
+        #[arg(long, value_name = "PATH=VALUE")]
+        set: Vec<String>,
+        /// Set only if the attribute is absent.
+        #[arg(long, value_name = "PATH=VALUE")]
+        set_if_absent: Vec<String>,
+        /// Add N to a number, counting from 0 if absent.
+        #[arg(long, value_name = "PATH=N")]
+        increment: Vec<String>,
+        /// Append a value (or a JSON list of values) to a list.
+        #[arg(long, value_name = "PATH=VALUE")]
+        append: Vec<String>,
+        #[arg(long, value_name = "PATH")]
+        remove: Vec<String>,
+        /// DynamoDB's ADD: add to a number or to a set.
+        #[arg(long, value_name = "PATH=VALUE")]
+        add: Vec<String>,
+        /// DynamoDB's DELETE: remove members from a set.
+        #[arg(long, value_name = "PATH=VALUE")]
+        delete: Vec<String>,
+        /// A condition in the readable syntax, for the same request.
+        #[arg(long, value_name = "CONDITION")]
+        condition: Option<String>,
+    },
+    /// A KeyConditionExpression for Query.
+    Key {
+        /// The key condition in the readable syntax.
+        expression: Option<String>,
+        /// The partition key's value.
+        #[arg(long, value_name = "NAME=VALUE")]
+        partition: Option<String>,
+        #[arg(long, value_name = "NAME=VALUE")]
+        sort_eq: Option<String>,
+        #[arg(long, value_name = "NAME=VALUE")]
+        sort_lt: Option<String>,
+        #[arg(long, value_name = "NAME=VALUE")]
+        sort_le: Option<String>,
+        #[arg(long, value_name = "NAME=VALUE")]
+        sort_gt: Option<String>,
+        #[arg(long, value_name = "NAME=VALUE")]
+        sort_ge: Option<String>,
+        #[arg(long, value_name = "NAME=PREFIX")]
+        sort_begins_with: Option<String>,
+        #[arg(long, value_name = "NAME=LOW..HIGH")]
+        sort_between: Option<String>,
+    },
+}
+
+fn compare(
+    list: &[String],
+    op: &'static str,
+    out: &mut Vec<ConditionClause>,
+) -> Result<(), String> {
+    for item in list {
+        let (path, value) = flags::split_assignment(item)?;
+        out.push(ConditionClause::Compare { path, op, value });
+    }
+    Ok(())
+}
+
+fn pairs(list: &[String]) -> Result<Vec<(String, String)>, String> {
+    list.iter().map(|s| flags::split_assignment(s)).collect()
+}
+
+/// `text` and `extra` joined with AND (either may be missing).
+fn joined(text: Option<String>, extra: String) -> Result<String, String> {
+    match (text, extra.is_empty()) {
+        (Some(t), true) => Ok(t),
+        (Some(t), false) => Ok(format!("({t}) AND {extra}")),
+        (None, false) => Ok(extra),
+        (None, true) => Err("give an expression or at least one flag (see --help)".into()),
+    }
+}
+
+pub fn expr(args: ExprArgs) -> CliResult {
+    let mut builder = if args.alias_all {
+        Builder::aliasing_all()
+    } else {
+        Builder::new()
+    };
+    match args.command {
+        ExprCommand::Condition {
+            expression,
+            eq,
+            ne,
+            lt,
+            le,
+            gt,
+            ge,
+            exists,
+            not_exists,
+            begins_with,
+            contains,
+        } => {
+            let mut clauses = Vec::new();
+            for (list, op) in [
+                (&eq, "="),
+                (&ne, "<>"),
+                (&lt, "<"),
+                (&le, "<="),
+                (&gt, ">"),
+                (&ge, ">="),
+            ] {
+                compare(list, op, &mut clauses)?;
+            }
+            clauses.extend(exists.into_iter().map(ConditionClause::Exists));
+            clauses.extend(not_exists.into_iter().map(ConditionClause::NotExists));
+            for (path, prefix) in pairs(&begins_with)? {
+                clauses.push(ConditionClause::BeginsWith { path, prefix });
+            }
+            for (path, value) in pairs(&contains)? {
+                clauses.push(ConditionClause::Contains { path, value });
+            }
+            let text = joined(
+                expression.map(|e| read_argument(&e)).transpose()?,
+                flags::condition_text(&clauses),
+            )?;
+            builder.condition(&text).map_err(|e| e.to_string())?;
+        }
+        ExprCommand::Update {
+            expression,
+            set,
+            set_if_absent,
+            increment,
+            append,
+            remove,
+            add,
+            delete,
+            condition,
+        } => {
+            let mut clauses = Vec::new();
+            for (path, value) in pairs(&set)? {
+                clauses.push(UpdateClause::Set { path, value });
+            }
+            for (path, value) in pairs(&set_if_absent)? {
+                clauses.push(UpdateClause::SetIfAbsent { path, value });
+            }
+            for (path, by) in pairs(&increment)? {
+                clauses.push(UpdateClause::Increment { path, by });
+            }
+            for (path, value) in pairs(&append)? {
+                clauses.push(UpdateClause::Append { path, value });
+            }
+            clauses.extend(remove.into_iter().map(UpdateClause::Remove));
+            for (path, value) in pairs(&add)? {
+                clauses.push(UpdateClause::Add { path, value });
+            }
+            for (path, value) in pairs(&delete)? {
+                clauses.push(UpdateClause::Delete { path, value });
+            }
+            let from_flags = flags::update_text(&clauses);
+            let text = match (
+                expression.map(|e| read_argument(&e)).transpose()?,
+                from_flags.is_empty(),
+            ) {
+                (Some(t), true) => t,
+                (Some(t), false) => format!("{t} {from_flags}"),
+                (None, false) => from_flags,
+                (None, true) => {
+                    return Err("give an update or at least one flag (see --help)".into())
+                }
+            };
+            builder.update(&text).map_err(|e| e.to_string())?;
+            if let Some(condition) = condition {
+                builder.condition(&condition).map_err(|e| e.to_string())?;
+            }
+        }
+        ExprCommand::Key {
+            expression,
+            partition,
+            sort_eq,
+            sort_lt,
+            sort_le,
+            sort_gt,
+            sort_ge,
+            sort_begins_with,
+            sort_between,
+        } => {
+            let text = match (expression, partition) {
+                (Some(e), None) => read_argument(&e)?,
+                (None, Some(p)) => {
+                    let (name, value) = flags::split_assignment(&p)?;
+                    let sorts = [
+                        ("=", sort_eq),
+                        ("<", sort_lt),
+                        ("<=", sort_le),
+                        (">", sort_gt),
+                        (">=", sort_ge),
+                        ("begins_with", sort_begins_with),
+                        ("between", sort_between),
+                    ];
+                    let given: Vec<(&str, String)> = sorts
+                        .into_iter()
+                        .filter_map(|(op, v)| v.map(|v| (op, v)))
+                        .collect();
+                    let sort = match given.as_slice() {
+                        [] => None,
+                        [(op, v)] => {
+                            let (sort_name, sort_value) = flags::split_assignment(v)?;
+                            Some(flags::sort_clause(&sort_name, op, &sort_value)?)
+                        }
+                        _ => return Err("a key condition has at most one sort-key clause".into()),
+                    };
+                    flags::key_text((&name, &value), sort.as_deref())
+                }
+                (Some(_), Some(_)) => {
+                    return Err("give the key condition or --partition, not both".into())
+                }
+                (None, None) => return Err("give a key condition or --partition NAME=VALUE".into()),
+            };
+            builder.key_condition(&text).map_err(|e| e.to_string())?;
+        }
+    }
+    let built = builder.build().map_err(|e| e.to_string())?;
+    if args.cli {
+        println!("{}", built.cli_args());
+    } else {
+        let fields = Value::Object(built.request_fields());
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&fields).expect("JSON serialises")
+        );
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------- cost
+
+/// Estimate capacity units and the monthly price of a workload.
+#[derive(Args, Debug)]
+#[command(
+    after_help = "A write costs 1 write unit per started 1 KB of item, a strongly \
+consistent read 1 read unit per started 4 KB; eventually consistent reads cost half, \
+transactional reads and writes double. Prices come from the built-in us-east-1 list price \
+table unless --prices names a TOML file of the same shape (print it with --show-prices).\n\n\
+Example: 2 KB items, 50 writes/s, 400 eventually consistent reads/s, 10 GB:\n  \
+ferrodyn cost --item-size 2KB --writes 50 --eventual-reads 400 --storage-gb 10"
+)]
+pub struct CostArgs {
+    /// Item size: bytes, or with a unit (2KB, 1.5KB; 1 KB = 1024 bytes).
+    #[arg(long, default_value = "1KB", value_name = "SIZE")]
+    item_size: String,
+    /// Standard writes (PutItem, UpdateItem, DeleteItem, batch) per second.
+    #[arg(long, default_value_t = 0.0, value_name = "PER_SECOND")]
+    writes: f64,
+    /// Writes inside TransactWriteItems per second (each costs double).
+    #[arg(long, default_value_t = 0.0, value_name = "PER_SECOND")]
+    transactional_writes: f64,
+    /// Strongly consistent reads per second.
+    #[arg(long, default_value_t = 0.0, value_name = "PER_SECOND")]
+    reads: f64,
+    /// Eventually consistent reads per second (each costs half).
+    #[arg(long, default_value_t = 0.0, value_name = "PER_SECOND")]
+    eventual_reads: f64,
+    /// Reads inside TransactGetItems per second (each costs double).
+    #[arg(long, default_value_t = 0.0, value_name = "PER_SECOND")]
+    transactional_reads: f64,
+    /// Data stored, in GB.
+    #[arg(long, default_value_t = 0.0, value_name = "GB")]
+    storage_gb: f64,
+    /// Target utilisation of provisioned capacity (auto scaling's default is 0.7).
+    #[arg(long, default_value_t = 1.0, value_name = "FRACTION")]
+    utilization: f64,
+    /// A price table (TOML) to use instead of the built-in us-east-1 one.
+    #[arg(long, value_name = "FILE")]
+    prices: Option<PathBuf>,
+    /// Print the built-in price table (a starting point for --prices) and exit.
+    #[arg(long)]
+    show_prices: bool,
+}
+
+pub fn cost(args: CostArgs) -> CliResult {
+    if args.show_prices {
+        print!("{}", cost::prices::US_EAST_1);
+        return Ok(());
+    }
+    let prices = match &args.prices {
+        Some(path) => Prices::load(path)?,
+        None => Prices::builtin(),
+    };
+    if !(args.utilization > 0.0 && args.utilization <= 1.0) {
+        return Err("--utilization is a fraction between 0 and 1".into());
+    }
+    let size = cost::parse_size(&args.item_size)?;
+    let workload = Workload {
+        item_size: size,
+        writes: args.writes,
+        transactional_writes: args.transactional_writes,
+        strong_reads: args.reads,
+        eventual_reads: args.eventual_reads,
+        transactional_reads: args.transactional_reads,
+    };
+    println!(
+        "item of {size} bytes: {} write unit(s) per write, {} read unit(s) per strongly consistent read",
+        cost::write_units(size),
+        cost::read_units(size)
+    );
+    let estimate = cost::estimate(&[workload], args.storage_gb, args.utilization, &prices);
+    println!("{estimate}");
+    println!(
+        "prices: {} {}, {}",
+        prices.region, prices.currency, prices.as_of
+    );
+    Ok(())
+}
