@@ -87,7 +87,10 @@ fn faults(args: &ServeArgs) -> Result<Faults, String> {
 pub fn run(args: ServeArgs) -> Result<(), String> {
     let faults = Arc::new(faults(&args)?);
     if faults.is_active() {
-        eprintln!("ferrodyn: fault injection is ON ({} rule(s))", args.faults.len() + usize::from(args.fault_config.is_some()));
+        eprintln!(
+            "ferrodyn: fault injection is ON ({} rule(s))",
+            args.faults.len() + usize::from(args.fault_config.is_some())
+        );
     }
     let storage = if args.in_memory {
         open_memory()
@@ -101,7 +104,10 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         open_fjall(&args.data_dir, durability)
             .map_err(|e| format!("cannot open storage in {}: {e}", args.data_dir.display()))?
     };
-    let options = EngineOptions { region: args.region.clone(), burst_seconds: args.burst_seconds };
+    let options = EngineOptions {
+        region: args.region.clone(),
+        burst_seconds: args.burst_seconds,
+    };
     let engine = Arc::new(Engine::open(storage, options).map_err(|e| e.to_string())?);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -134,6 +140,8 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     engine
         .flush()
         .map_err(|e| format!("flush at shutdown failed: {e}"))?;
+    // Don't wait for the stdin watcher: its blocking read may never return.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
     Ok(())
 }
 

@@ -13,6 +13,7 @@ use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 use serde::{Deserialize, Serialize};
 use std::cell::Cell;
+use std::collections::HashMap;
 use std::fmt;
 
 /// Prefix of a serde error message that is really a ValidationException.
@@ -167,7 +168,11 @@ impl<'de> Visitor<'de> for AttributeValueVisitor {
                 }
                 TypeKey::Ss => {
                     let members: Vec<String> = map.next_value()?;
-                    check_set(&members, "SS", "An string set  may not be empty")?;
+                    check_set(
+                        &members,
+                        &members.join(", "),
+                        "An string set  may not be empty",
+                    )?;
                     AttributeValue::Ss(members)
                 }
                 TypeKey::Ns => {
@@ -181,7 +186,7 @@ impl<'de> Visitor<'de> for AttributeValueVisitor {
                     }
                     if has_duplicates(&members) {
                         return Err(invalid(&format!(
-                            "Input collection [{}] of type NS contains duplicates.",
+                            "Input collection [{}] contains duplicates",
                             texts.join(", ")
                         )));
                     }
@@ -190,7 +195,12 @@ impl<'de> Visitor<'de> for AttributeValueVisitor {
                 TypeKey::Bs => {
                     let members: Vec<Binary> = map.next_value()?;
                     let members: Vec<Vec<u8>> = members.into_iter().map(|b| b.0).collect();
-                    check_set(&members, "BS", "Binary sets should not be empty")?;
+                    let shown: Vec<String> = members.iter().map(|m| BASE64.encode(m)).collect();
+                    check_set(
+                        &members,
+                        &shown.join(", "),
+                        "Binary sets should not be empty",
+                    )?;
                     AttributeValue::Bs(members)
                 }
                 TypeKey::Unknown => {
@@ -203,10 +213,10 @@ impl<'de> Visitor<'de> for AttributeValueVisitor {
         }
         match (found, types) {
             (Some(value), 1) => Ok(value),
-            (None, _) => Err(invalid(
+            (None, _) => Err(validation(
                 "Supplied AttributeValue is empty, must contain exactly one of the supported datatypes",
             )),
-            _ => Err(invalid(
+            _ => Err(validation(
                 "Supplied AttributeValue has more than one datatypes set, must contain exactly one of the supported datatypes",
             )),
         }
@@ -217,9 +227,11 @@ fn parse_number<E: de::Error>(text: &str) -> Result<Number, E> {
     Number::parse(text).map_err(|e| validation(&e.message(text)))
 }
 
-fn check_set<T: PartialEq + fmt::Debug, E: de::Error>(
+/// Rejects an empty set or one with duplicate members; `shown` is the
+/// members as DynamoDB lists them in its message.
+fn check_set<T: PartialEq, E: de::Error>(
     members: &[T],
-    type_name: &str,
+    shown: &str,
     empty_message: &str,
 ) -> Result<(), E> {
     if members.is_empty() {
@@ -227,10 +239,58 @@ fn check_set<T: PartialEq + fmt::Debug, E: de::Error>(
     }
     if has_duplicates(members) {
         return Err(invalid(&format!(
-            "Input collection contains duplicates for type {type_name}"
+            "Input collection [{shown}] contains duplicates"
         )));
     }
     Ok(())
+}
+
+/// Decodes ExpressionAttributeValues, naming the placeholder whose value is
+/// invalid as DynamoDB does ("... for key :v"). Use with
+/// `#[serde(default, deserialize_with = "...")]` on an `Option<HashMap>`.
+pub fn deserialize_expression_values<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<HashMap<String, AttributeValue>>, D::Error> {
+    struct ValuesVisitor;
+    impl<'de> Visitor<'de> for ValuesVisitor {
+        type Value = Option<HashMap<String, AttributeValue>>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a map of expression attribute values")
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_some<D2: Deserializer<'de>>(self, d: D2) -> Result<Self::Value, D2::Error> {
+            d.deserialize_map(self)
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut out = HashMap::new();
+            while let Some(key) = map.next_key::<String>()? {
+                match map.next_value::<AttributeValue>() {
+                    Ok(value) => {
+                        out.insert(key, value);
+                    }
+                    Err(error) => {
+                        let text = error.to_string();
+                        let text = text
+                            .rfind(" at line ")
+                            .map_or(&text[..], |cut| &text[..cut]);
+                        return Err(match text.strip_prefix(VALIDATION_MARKER) {
+                            Some(message) => validation(&format!(
+                                "ExpressionAttributeValues contains invalid value: {message} for key {key}"
+                            )),
+                            None => error,
+                        });
+                    }
+                }
+            }
+            Ok(Some(out))
+        }
+    }
+    deserializer.deserialize_option(ValuesVisitor)
 }
 
 fn has_duplicates<T: PartialEq>(members: &[T]) -> bool {
@@ -340,6 +400,11 @@ mod tests {
         );
         let err = decode(r#"{"S":"a","N":"1"}"#).unwrap_err();
         assert!(err.message.contains("more than one datatypes"));
+        let err = decode(r#"{"SS":["a","b","a"]}"#).unwrap_err();
+        assert_eq!(
+            err.message,
+            "One or more parameter values were invalid: Input collection [a, b, a] contains duplicates"
+        );
         let err = decode(r#"{"NS":["1","1.0"]}"#).unwrap_err();
         assert!(err.message.contains("duplicates"), "{}", err.message);
         let err = decode(r#"{"SS":[]}"#).unwrap_err();

@@ -15,7 +15,7 @@ mod size;
 mod value;
 
 pub use error::{DynamoError, ErrorKind, Result};
-pub use json::{json_error_to_dynamo, VALIDATION_MARKER};
+pub use json::{deserialize_expression_values, json_error_to_dynamo, VALIDATION_MARKER};
 pub use number::{Number, NumberError};
 pub use size::{attribute_size, item_size, MAX_ITEM_SIZE, MAX_NESTING_DEPTH};
 pub use value::{AttributeValue, Item, ScalarType};

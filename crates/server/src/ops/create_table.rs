@@ -363,13 +363,13 @@ fn key_schema(
         None => String::new(),
     };
     if elements[0].key_type != KeyType::Hash {
-        return Err(DynamoError::invalid_parameter(format!(
+        return Err(DynamoError::validation(format!(
             "{prefix}Invalid KeySchema: The first KeySchemaElement is not a HASH key type"
         )));
     }
     if let Some(second) = elements.get(1) {
         if second.key_type != KeyType::Range {
-            return Err(DynamoError::invalid_parameter(format!(
+            return Err(DynamoError::validation(format!(
                 "{prefix}Invalid KeySchema: The second KeySchemaElement is not a RANGE key type"
             )));
         }

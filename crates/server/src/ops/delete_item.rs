@@ -6,7 +6,7 @@ use ferrodyn_engine::capacity::Consumed;
 use ferrodyn_engine::throughput::Capacity;
 use ferrodyn_engine::{Engine, Mutation};
 use ferrodyn_expr::{legacy_expected, parse_condition};
-use ferrodyn_types::{Item, Result};
+use ferrodyn_types::{DynamoError, Item, Result};
 use serde::Deserialize;
 
 #[derive(Deserialize)]
@@ -16,6 +16,10 @@ pub struct Request {
     key: Option<Item>,
     condition_expression: Option<String>,
     expression_attribute_names: Names,
+    #[serde(
+        default,
+        deserialize_with = "ferrodyn_types::deserialize_expression_values"
+    )]
     expression_attribute_values: Values,
     expected: Option<serde_json::Value>,
     conditional_operator: Option<String>,
@@ -50,6 +54,11 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
         validate::RETURN_VALUES_ON_CONDITION_CHECK_FAILURE,
     );
     v.finish()?;
+    if request.conditional_operator.is_some() && request.expected.is_none() {
+        return Err(DynamoError::validation(
+            "ConditionalOperator cannot be used without Filter or Expected",
+        ));
+    }
     common::no_mixing(
         &[
             ("Expected", request.expected.is_some()),

@@ -37,6 +37,10 @@ pub struct Request {
     scan_index_forward: Option<bool>,
     exclusive_start_key: Option<Item>,
     expression_attribute_names: Names,
+    #[serde(
+        default,
+        deserialize_with = "ferrodyn_types::deserialize_expression_values"
+    )]
     expression_attribute_values: Values,
     return_consumed_capacity: Option<String>,
 }
@@ -66,6 +70,11 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
         usize::MAX,
     );
     v.finish()?;
+    if request.conditional_operator.is_some() && request.query_filter.is_none() {
+        return Err(DynamoError::validation(
+            "ConditionalOperator cannot be used without Filter or Expected",
+        ));
+    }
     common::no_mixing(
         &[
             // KeyConditions may go with expression parameters as long as

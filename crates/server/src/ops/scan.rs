@@ -33,6 +33,10 @@ pub struct Request {
     segment: Option<i64>,
     total_segments: Option<i64>,
     expression_attribute_names: Names,
+    #[serde(
+        default,
+        deserialize_with = "ferrodyn_types::deserialize_expression_values"
+    )]
     expression_attribute_values: Values,
     return_consumed_capacity: Option<String>,
 }
@@ -71,6 +75,11 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
         usize::MAX,
     );
     v.finish()?;
+    if request.conditional_operator.is_some() && request.scan_filter.is_none() {
+        return Err(DynamoError::validation(
+            "ConditionalOperator cannot be used without Filter or Expected",
+        ));
+    }
     let segment = match (request.segment, request.total_segments) {
         (Some(segment), Some(total)) => {
             if segment >= total {

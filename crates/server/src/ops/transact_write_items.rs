@@ -58,6 +58,10 @@ pub struct Action {
     #[serde(skip_serializing_if = "Option::is_none")]
     expression_attribute_names: Names,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "ferrodyn_types::deserialize_expression_values"
+    )]
     expression_attribute_values: Values,
     #[serde(skip_serializing_if = "Option::is_none")]
     return_values_on_condition_check_failure: Option<String>,

@@ -21,6 +21,10 @@ pub struct Request {
     attribute_updates: Option<serde_json::Value>,
     condition_expression: Option<String>,
     expression_attribute_names: Names,
+    #[serde(
+        default,
+        deserialize_with = "ferrodyn_types::deserialize_expression_values"
+    )]
     expression_attribute_values: Values,
     expected: Option<serde_json::Value>,
     conditional_operator: Option<String>,
@@ -55,6 +59,11 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
         validate::RETURN_VALUES_ON_CONDITION_CHECK_FAILURE,
     );
     v.finish()?;
+    if request.conditional_operator.is_some() && request.expected.is_none() {
+        return Err(DynamoError::validation(
+            "ConditionalOperator cannot be used without Filter or Expected",
+        ));
+    }
     common::no_mixing(
         &[
             ("AttributeUpdates", request.attribute_updates.is_some()),
