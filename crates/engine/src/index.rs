@@ -123,6 +123,23 @@ impl Index {
                     self.name
                 )));
             }
+            let limit = if attribute.name == self.schema.hash.name {
+                crate::keys::MAX_PARTITION_KEY_BYTES
+            } else {
+                crate::keys::MAX_SORT_KEY_BYTES
+            };
+            if key_value_bytes(value) > limit {
+                return Err(DynamoError::invalid_parameter(format!(
+                    "Size of {} key attribute {} for index {} exceeds the limit of {limit} bytes",
+                    if limit == crate::keys::MAX_PARTITION_KEY_BYTES {
+                        "hash"
+                    } else {
+                        "range"
+                    },
+                    attribute.name,
+                    self.name
+                )));
+            }
             let empty = match value {
                 AttributeValue::S(s) => s.is_empty(),
                 AttributeValue::B(b) => b.is_empty(),
@@ -226,6 +243,16 @@ impl Index {
             return Err(invalid());
         }
         self.entry_key(table_id, base, key).ok_or_else(invalid)
+    }
+}
+
+/// Bytes a key value counts against DynamoDB's key size limits.
+fn key_value_bytes(value: &AttributeValue) -> usize {
+    match value {
+        AttributeValue::S(s) => s.len(),
+        AttributeValue::B(b) => b.len(),
+        AttributeValue::N(n) => n.storage_size(),
+        _ => 0,
     }
 }
 

@@ -53,7 +53,7 @@ pub struct RawThroughput {
 #[derive(Deserialize)]
 #[serde(rename_all = "PascalCase")]
 pub struct RawIndex {
-    index_name: Option<String>,
+    pub(crate) index_name: Option<String>,
     key_schema: Option<Vec<RawKeyElement>>,
     projection: Option<RawProjection>,
     provisioned_throughput: Option<RawThroughput>,

@@ -8,7 +8,7 @@ use crate::validate::Violations;
 use ferrodyn_engine::schema::AttributeDefinition;
 use ferrodyn_engine::schema::{BillingMode, StreamSpecification};
 use ferrodyn_engine::{Engine, TableUpdate};
-use ferrodyn_types::{DynamoError, Result};
+use ferrodyn_types::{DynamoError, ErrorKind, Result};
 use serde::Deserialize;
 use std::sync::Arc;
 
@@ -87,7 +87,10 @@ pub fn run(engine: &Arc<Engine>, request: Request) -> Result<Vec<u8>> {
         &["STANDARD", "STANDARD_INFREQUENT_ACCESS"],
     );
     v.finish()?;
-    if let Some(updates) = request.global_secondary_index_updates {
+    if let Some(updates) = request
+        .global_secondary_index_updates
+        .filter(|u| !u.is_empty())
+    {
         let name = request.table_name.clone().expect("checked");
         return index_update(engine, &name, updates, request.attribute_definitions);
     }
@@ -157,7 +160,7 @@ pub fn run(engine: &Arc<Engine>, request: Request) -> Result<Vec<u8>> {
         && request.table_class.is_none();
     if nothing {
         return Err(DynamoError::validation(
-            "At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, GlobalSecondaryIndexUpdates or SSESpecification or ReplicaUpdates is required",
+            "UpdateTable requires at least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, GlobalSecondaryIndexUpdates or SSESpecification or ReplicaUpdates",
         ));
     }
     let description = engine.update_table(
@@ -186,9 +189,10 @@ fn index_update(
     mut updates: Vec<IndexUpdate>,
     definitions: Option<Vec<RawAttributeDefinition>>,
 ) -> Result<Vec<u8>> {
-    if updates.len() != 1 {
-        return Err(DynamoError::validation(
-            "One or more parameter values were invalid: Only one global secondary index update per UpdateTable call is supported",
+    if updates.len() > 1 {
+        return Err(DynamoError::new(
+            ErrorKind::LimitExceeded,
+            "Subscriber limit exceeded: Only 1 online index can be created or deleted simultaneously per table",
         ));
     }
     let update = updates.remove(0);
@@ -196,6 +200,9 @@ fn index_update(
     let description = match (update.create, update.delete, update.update) {
         (Some(create), None, None) => {
             let mut v = Violations::default();
+            if let Some(name) = &create.index_name {
+                v.name_rules("globalSecondaryIndexUpdates.1.member.create.indexName", name, 3, 255);
+            }
             if let Some(definitions) = &definitions {
                 for (i, d) in definitions.iter().enumerate() {
                     let field = format!("attributeDefinitions.{}.member", i + 1);
@@ -204,25 +211,41 @@ fn index_update(
                 }
             }
             v.finish()?;
+            // The new index's key attributes must be (re)defined in this
+            // request, with the types they already have on the table.
             let definitions = attribute_definitions(definitions.unwrap_or_default())?;
-            // New key attributes must be defined here or already on the table.
-            let mut all = table.describe().attribute_definitions;
+            let current = table.describe();
             for d in &definitions {
-                match all.iter().find(|a| a.attribute_name == d.attribute_name) {
-                    Some(existing) if existing.attribute_type != d.attribute_type => {
+                if let Some(existing) =
+                    current.attribute_definitions.iter().find(|a| a.attribute_name == d.attribute_name)
+                {
+                    if existing.attribute_type != d.attribute_type {
                         return Err(DynamoError::invalid_parameter(format!(
-                            "Attribute {} is already defined with a different type",
-                            d.attribute_name
-                        )))
+                            "Attributes cannot be redefined. Please check that your attribute has the same type as previously defined. Existing schema: {}:{} New schema: {}:{}",
+                            existing.attribute_name,
+                            existing.attribute_type.as_str(),
+                            d.attribute_name,
+                            d.attribute_type.as_str()
+                        )));
                     }
-                    Some(_) => {}
-                    None => all.push(d.clone()),
                 }
             }
-            let mode = table.describe().billing_mode();
-            let mut created = indexes(vec![create], &all, mode, None)?;
+            let exists = current
+                .global_secondary_indexes
+                .iter()
+                .chain(current.local_secondary_indexes.iter())
+                .flatten()
+                .any(|i| Some(&i.index_name) == create.index_name.as_ref());
+            if exists {
+                return Err(DynamoError::invalid_parameter(format!(
+                    "Index with name: {} already exists",
+                    create.index_name.as_deref().unwrap_or_default()
+                )));
+            }
+            let mode = current.billing_mode();
+            let mut created = indexes(vec![create], &definitions, mode, None)?;
             let index = created.remove(0);
-            let used: Vec<AttributeDefinition> = all
+            let used: Vec<AttributeDefinition> = definitions
                 .into_iter()
                 .filter(|d| index.key_schema.iter().any(|k| k.attribute_name == d.attribute_name))
                 .collect();
@@ -239,9 +262,14 @@ fn index_update(
                 "Updating a global secondary index's provisioned throughput is not supported by Ferrodyn yet",
             ))
         }
+        (None, None, None) => {
+            return Err(DynamoError::invalid_parameter(
+                "One of GlobalSecondaryIndexUpdate.Create, GlobalSecondaryIndexUpdate.Update or GlobalSecondaryIndexUpdate.Delete must be specified",
+            ))
+        }
         _ => {
-            return Err(DynamoError::validation(
-                "One or more parameter values were invalid: One of GlobalSecondaryIndexUpdate.Create, GlobalSecondaryIndexUpdate.Update or GlobalSecondaryIndexUpdate.Delete must be specified",
+            return Err(DynamoError::invalid_parameter(
+                "Only one of GlobalSecondaryIndexUpdate.Create, GlobalSecondaryIndexUpdate.Update or GlobalSecondaryIndexUpdate.Delete may be specified, not more than one",
             ))
         }
     };
