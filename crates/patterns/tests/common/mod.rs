@@ -18,7 +18,7 @@ fn workspace_root() -> PathBuf {
 }
 
 /// The `ferrodyn` binary, built once per test process.
-fn server_binary() -> PathBuf {
+pub fn server_binary() -> PathBuf {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
         if let Some(bin) = std::env::var_os("FERRODYN_BIN") {
@@ -78,6 +78,11 @@ fn server() -> &'static Mutex<Server> {
             endpoint,
         })
     })
+}
+
+/// The shared server's URL.
+pub fn endpoint() -> String {
+    server().lock().unwrap().endpoint.clone()
 }
 
 /// A client for the shared server.
