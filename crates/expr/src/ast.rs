@@ -25,7 +25,9 @@ pub enum Condition {
     In(Operand, Vec<Operand>),
     AttributeExists(Path),
     AttributeNotExists(Path),
-    AttributeType(Path, Operand),
+    /// `attribute_type(x, :t)`; AWS accepts any operand as `x`, not only
+    /// a path.
+    AttributeType(Operand, Operand),
     BeginsWith(Operand, Operand),
     Contains(Operand, Operand),
     And(Box<Condition>, Box<Condition>),

@@ -3,6 +3,7 @@
 //! "unused placeholder" check DynamoDB runs once every expression of the
 //! request has been parsed.
 
+use crate::legacy::MAX_ATTRIBUTE_NAME_BYTES;
 use ferrodyn_types::{AttributeValue, DynamoError};
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
@@ -61,6 +62,11 @@ impl ExpressionContext {
                 if names[key].is_empty() {
                     return Err(DynamoError::validation(format!(
                         "ExpressionAttributeNames contains invalid value: Empty attribute name for key {key}"
+                    )));
+                }
+                if names[key].len() > MAX_ATTRIBUTE_NAME_BYTES {
+                    return Err(DynamoError::validation(format!(
+                        "ExpressionAttributeNames contains invalid value: Attribute name is too large, must be less than 65536 bytes for key {key}"
                     )));
                 }
             }
@@ -209,6 +215,11 @@ mod tests {
             err(Some(names(&[("#n", "")])), None),
             "ExpressionAttributeNames contains invalid value: Empty attribute name for key #n"
         );
+        assert_eq!(
+            err(Some(names(&[("#n", &"x".repeat(65536))])), None),
+            "ExpressionAttributeNames contains invalid value: Attribute name is too large, must be less than 65536 bytes for key #n"
+        );
+        assert!(ExpressionContext::new(Some(&names(&[("#n", &"x".repeat(65535))])), None).is_ok());
         assert_eq!(
             err(None, Some(&["v"])),
             "ExpressionAttributeValues contains invalid key: Syntax error; key: \"v\""

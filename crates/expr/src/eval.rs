@@ -123,10 +123,8 @@ impl Condition {
             }
             Condition::AttributeExists(p) => item.and_then(|it| p.lookup(it)).is_some(),
             Condition::AttributeNotExists(p) => item.and_then(|it| p.lookup(it)).is_none(),
-            Condition::AttributeType(p, t) => {
-                let actual = item
-                    .and_then(|it| p.lookup(it))
-                    .map(AttributeValue::type_name);
+            Condition::AttributeType(x, t) => {
+                let actual = value(x).map(|v| v.type_name());
                 matches!((actual, value(t).as_deref()), (Some(a), Some(AttributeValue::S(t))) if a == t)
             }
             Condition::BeginsWith(a, b) => match (value(a), value(b)) {

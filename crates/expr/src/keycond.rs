@@ -38,8 +38,13 @@ impl KeyOp {
 /// One key attribute and its restriction.
 #[derive(Clone, Debug, PartialEq)]
 pub struct KeyPart {
+    /// The attribute (the root of the path, if the condition used a nested
+    /// path; such a part never survives [`KeyCondition::validate`]).
     pub name: String,
     pub op: KeyOp,
+    /// Whether the condition named a nested path (`a.b`, `a[0]`), which
+    /// DynamoDB reports only once it knows the key schema.
+    nested: bool,
 }
 
 /// A parsed KeyConditionExpression (or legacy KeyConditions).
@@ -58,13 +63,22 @@ fn nested() -> DynamoError {
     DynamoError::validation("KeyConditionExpressions cannot contain nested operations")
 }
 
-fn key_name(path: &Path) -> Result<String, DynamoError> {
-    match path.elems() {
-        [PathElem::Attr(name)] => Ok(name.clone()),
-        _ => Err(DynamoError::validation(format!(
-            "Key attributes must be scalars; list random access '[]' and map lookup '.' are not allowed: Key: {}",
-            path.root()
-        ))),
+/// A key attribute named through a nested path.
+pub(crate) fn not_scalar(key: &str) -> DynamoError {
+    DynamoError::validation(format!(
+        "Key attributes must be scalars; list random access '[]' and map lookup '.' are not allowed: Key: {key}"
+    ))
+}
+
+fn missed(key: &str) -> DynamoError {
+    DynamoError::validation(format!("Query condition missed key schema element: {key}"))
+}
+
+fn part(path: &Path, op: KeyOp) -> KeyPart {
+    KeyPart {
+        name: path.root().to_string(),
+        op,
+        nested: !matches!(path.elems(), [PathElem::Attr(_)]),
     }
 }
 
@@ -98,47 +112,59 @@ impl KeyCondition {
 
     /// Checks the parts against the key schema (hash key name and type, and
     /// the range key's if the table has one) and returns the hash part and
-    /// the range part, if any.
+    /// the range part, if any. The checks run in DynamoDB's order: nested
+    /// paths (on a key attribute first), one condition per key, at most two
+    /// conditions, the hash key's presence, then the other part's key.
     pub fn validate(
         &self,
         hash: (&str, ScalarType),
         range: Option<(&str, ScalarType)>,
     ) -> Result<(&KeyPart, Option<&KeyPart>), DynamoError> {
-        let one_per_key = || {
-            DynamoError::validation(
+        let is_key = |name: &str| name == hash.0 || range.is_some_and(|r| r.0 == name);
+        if let Some(p) = self.parts.iter().find(|p| p.nested && is_key(&p.name)) {
+            return Err(not_scalar(&p.name));
+        }
+        if self.parts.iter().any(|p| p.nested) {
+            return Err(DynamoError::validation(
+                "KeyConditionExpressions cannot have conditions on nested attributes",
+            ));
+        }
+        let duplicate = self
+            .parts
+            .iter()
+            .enumerate()
+            .any(|(i, p)| self.parts[..i].iter().any(|q| q.name == p.name));
+        if duplicate {
+            return Err(DynamoError::validation(
                 "KeyConditionExpressions must only contain one condition per key",
-            )
-        };
-        let missed = || DynamoError::validation("Query condition missed key schema element");
+            ));
+        }
         if self.parts.len() > 2 {
-            return Err(one_per_key());
+            return Err(DynamoError::validation(
+                "Conditions can be of length 1 or 2 only",
+            ));
         }
-        if self.parts.len() == 2 && self.parts[0].name == self.parts[1].name {
-            return Err(one_per_key());
-        }
-        let mut hash_part = None;
-        let mut range_part = None;
-        for part in &self.parts {
-            if part.name == hash.0 {
-                hash_part = Some(part);
-            } else if range.is_some_and(|r| r.0 == part.name) {
-                range_part = Some(part);
-            } else {
-                return Err(missed());
-            }
-        }
-        let hash_part = hash_part.ok_or_else(missed)?;
+        let hash_part = self
+            .parts
+            .iter()
+            .find(|p| p.name == hash.0)
+            .ok_or_else(|| missed(hash.0))?;
+        let range_part = match self.parts.iter().find(|p| p.name != hash.0) {
+            None => None,
+            Some(p) => match range {
+                Some(r) if r.0 == p.name => Some(p),
+                Some(r) => return Err(missed(r.0)),
+                None => return Err(DynamoError::validation("Query key condition not supported")),
+            },
+        };
         if !matches!(hash_part.op, KeyOp::Eq(_)) {
             return Err(DynamoError::validation("Query key condition not supported"));
         }
         let mismatch = || {
             DynamoError::invalid_parameter("Condition parameter type does not match schema type")
         };
-        for (part, ty) in [(Some(hash_part), hash.1)]
-            .into_iter()
-            .chain(range_part.map(|p| (Some(p), range.map_or(ScalarType::S, |r| r.1))))
-        {
-            let Some(part) = part else { continue };
+        let typed = std::iter::once((hash_part, hash.1)).chain(range_part.zip(range.map(|r| r.1)));
+        for (part, ty) in typed {
             if part.op.values().iter().any(|v| v.scalar_type() != Some(ty)) {
                 return Err(mismatch());
             }
@@ -174,7 +200,6 @@ fn collect(cond: &Condition, out: &mut Vec<KeyPart>) -> Result<(), DynamoError> 
                 (Operand::Size(_), _) | (_, Operand::Size(_)) => return Err(nested()),
                 _ => return Err(DynamoError::validation("Query key condition not supported")),
             };
-            let name = key_name(path)?;
             let v = constant(value)?;
             let op = match cmp {
                 Comparator::Eq => KeyOp::Eq(v),
@@ -183,18 +208,14 @@ fn collect(cond: &Condition, out: &mut Vec<KeyPart>) -> Result<(), DynamoError> 
                 Comparator::Gt => KeyOp::Gt(v),
                 _ => KeyOp::Ge(v),
             };
-            out.push(KeyPart { name, op });
+            out.push(part(path, op));
             Ok(())
         }
         Condition::Between(x, lo, hi) => {
             let Operand::Path(p) = x else {
                 return Err(nested());
             };
-            let name = key_name(p)?;
-            out.push(KeyPart {
-                name,
-                op: KeyOp::Between(constant(lo)?, constant(hi)?),
-            });
+            out.push(part(p, KeyOp::Between(constant(lo)?, constant(hi)?)));
             Ok(())
         }
         Condition::BeginsWith(x, prefix) => {
@@ -203,11 +224,7 @@ fn collect(cond: &Condition, out: &mut Vec<KeyPart>) -> Result<(), DynamoError> 
                     "Invalid condition in KeyConditionExpression: begins_with operator must have the key attribute as its first operand",
                 ));
             };
-            let name = key_name(p)?;
-            out.push(KeyPart {
-                name,
-                op: KeyOp::BeginsWith(constant(prefix)?),
-            });
+            out.push(part(p, KeyOp::BeginsWith(constant(prefix)?)));
             Ok(())
         }
     }

@@ -10,6 +10,8 @@
 //! - `legacy_*`: the pre-expression parameters (Expected, AttributeUpdates,
 //!   AttributesToGet, QueryFilter/ScanFilter/KeyConditions) into the same
 //!   trees.
+//! - [`Condition::check_no_key_attributes`]: Query's rule that a filter may
+//!   not use the key attributes.
 //!
 //! Every error is a ValidationException with DynamoDB's exact wording. The
 //! lexer and parser are hand-written so that syntax errors can quote the
@@ -18,6 +20,7 @@
 mod ast;
 mod context;
 mod eval;
+mod filter_keys;
 mod keycond;
 mod legacy;
 mod lexer;
@@ -35,10 +38,12 @@ pub use ast::{
 };
 pub use context::ExpressionContext;
 pub use eval::size_of;
+pub use filter_keys::QueryFilterParam;
 pub use keycond::{KeyCondition, KeyOp, KeyPart};
 pub use legacy::{
     legacy_attribute_updates, legacy_attributes_to_get, legacy_expected, legacy_filter,
-    legacy_key_conditions,
+    legacy_key_conditions, legacy_query_filter, legacy_scan_filter, COMPARISON_OPERATORS,
+    MAX_ATTRIBUTE_NAME_BYTES,
 };
 pub use params::{check_no_mixing, ParamSet};
 pub use path::{Path, PathElem};

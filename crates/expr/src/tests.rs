@@ -258,9 +258,18 @@ fn key_conditions() {
         ("p = :a OR c = :b", "Invalid operator used in KeyConditionExpression: OR"),
         ("p = :a AND c <> :b", "Invalid operator used in KeyConditionExpression: <>"),
         ("p < :a", "Query key condition not supported"),
-        ("x = :a", "Query condition missed key schema element"),
-        ("c = :a", "Query condition missed key schema element"),
+        ("x = :a", "Query condition missed key schema element: p"),
+        ("c = :a", "Query condition missed key schema element: p"),
+        ("c = :a AND x = :b", "Query condition missed key schema element: p"),
+        ("p = :a AND x < :b", "Query condition missed key schema element: c"),
+        ("x < :b AND p = :a", "Query condition missed key schema element: c"),
         ("p = :a AND p = :b", "KeyConditionExpressions must only contain one condition per key"),
+        ("p = :a AND p = :a AND c = :b", "KeyConditionExpressions must only contain one condition per key"),
+        ("p = :a AND c = :b AND x = :b", "Conditions can be of length 1 or 2 only"),
+        ("p = :a AND x.y < :b", "KeyConditionExpressions cannot have conditions on nested attributes"),
+        ("p = :a AND begins_with(x[0], :b)", "KeyConditionExpressions cannot have conditions on nested attributes"),
+        ("x.y = :a AND p.z = :a", "Key attributes must be scalars; list random access '[]' and map lookup '.' are not allowed: Key: p"),
+        ("p = :a AND c.d BETWEEN :a AND :b", "Key attributes must be scalars; list random access '[]' and map lookup '.' are not allowed: Key: c"),
         ("p = :a AND size(c) = :n", "KeyConditionExpressions cannot contain nested operations"),
         ("p.x = :a", "Key attributes must be scalars; list random access '[]' and map lookup '.' are not allowed: Key: p"),
         ("p = :n", "One or more parameter values were invalid: Condition parameter type does not match schema type"),
@@ -269,6 +278,20 @@ fn key_conditions() {
     for (text, want) in errors {
         assert_eq!(check(text).unwrap_err(), want, "{text}");
     }
+    // A table with only a hash key.
+    let hash_only = |text: &str| -> Result<(), String> {
+        let kc = parse(text).map_err(|e| e.message)?;
+        kc.validate(schema.0, None).map(drop).map_err(|e| e.message)
+    };
+    assert_eq!(hash_only("p = :a"), Ok(()));
+    assert_eq!(
+        hash_only("p = :a AND x < :b").unwrap_err(),
+        "Query key condition not supported"
+    );
+    assert_eq!(
+        hash_only("x = :a").unwrap_err(),
+        "Query condition missed key schema element: p"
+    );
 }
 
 #[test]
@@ -350,5 +373,50 @@ fn number_overflow_in_arithmetic() {
     assert_eq!(
         update.apply(&mut it).unwrap_err().message,
         "Number overflow. Attempting to store a number with magnitude larger than supported range"
+    );
+}
+
+#[test]
+fn attribute_type_accepts_any_first_operand() {
+    let v = values(&[(":n", n(0)), (":tn", s("N")), (":ts", s("S"))]);
+    let it = item(r#"{"a":{"S":"x"}}"#);
+    let eval = |text: &str| -> Result<bool, String> {
+        let mut c = ExpressionContext::new(None, Some(&v)).unwrap();
+        let cond = parse_condition(text, &mut c).map_err(|e| e.message)?;
+        Ok(cond.evaluate(Some(&it)).unwrap())
+    };
+    let cases: [(&str, Result<bool, &str>); 7] = [
+        ("attribute_type (a, :ts)", Ok(true)),
+        ("attribute_type(a, :tn)", Ok(false)),
+        ("attribute_type(nope, :ts)", Ok(false)),
+        ("attribute_type (:n, :tn)", Ok(true)),
+        ("attribute_type(:n, :ts)", Ok(false)),
+        ("attribute_type(size(a), :tn)", Ok(true)),
+        ("attribute_exists(:n)", Err("Invalid ConditionExpression: Operator or function requires a document path; operator or function: attribute_exists")),
+    ];
+    for (text, want) in cases {
+        assert_eq!(eval(text), want.map_err(str::to_string), "{text}");
+    }
+}
+
+#[test]
+fn sets_past_the_end_of_a_list_append_in_index_order() {
+    let v = values(&[
+        (":1", s("a1")),
+        (":2", s("a2")),
+        (":3", s("a3")),
+        (":4", s("a4")),
+    ]);
+    let mut c = ExpressionContext::new(None, Some(&v)).unwrap();
+    let update = parse_update(
+        "SET l[84] = :1, l[37] = :2, l[17] = :3, l[50] = :4, l[0] = :1",
+        &mut c,
+    )
+    .unwrap();
+    let mut it = item(r#"{"l":{"L":[{"S":"x"},{"S":"y"}]}}"#);
+    update.apply(&mut it).unwrap();
+    assert_eq!(
+        it,
+        item(r#"{"l":{"L":[{"S":"a1"},{"S":"y"},{"S":"a3"},{"S":"a2"},{"S":"a4"},{"S":"a1"}]}}"#)
     );
 }

@@ -48,14 +48,25 @@ impl UpdateExpression {
             }
         }
         let mut set_values = set_values.into_iter();
+        // Paths of one expression never overlap, so the order of the writes
+        // only shows when several append past the end of one list: DynamoDB
+        // applies them in path (hence index) order, not expression order.
+        let mut writes: Vec<(&UpdateAction, Option<AttributeValue>)> = Vec::new();
         let mut removes: Vec<&Path> = Vec::new();
         for action in &self.actions {
             match action {
-                UpdateAction::Set(path, _) => {
-                    let value = set_values.next().ok_or_else(invalid_path)?;
-                    set_path(item, path, value)?;
-                }
                 UpdateAction::Remove(path) => removes.push(path),
+                UpdateAction::Set(..) => writes.push((action, set_values.next())),
+                _ => writes.push((action, None)),
+            }
+        }
+        writes.sort_by(|a, b| a.0.path().cmp(b.0.path()));
+        for (action, value) in writes {
+            match action {
+                UpdateAction::Set(path, _) => {
+                    set_path(item, path, value.ok_or_else(invalid_path)?)?;
+                }
+                UpdateAction::Remove(_) => {}
                 UpdateAction::Add(path, value) => add(item, path, value, false)?,
                 UpdateAction::LegacyAdd(path, value) => add(item, path, value, true)?,
                 UpdateAction::Delete(path, value) => delete(item, path, value, false)?,

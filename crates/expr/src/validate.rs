@@ -438,7 +438,7 @@ impl<'c> Validator<'c> {
             }
             "attribute_type" => {
                 self.arity(call, 2)?;
-                let p = self.path_arg(call, 0)?;
+                let x = self.operand(&call.args[0])?;
                 let t = self.operand(&call.args[1])?;
                 match &t {
                     Operand::Value(AttributeValue::S(s)) => {
@@ -460,7 +460,7 @@ impl<'c> Validator<'c> {
                         return Err(self.operand_type_error(name, type_of(other).unwrap_or("N")))
                     }
                 }
-                Ok(Condition::AttributeType(p, t))
+                Ok(Condition::AttributeType(x, t))
             }
             "begins_with" => {
                 self.arity(call, 2)?;
