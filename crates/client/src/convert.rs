@@ -577,9 +577,7 @@ fn from_ddb_at(
             if tagged {
                 Plain::Object(vec![("$B".into(), Plain::String(b.into()))])
             } else {
-                warn(
-                    "binary written as a base64 string (use tagged output to keep the type)".into(),
-                );
+                warn("binary written as a base64 string (typed output keeps it)".into());
                 Plain::String(b.into())
             }
         }
@@ -632,9 +630,7 @@ fn set(kind: &str, items: Vec<Plain>, tagged: bool, warn: &mut dyn FnMut(String)
             "NS" => "number set",
             _ => "binary set (base64 strings)",
         };
-        warn(format!(
-            "{what} written as a list (use tagged output to keep the type)"
-        ));
+        warn(format!("{what} written as a list (typed output keeps it)"));
         Plain::Array(items)
     }
 }

@@ -6,7 +6,7 @@ use super::keys::{key_from_args, key_schema};
 use super::output::print_item;
 use super::{
     add_expression_maps, parse_item, parse_names, parse_value, parse_values, CliResult, Common,
-    OutputFormat,
+    Expression, OutputFormat,
 };
 use clap::Args;
 use serde_json::{json, Map, Value};
@@ -259,7 +259,7 @@ fn build_update(
     remove: &[String],
     add: &[String],
     raw: bool,
-) -> Result<(String, Map<String, Value>, Map<String, Value>), String> {
+) -> Result<Expression, String> {
     let mut names = Map::new();
     let mut values = Map::new();
     let mut clauses = Vec::new();

@@ -52,8 +52,7 @@ pub fn schema_of(description: &Value, index: Option<&str>) -> Result<KeySchema, 
             .filter_map(|field| description.get(field).and_then(Value::as_array))
             .flatten()
             .find(|i| i.get("IndexName").and_then(Value::as_str) == Some(name))
-            .and_then(|i| i.get("KeySchema"))
-            .or_else(|| None),
+            .and_then(|i| i.get("KeySchema")),
     }
     .and_then(Value::as_array)
     .ok_or_else(|| match index {

@@ -29,6 +29,9 @@ pub use output::OutputFormat;
 /// A command's failure, shown to the user as `ferrodyn: <message>`.
 pub type CliResult = Result<(), String>;
 
+/// An expression with its ExpressionAttributeNames and ExpressionAttributeValues.
+pub type Expression = (String, Map<String, Value>, Map<String, Value>);
+
 /// Where to connect and how to print; flattened into every client command.
 #[derive(Args, Debug, Clone)]
 pub struct Common {

@@ -7,7 +7,8 @@
 use super::keys::{key_schema, typed_value, KeySchema};
 use super::output::print_items;
 use super::{
-    add_expression_maps, parse_item, parse_names, parse_values, CliResult, Common, OutputFormat,
+    add_expression_maps, parse_item, parse_names, parse_values, CliResult, Common, Expression,
+    OutputFormat,
 };
 use clap::Args;
 use ferrodyn_client::paginate::{self, Pages};
@@ -113,7 +114,7 @@ pub fn key_condition(
     schema: &KeySchema,
     partition: &str,
     sort: Option<(&str, Vec<&str>)>,
-) -> (String, Map<String, Value>, Map<String, Value>) {
+) -> Expression {
     let mut names = Map::from_iter([("#key_pk".to_string(), json!(schema.partition.name))]);
     let mut values = Map::from_iter([(
         ":key_pk".to_string(),
