@@ -12,6 +12,7 @@ use crate::schema::{
     BillingMode, BillingModeSummary, ProvisionedThroughputDescription, StreamSpecification,
     TableDescription,
 };
+use crate::streams::StreamInfo;
 use crate::table::{Table, TableStats};
 use crate::Engine;
 use ferrodyn_storage::WriteOp;
@@ -42,6 +43,8 @@ pub(crate) struct CatalogRecord {
     pub backfilling: Vec<String>,
     #[serde(default)]
     pub tags: BTreeMap<String, String>,
+    #[serde(default)]
+    pub streams: Vec<StreamInfo>,
 }
 
 impl CatalogRecord {
@@ -58,6 +61,7 @@ impl CatalogRecord {
                 .map(|i| i.name.clone())
                 .collect(),
             tags: table.tags(),
+            streams: table.streams(),
         }
     }
 
@@ -173,6 +177,7 @@ impl Engine {
                 self.burst_seconds,
             ));
             table.set_tags(tags);
+            table.set_streams(record.streams.clone());
             tables.insert(table.name.clone(), Arc::clone(&table));
             resume_backfills.push(table);
         }
@@ -185,6 +190,7 @@ impl Engine {
             .unwrap_or(1);
         self.next_table_id
             .store(next, std::sync::atomic::Ordering::SeqCst);
+        self.restore_stream_sequence()?;
         for (key, _) in scan_prefix(self, &[PURGE_PREFIX])? {
             if let Ok(id) = key[1..].try_into().map(u64::from_be_bytes) {
                 self.purge_table_data(id)?;
@@ -295,6 +301,7 @@ impl Engine {
             index_ids,
             backfilling: Vec::new(),
             tags: new.tags.iter().cloned().collect(),
+            streams: Vec::new(),
         };
         let indexes = record.indexes(self)?;
         self.storage
@@ -318,9 +325,12 @@ impl Engine {
             self.burst_seconds,
         );
         table.set_tags(record.tags);
+        self.sync_streams(&table);
+        let table = Arc::new(table);
         self.tables
             .write()
-            .insert(new.name.clone(), Arc::new(table));
+            .insert(new.name.clone(), Arc::clone(&table));
+        self.save_catalog_record(&table)?;
         // The table is usable at once, but like DynamoDB the creating call
         // reports CREATING; the next DescribeTable reports ACTIVE.
         let mut reported = description;
@@ -380,6 +390,9 @@ impl Engine {
         let mut index_entries = vec![crate::index::INDEX_PREFIX];
         index_entries.extend_from_slice(&id.to_be_bytes());
         self.purge_prefix(&index_entries)?;
+        let mut records = vec![crate::streams::RECORD_PREFIX];
+        records.extend_from_slice(&id.to_be_bytes());
+        self.purge_prefix(&records)?;
         self.purge_prefix(&table_prefix(id))?;
         self.storage
             .write(vec![WriteOp::Delete(purge_key(id))])
@@ -451,6 +464,7 @@ impl Engine {
             }
         });
         table.refresh_throughput();
+        self.sync_streams(&table);
         let record = CatalogRecord::of(&table);
         self.storage
             .write(vec![WriteOp::Put(

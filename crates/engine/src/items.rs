@@ -10,6 +10,7 @@
 use crate::capacity::{read_units, write_units};
 use crate::catalog::{index_stats_key, stats_key};
 use crate::index::{Index, IndexKind, IndexState};
+use crate::streams::ChangeSource;
 use crate::table::{Table, TableStats};
 use crate::Engine;
 use ferrodyn_expr::{Condition, Path, UpdateExpression};
@@ -213,6 +214,11 @@ impl Engine {
     /// Commits planned writes, with each touched table's statistics, in one
     /// atomic storage batch. The caller holds the write lock.
     pub(crate) fn commit(&self, writes: &[PlannedWrite]) -> Result<()> {
+        self.commit_from(writes, ChangeSource::Application)
+    }
+
+    /// [`Engine::commit`], naming who made the change (for stream records).
+    pub(crate) fn commit_from(&self, writes: &[PlannedWrite], source: ChangeSource) -> Result<()> {
         let mut ops = Vec::with_capacity(writes.len() + 1);
         let mut deltas: Vec<(&Arc<Table>, TableStats)> = Vec::new();
         let mut index_deltas: Vec<(&Arc<Index>, u64, TableStats)> = Vec::new();
@@ -254,6 +260,9 @@ impl Engine {
         }
         if ops.is_empty() {
             return Ok(());
+        }
+        for (key, record) in self.stream_records(writes, source) {
+            ops.push(WriteOp::Put(key, record));
         }
         for (table, delta) in &deltas {
             let stats = table.stats().plus(*delta);
@@ -394,6 +403,9 @@ pub const MAX_ATTRIBUTE_NAME_BYTES: usize = 65535;
 /// Rejects an item over DynamoDB's 400 KB limit, or with an attribute name
 /// over 64 KB, before any work is done.
 pub fn check_item_size(item: &Item) -> Result<()> {
+    if item.keys().any(|n| n.is_empty()) {
+        return Err(DynamoError::invalid_parameter("Empty attribute name"));
+    }
     if let Some(name) = item.keys().find(|n| n.len() > MAX_ATTRIBUTE_NAME_BYTES) {
         return Err(DynamoError::invalid_parameter(format!(
             "Attribute name {}... exceeds the maximum attribute name length of {MAX_ATTRIBUTE_NAME_BYTES} bytes",

@@ -22,6 +22,7 @@ pub mod items;
 pub mod keys;
 pub mod read;
 pub mod schema;
+pub mod streams;
 pub mod table;
 pub mod tags;
 pub mod throughput;
@@ -43,6 +44,8 @@ pub struct Engine {
     tables: RwLock<HashMap<String, Arc<Table>>>,
     write_lock: Mutex<()>,
     next_table_id: AtomicU64,
+    /// Next stream-record sequence number (engine-wide).
+    pub(crate) next_stream_seq: AtomicU64,
     /// ClientRequestTokens of recent transactions.
     pub tokens: idempotency::TokenRegistry,
     region: String,
@@ -78,6 +81,7 @@ impl Engine {
             write_lock: Mutex::new(()),
             next_table_id: AtomicU64::new(1),
             tokens: idempotency::TokenRegistry::default(),
+            next_stream_seq: AtomicU64::new(1),
             region: options.region,
             burst_seconds: options.burst_seconds,
             account: "000000000000".to_string(),

@@ -4,6 +4,7 @@
 use crate::index::{Index, IndexKind, IndexState};
 use crate::keys::KeySchema;
 use crate::schema::{BillingMode, TableDescription};
+use crate::streams::StreamInfo;
 use crate::throughput::Throughput;
 use parking_lot::RwLock;
 use std::collections::BTreeMap;
@@ -21,6 +22,8 @@ pub struct Table {
     /// backfilled; an index being deleted is removed from here first).
     indexes: RwLock<Vec<Arc<Index>>>,
     tags: RwLock<BTreeMap<String, String>>,
+    /// The table's streams, oldest first; the last one may be enabled.
+    streams: RwLock<Vec<StreamInfo>>,
     /// Provisioned read/write capacity buckets (unlimited when on-demand).
     pub throughput: Throughput,
     item_count: AtomicI64,
@@ -44,6 +47,7 @@ impl Table {
             description: RwLock::new(description),
             indexes: RwLock::new(indexes),
             tags: RwLock::new(BTreeMap::new()),
+            streams: RwLock::new(Vec::new()),
             item_count: AtomicI64::new(stats.item_count),
             size_bytes: AtomicI64::new(stats.size_bytes),
         }
@@ -74,6 +78,30 @@ impl Table {
             }
         }
         description
+    }
+
+    pub fn streams(&self) -> Vec<StreamInfo> {
+        self.streams.read().clone()
+    }
+
+    pub fn set_streams(&self, streams: Vec<StreamInfo>) {
+        *self.streams.write() = streams;
+    }
+
+    /// The enabled stream, if any.
+    pub fn current_stream(&self) -> Option<StreamInfo> {
+        self.streams.read().last().filter(|s| s.enabled()).cloned()
+    }
+
+    pub fn add_stream(&self, stream: StreamInfo) {
+        self.streams.write().push(stream);
+    }
+
+    /// Disables the enabled stream; its last record is `end_seq`.
+    pub fn close_stream(&self, end_seq: u64) {
+        if let Some(stream) = self.streams.write().last_mut().filter(|s| s.enabled()) {
+            stream.end_seq = Some(end_seq);
+        }
     }
 
     pub fn tags(&self) -> BTreeMap<String, String> {

@@ -32,6 +32,8 @@ pub enum ErrorKind {
     RequestLimitExceeded,
     ItemCollectionSizeLimitExceeded,
     RequestEntityTooLarge,
+    ExpiredIterator,
+    TrimmedDataAccess,
     InternalServerError,
 }
 
@@ -61,6 +63,8 @@ impl ErrorKind {
                 "ItemCollectionSizeLimitExceededException"
             }
             ErrorKind::RequestEntityTooLarge => "RequestEntityTooLarge",
+            ErrorKind::ExpiredIterator => "ExpiredIteratorException",
+            ErrorKind::TrimmedDataAccess => "TrimmedDataAccessException",
             ErrorKind::InternalServerError => "InternalServerError",
         }
     }

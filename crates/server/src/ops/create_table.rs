@@ -54,7 +54,7 @@ pub struct RawThroughput {
 #[serde(rename_all = "PascalCase")]
 pub struct RawIndex {
     pub(crate) index_name: Option<String>,
-    key_schema: Option<Vec<RawKeyElement>>,
+    pub(crate) key_schema: Option<Vec<RawKeyElement>>,
     projection: Option<RawProjection>,
     provisioned_throughput: Option<RawThroughput>,
 }
@@ -96,7 +96,14 @@ fn validate(request: Request) -> Result<NewTable> {
     if let Some(definitions) = &request.attribute_definitions {
         for (i, d) in definitions.iter().enumerate() {
             let field = format!("attributeDefinitions.{}.member", i + 1);
-            v.not_null(&format!("{field}.attributeName"), &d.attribute_name);
+            if v.not_null(&format!("{field}.attributeName"), &d.attribute_name) {
+                v.length(
+                    &format!("{field}.attributeName"),
+                    d.attribute_name.as_deref(),
+                    1,
+                    255,
+                );
+            }
             if v.not_null(&format!("{field}.attributeType"), &d.attribute_type) {
                 v.one_of(
                     &format!("{field}.attributeType"),

@@ -16,6 +16,7 @@ mod put_item;
 mod query;
 mod reads;
 mod scan;
+mod streams;
 mod tags;
 mod transact_get_items;
 mod transact_write_items;
@@ -48,6 +49,10 @@ pub enum Operation {
     TagResource,
     UntagResource,
     ListTagsOfResource,
+    ListStreams,
+    DescribeStream,
+    GetShardIterator,
+    GetRecords,
 }
 
 impl Operation {
@@ -72,7 +77,26 @@ impl Operation {
             Operation::TagResource => "TagResource",
             Operation::UntagResource => "UntagResource",
             Operation::ListTagsOfResource => "ListTagsOfResource",
+            Operation::ListStreams => "ListStreams",
+            Operation::DescribeStream => "DescribeStream",
+            Operation::GetShardIterator => "GetShardIterator",
+            Operation::GetRecords => "GetRecords",
         }
+    }
+
+    /// The operation an `X-Amz-Target` header names: DynamoDB's own
+    /// operations, or the Streams API's under its separate prefix.
+    pub fn from_target(target: &str) -> Option<Operation> {
+        if let Some(name) = target.strip_prefix("DynamoDB_20120810.") {
+            return Operation::from_name(name);
+        }
+        Some(match target.strip_prefix("DynamoDBStreams_20120810.")? {
+            "ListStreams" => Operation::ListStreams,
+            "DescribeStream" => Operation::DescribeStream,
+            "GetShardIterator" => Operation::GetShardIterator,
+            "GetRecords" => Operation::GetRecords,
+            _ => return None,
+        })
     }
 
     /// The operation named by the `X-Amz-Target` suffix, if we implement it.
@@ -140,6 +164,12 @@ pub fn dispatch(
         Operation::TagResource => tags::tag(engine, common::parse_body(body)?),
         Operation::UntagResource => tags::untag(engine, common::parse_body(body)?),
         Operation::ListTagsOfResource => tags::list(engine, common::parse_body(body)?),
+        Operation::ListStreams => streams::list_streams(engine, common::parse_body(body)?),
+        Operation::DescribeStream => streams::describe_stream(engine, common::parse_body(body)?),
+        Operation::GetShardIterator => {
+            streams::get_shard_iterator(engine, common::parse_body(body)?)
+        }
+        Operation::GetRecords => streams::get_records(engine, common::parse_body(body)?),
     }
 }
 

@@ -11,8 +11,8 @@ use ferrodyn_engine::read::KeyRange;
 use ferrodyn_engine::throughput::Capacity;
 use ferrodyn_engine::Engine;
 use ferrodyn_expr::{
-    legacy_attributes_to_get, legacy_filter, legacy_key_conditions, parse_filter,
-    parse_key_condition, parse_projection, KeyOp,
+    legacy_attributes_to_get, legacy_key_conditions, legacy_query_filter, parse_filter,
+    parse_key_condition, parse_projection, KeyOp, QueryFilterParam,
 };
 use ferrodyn_types::{AttributeValue, DynamoError, Item, Result};
 use serde::Deserialize;
@@ -128,7 +128,7 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
     };
     let filter = match (&request.filter_expression, &request.query_filter) {
         (Some(text), _) => Some(parse_filter(text, &mut ctx)?),
-        (None, Some(filter)) => Some(legacy_filter(
+        (None, Some(filter)) => Some(legacy_query_filter(
             filter,
             request.conditional_operator.as_deref(),
         )?),
@@ -153,6 +153,16 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
         (&schema.hash.name, schema.hash.ty),
         schema.range.as_ref().map(|r| (r.name.as_str(), r.ty)),
     )?;
+    // A Query's filter may not touch the key it queries by.
+    if let Some(filter) = &filter {
+        let keys: Vec<&str> = schema.attributes().map(|a| a.name.as_str()).collect();
+        let param = if request.query_filter.is_some() {
+            QueryFilterParam::Legacy
+        } else {
+            QueryFilterParam::Expression
+        };
+        filter.check_no_key_attributes(&keys, param)?;
+    }
     let KeyOp::Eq(hash_value) = &hash_part.op else {
         return Err(DynamoError::validation("Query key condition not supported"));
     };

@@ -11,7 +11,7 @@ use ferrodyn_engine::keys::{hash_bound, partition_hash, table_prefix};
 use ferrodyn_engine::read::KeyRange;
 use ferrodyn_engine::throughput::Capacity;
 use ferrodyn_engine::Engine;
-use ferrodyn_expr::{legacy_attributes_to_get, legacy_filter, parse_filter, parse_projection};
+use ferrodyn_expr::{legacy_attributes_to_get, legacy_scan_filter, parse_filter, parse_projection};
 use ferrodyn_types::{DynamoError, Item, Result};
 use serde::Deserialize;
 use std::ops::Bound;
@@ -134,7 +134,7 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
     )?;
     let filter = match (&request.filter_expression, &request.scan_filter) {
         (Some(text), _) => Some(parse_filter(text, &mut ctx)?),
-        (None, Some(filter)) => Some(legacy_filter(
+        (None, Some(filter)) => Some(legacy_scan_filter(
             filter,
             request.conditional_operator.as_deref(),
         )?),

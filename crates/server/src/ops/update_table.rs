@@ -3,7 +3,9 @@
 //! work and are refused clearly until then.
 
 use crate::ops::common::ResponseBody;
-use crate::ops::create_table::{attribute_definitions, indexes, RawAttributeDefinition, RawIndex};
+use crate::ops::create_table::{
+    attribute_definitions, check_key_elements, indexes, RawAttributeDefinition, RawIndex,
+};
 use crate::validate::Violations;
 use ferrodyn_engine::schema::AttributeDefinition;
 use ferrodyn_engine::schema::{BillingMode, StreamSpecification};
@@ -203,10 +205,17 @@ fn index_update(
             if let Some(name) = &create.index_name {
                 v.name_rules("globalSecondaryIndexUpdates.1.member.create.indexName", name, 3, 255);
             }
+            check_key_elements(
+                &mut v,
+                "globalSecondaryIndexUpdates.1.member.create.keySchema",
+                create.key_schema.as_deref(),
+            );
             if let Some(definitions) = &definitions {
                 for (i, d) in definitions.iter().enumerate() {
                     let field = format!("attributeDefinitions.{}.member", i + 1);
-                    v.not_null(&format!("{field}.attributeName"), &d.attribute_name);
+                    if v.not_null(&format!("{field}.attributeName"), &d.attribute_name) {
+                        v.length(&format!("{field}.attributeName"), d.attribute_name.as_deref(), 1, 255);
+                    }
                     v.not_null(&format!("{field}.attributeType"), &d.attribute_type);
                 }
             }

@@ -19,9 +19,6 @@ use tokio::net::TcpListener;
 /// for JSON framing.
 pub const MAX_BODY_BYTES: usize = 16 * 1024 * 1024 + 64 * 1024;
 
-/// The `X-Amz-Target` prefix of every DynamoDB operation.
-const TARGET_PREFIX: &str = "DynamoDB_20120810.";
-
 #[derive(Clone)]
 pub struct AppState {
     pub engine: Arc<Engine>,
@@ -80,9 +77,7 @@ fn call(state: &AppState, headers: &HeaderMap, body: &[u8]) -> Result<Vec<u8>, D
         .get("x-amz-target")
         .and_then(|t| t.to_str().ok())
         .unwrap_or("");
-    let operation = target
-        .strip_prefix(TARGET_PREFIX)
-        .and_then(ops::Operation::from_name);
+    let operation = ops::Operation::from_target(target);
     auth::check(headers, state.check_request_time)?;
     // DescribeEndpoints answers with the address the client used, so it is
     // served here, where the Host header is known.

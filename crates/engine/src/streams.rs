@@ -1,0 +1,306 @@
+//! DynamoDB Streams: a change record for every item write of a table whose
+//! stream is enabled, kept for 24 hours and read through shard iterators.
+//!
+//! Records are stored under `'r' | table id | sequence number` and written in
+//! the same storage batch as the item change they describe, so a reader of
+//! the stream sees exactly the committed changes, in commit order. Sequence
+//! numbers come from one engine-wide counter assigned under the write lock.
+//! Each enabled stream (a table may disable and re-enable its stream, getting
+//! a new one) owns the range of sequence numbers written while it was on and
+//! has a single shard.
+
+use crate::items::PlannedWrite;
+use crate::table::Table;
+use crate::Engine;
+use ferrodyn_types::{item_size, Item};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use std::ops::Bound;
+use std::sync::Arc;
+
+/// Storage-key prefix of stream records.
+pub const RECORD_PREFIX: u8 = b'r';
+/// How long records are kept, in seconds.
+pub const RETENTION_SECONDS: f64 = 24.0 * 3600.0;
+
+/// One stream of a table, current or disabled.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct StreamInfo {
+    pub arn: String,
+    pub label: String,
+    pub view_type: String,
+    /// First sequence number that belongs to this stream.
+    pub start_seq: u64,
+    /// Last sequence number, once the stream is disabled.
+    pub end_seq: Option<u64>,
+    pub created: f64,
+}
+
+impl StreamInfo {
+    pub fn enabled(&self) -> bool {
+        self.end_seq.is_none()
+    }
+
+    /// The stream's single shard id, in DynamoDB's shape.
+    pub fn shard_id(&self) -> String {
+        let millis = (self.created * 1000.0) as u64;
+        let tag = crate::keys::partition_hash(&ferrodyn_types::AttributeValue::S(self.arn.clone()));
+        format!("shardId-{millis:020}-{:08x}", tag as u32)
+    }
+}
+
+/// Storage key of a record.
+pub fn record_key(table_id: u64, seq: u64) -> Vec<u8> {
+    let mut key = Vec::with_capacity(17);
+    key.push(RECORD_PREFIX);
+    key.extend_from_slice(&table_id.to_be_bytes());
+    key.extend_from_slice(&seq.to_be_bytes());
+    key
+}
+
+/// Sequence numbers as DynamoDB shows them: decimal strings of 21 digits.
+pub fn format_sequence(seq: u64) -> String {
+    format!("{seq:021}")
+}
+
+/// Who made a change, when it was not an application (TTL expiry).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum ChangeSource {
+    Application,
+    TimeToLive,
+}
+
+impl Engine {
+    /// Brings the table's list of streams in line with its description after
+    /// CreateTable or UpdateTable: a newly enabled stream starts at the next
+    /// sequence number, a disabled one ends at the last. Under the write lock.
+    pub(crate) fn sync_streams(&self, table: &Table) {
+        let description = table.describe();
+        let next = self
+            .next_stream_seq
+            .load(std::sync::atomic::Ordering::SeqCst);
+        let wanted = description
+            .stream_specification
+            .as_ref()
+            .filter(|s| s.stream_enabled)
+            .and_then(|s| {
+                Some((
+                    description.latest_stream_arn.clone()?,
+                    s.stream_view_type.clone()?,
+                ))
+            });
+        let current = table.current_stream();
+        match (current, wanted) {
+            (Some(current), Some((arn, _))) if current.arn == arn => {}
+            (current, wanted) => {
+                if current.is_some() {
+                    table.close_stream(next.saturating_sub(1));
+                }
+                if let Some((arn, view_type)) = wanted {
+                    table.add_stream(StreamInfo {
+                        label: description.latest_stream_label.clone().unwrap_or_default(),
+                        arn,
+                        view_type,
+                        start_seq: next,
+                        end_seq: None,
+                        created: crate::catalog::now_seconds(),
+                    });
+                }
+            }
+        }
+    }
+
+    /// The records the planned writes produce on their tables' streams, as
+    /// storage puts. Called under the write lock, just before commit.
+    pub(crate) fn stream_records(
+        &self,
+        writes: &[PlannedWrite],
+        source: ChangeSource,
+    ) -> Vec<(Vec<u8>, Vec<u8>)> {
+        let mut out = Vec::new();
+        for write in writes {
+            let Some(stream) = write.table.current_stream() else {
+                continue;
+            };
+            let Some(record) = change_record(&write.table, &stream, write, source, &self.region)
+            else {
+                continue;
+            };
+            let seq = self
+                .next_stream_seq
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let mut record = record;
+            record["dynamodb"]["SequenceNumber"] = json!(format_sequence(seq));
+            out.push((
+                record_key(write.table.id, seq),
+                serde_json::to_vec(&record).expect("records serialise"),
+            ));
+        }
+        out
+    }
+}
+
+/// The stream record of one write, or None for a write that changed nothing
+/// (DynamoDB emits no record for no-op writes).
+fn change_record(
+    table: &Table,
+    stream: &StreamInfo,
+    write: &PlannedWrite,
+    source: ChangeSource,
+    region: &str,
+) -> Option<Value> {
+    let (old, new) = (write.old.as_ref(), write.new.as_ref());
+    let event = match (old, new) {
+        (None, None) => return None,
+        (Some(o), Some(n)) if same_item(o, n) => return None,
+        (None, Some(_)) => "INSERT",
+        (Some(_), Some(_)) => "MODIFY",
+        (Some(_), None) => "REMOVE",
+    };
+    let keys = table.schema.extract(old.or(new).expect("one image exists"));
+    let mut body = json!({
+        "ApproximateCreationDateTime": crate::catalog::now_seconds().floor(),
+        "Keys": keys,
+        "StreamViewType": stream.view_type,
+    });
+    let mut size = item_size(&keys);
+    let (with_new, with_old) = match stream.view_type.as_str() {
+        "NEW_IMAGE" => (true, false),
+        "OLD_IMAGE" => (false, true),
+        "NEW_AND_OLD_IMAGES" => (true, true),
+        _ => (false, false),
+    };
+    if let (true, Some(n)) = (with_new, new) {
+        body["NewImage"] = serde_json::to_value(n).expect("items serialise");
+        size += item_size(n);
+    }
+    if let (true, Some(o)) = (with_old, old) {
+        body["OldImage"] = serde_json::to_value(o).expect("items serialise");
+        size += item_size(o);
+    }
+    body["SizeBytes"] = json!(size);
+    let event_id = format!(
+        "{:016x}{:016x}",
+        crate::keys::partition_hash(&ferrodyn_types::AttributeValue::S(format!(
+            "{}:{:?}",
+            stream.arn, keys
+        ))),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0)
+    );
+    let mut record = json!({
+        "eventID": event_id,
+        "eventName": event,
+        "eventVersion": "1.1",
+        "eventSource": "aws:dynamodb",
+        "awsRegion": region,
+        "dynamodb": body,
+    });
+    if source == ChangeSource::TimeToLive {
+        record["userIdentity"] =
+            json!({ "type": "Service", "principalId": "dynamodb.amazonaws.com" });
+    }
+    Some(record)
+}
+
+/// Item equality for "did anything change": sets compare as sets.
+fn same_item(a: &Item, b: &Item) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .all(|(k, v)| b.get(k).is_some_and(|w| v.dynamo_eq(w)))
+}
+
+/// One stored record and its sequence number.
+pub struct StoredRecord {
+    pub seq: u64,
+    pub record: Value,
+}
+
+impl Engine {
+    /// Sets the sequence counter past every record and stream on disk
+    /// (at start-up).
+    pub(crate) fn restore_stream_sequence(&self) -> ferrodyn_types::Result<()> {
+        let mut next = 1u64;
+        for table in self.tables.read().values() {
+            for stream in table.streams() {
+                next = next
+                    .max(stream.start_seq)
+                    .max(stream.end_seq.map_or(0, |e| e + 1));
+            }
+            let start = record_key(table.id, 0);
+            let end = record_key(table.id, u64::MAX);
+            let last = self
+                .storage
+                .scan(Bound::Included(&start), Bound::Included(&end), true, 1)
+                .map_err(crate::storage_error)?;
+            if let Some((key, _)) = last.first() {
+                let seq =
+                    u64::from_be_bytes(key[9..17].try_into().expect("record keys are 17 bytes"));
+                next = next.max(seq + 1);
+            }
+        }
+        self.next_stream_seq
+            .store(next, std::sync::atomic::Ordering::SeqCst);
+        Ok(())
+    }
+
+    /// Every stream of every table (or of one table), with its table.
+    pub fn list_streams(&self, table_name: Option<&str>) -> Vec<(Arc<Table>, StreamInfo)> {
+        let tables = self.tables.read();
+        let mut out: Vec<(Arc<Table>, StreamInfo)> = tables
+            .values()
+            .filter(|t| table_name.is_none_or(|n| t.name == n))
+            .flat_map(|t| t.streams().into_iter().map(move |s| (Arc::clone(t), s)))
+            .collect();
+        out.sort_by(|a, b| a.1.arn.cmp(&b.1.arn));
+        out
+    }
+
+    /// The stream with this ARN and its table.
+    pub fn find_stream(&self, arn: &str) -> Option<(Arc<Table>, StreamInfo)> {
+        self.list_streams(None)
+            .into_iter()
+            .find(|(_, s)| s.arn == arn)
+    }
+
+    /// The next sequence number to be assigned (the position of LATEST).
+    pub fn next_sequence(&self) -> u64 {
+        self.next_stream_seq
+            .load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Up to `limit` records of `table` with sequence numbers in
+    /// `from..=to`, oldest first, skipping records past the retention period.
+    pub fn read_stream(
+        &self,
+        table: &Table,
+        from: u64,
+        to: u64,
+        limit: usize,
+    ) -> ferrodyn_types::Result<Vec<StoredRecord>> {
+        if from > to {
+            return Ok(Vec::new());
+        }
+        let start = record_key(table.id, from);
+        let end = record_key(table.id, to);
+        let entries = self
+            .storage
+            .scan(Bound::Included(&start), Bound::Included(&end), false, limit)
+            .map_err(crate::storage_error)?;
+        let oldest = crate::catalog::now_seconds() - RETENTION_SECONDS;
+        let mut out = Vec::with_capacity(entries.len());
+        for (key, value) in entries {
+            let seq = u64::from_be_bytes(key[9..17].try_into().expect("record keys are 17 bytes"));
+            let record: Value = serde_json::from_slice(&value).map_err(crate::storage_error)?;
+            let created = record["dynamodb"]["ApproximateCreationDateTime"]
+                .as_f64()
+                .unwrap_or(0.0);
+            if created >= oldest.floor() {
+                out.push(StoredRecord { seq, record });
+            }
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,296 @@
+//! The DynamoDB Streams API (target prefix `DynamoDBStreams_20120810.`):
+//! ListStreams, DescribeStream, GetShardIterator and GetRecords.
+//!
+//! Each stream has one shard. A shard iterator is an opaque token naming
+//! the table, the stream (by its first sequence number), the next position
+//! and its creation time; it expires after 15 minutes, as in DynamoDB.
+
+use crate::ops::common::ResponseBody;
+use crate::validate::Violations;
+use base64::Engine as _;
+use ferrodyn_engine::streams::{format_sequence, StreamInfo};
+use ferrodyn_engine::table::Table;
+use ferrodyn_engine::Engine;
+use ferrodyn_types::{DynamoError, ErrorKind, Result};
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::sync::Arc;
+
+const ITERATOR_LIFETIME_MS: u64 = 15 * 60 * 1000;
+const MAX_RECORDS: i64 = 1000;
+const TOKEN: base64::engine::GeneralPurpose = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct ListStreamsRequest {
+    table_name: Option<String>,
+    limit: Option<i64>,
+    exclusive_start_stream_arn: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct DescribeStreamRequest {
+    stream_arn: Option<String>,
+    limit: Option<i64>,
+    exclusive_start_shard_id: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct GetShardIteratorRequest {
+    stream_arn: Option<String>,
+    shard_id: Option<String>,
+    shard_iterator_type: Option<String>,
+    sequence_number: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct GetRecordsRequest {
+    shard_iterator: Option<String>,
+    limit: Option<i64>,
+}
+
+fn is_stream_arn(arn: &str) -> bool {
+    arn.starts_with("arn:") && arn.contains(":table/") && arn.contains("/stream/")
+}
+
+/// The stream an ARN names: a malformed ARN is a ValidationException, an
+/// unknown one ResourceNotFoundException.
+fn stream(engine: &Engine, arn: &str) -> Result<(Arc<Table>, StreamInfo)> {
+    if !is_stream_arn(arn) {
+        return Err(DynamoError::validation(format!("Invalid StreamArn: {arn}")));
+    }
+    engine.find_stream(arn).ok_or_else(|| {
+        DynamoError::resource_not_found(format!(
+            "Requested resource not found: Stream: {arn} not found"
+        ))
+    })
+}
+
+pub fn list_streams(engine: &Engine, request: ListStreamsRequest) -> Result<Vec<u8>> {
+    let mut v = Violations::default();
+    v.range("limit", request.limit, 1, Some(100));
+    if let Some(name) = &request.table_name {
+        v.name_rules("tableName", name, 3, 255);
+    }
+    v.finish()?;
+    if let Some(name) = &request.table_name {
+        engine.table(name)?;
+    }
+    let all = engine.list_streams(request.table_name.as_deref());
+    let start = match &request.exclusive_start_stream_arn {
+        Some(arn) => {
+            if !is_stream_arn(arn) {
+                return Err(DynamoError::validation(format!(
+                    "Invalid ExclusiveStartStreamArn: {arn}"
+                )));
+            }
+            all.iter()
+                .position(|(_, s)| s.arn.as_str() > arn.as_str())
+                .unwrap_or(all.len())
+        }
+        None => 0,
+    };
+    let limit = request.limit.unwrap_or(100) as usize;
+    let page: Vec<&(Arc<Table>, StreamInfo)> = all[start..].iter().take(limit).collect();
+    let more = start + page.len() < all.len();
+    let mut body = ResponseBody::default();
+    let shown: Vec<Value> = page
+        .iter()
+        .map(|(t, s)| json!({ "StreamArn": s.arn, "TableName": t.name, "StreamLabel": s.label }))
+        .collect();
+    if more {
+        if let Some((_, last)) = page.last() {
+            body.value("LastEvaluatedStreamArn", json!(last.arn));
+        }
+    }
+    body.value("Streams", Value::Array(shown));
+    body.finish()
+}
+
+pub fn describe_stream(engine: &Engine, request: DescribeStreamRequest) -> Result<Vec<u8>> {
+    let mut v = Violations::default();
+    v.not_null("streamArn", &request.stream_arn);
+    v.range("limit", request.limit, 1, Some(100));
+    v.finish()?;
+    let (table, stream) = stream(engine, request.stream_arn.as_deref().expect("checked"))?;
+    let shard_id = stream.shard_id();
+    let mut range = json!({ "StartingSequenceNumber": format_sequence(stream.start_seq) });
+    if let Some(end) = stream.end_seq {
+        range["EndingSequenceNumber"] = json!(format_sequence(end.max(stream.start_seq)));
+    }
+    let shards = match &request.exclusive_start_shard_id {
+        Some(after) if after.as_str() >= shard_id.as_str() => Vec::new(),
+        _ => vec![json!({ "ShardId": shard_id, "SequenceNumberRange": range })],
+    };
+    let description = table.describe();
+    let mut body = ResponseBody::default();
+    body.value(
+        "StreamDescription",
+        json!({
+            "StreamArn": stream.arn,
+            "StreamLabel": stream.label,
+            "StreamStatus": if stream.enabled() { "ENABLED" } else { "DISABLED" },
+            "StreamViewType": stream.view_type,
+            "CreationRequestDateTime": stream.created,
+            "TableName": table.name,
+            "KeySchema": description.key_schema,
+            "Shards": shards,
+        }),
+    );
+    body.finish()
+}
+
+/// What a shard iterator carries.
+struct Iterator {
+    table_id: u64,
+    stream_start: u64,
+    position: u64,
+    created_ms: u64,
+}
+
+impl Iterator {
+    fn encode(&self) -> String {
+        let text = format!(
+            "v1|{}|{}|{}|{}",
+            self.table_id, self.stream_start, self.position, self.created_ms
+        );
+        TOKEN.encode(text)
+    }
+
+    fn decode(token: &str) -> Option<Iterator> {
+        let text = String::from_utf8(TOKEN.decode(token).ok()?).ok()?;
+        let mut parts = text.split('|');
+        if parts.next()? != "v1" {
+            return None;
+        }
+        let mut number = || parts.next()?.parse::<u64>().ok();
+        Some(Iterator {
+            table_id: number()?,
+            stream_start: number()?,
+            position: number()?,
+            created_ms: number()?,
+        })
+    }
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+pub fn get_shard_iterator(engine: &Engine, request: GetShardIteratorRequest) -> Result<Vec<u8>> {
+    let mut v = Violations::default();
+    v.not_null("streamArn", &request.stream_arn);
+    v.not_null("shardId", &request.shard_id);
+    if v.not_null("shardIteratorType", &request.shard_iterator_type) {
+        v.one_of(
+            "shardIteratorType",
+            request.shard_iterator_type.as_deref(),
+            &[
+                "TRIM_HORIZON",
+                "LATEST",
+                "AT_SEQUENCE_NUMBER",
+                "AFTER_SEQUENCE_NUMBER",
+            ],
+        );
+    }
+    v.finish()?;
+    let kind = request.shard_iterator_type.as_deref().expect("checked");
+    let (table, stream) = stream(engine, request.stream_arn.as_deref().expect("checked"))?;
+    if request.shard_id.as_deref() != Some(stream.shard_id().as_str()) {
+        return Err(DynamoError::resource_not_found(format!(
+            "Requested resource not found: Shard does not exist: {}",
+            request.shard_id.as_deref().unwrap_or_default()
+        )));
+    }
+    let sequence = match (kind, &request.sequence_number) {
+        ("AT_SEQUENCE_NUMBER" | "AFTER_SEQUENCE_NUMBER", None) => {
+            return Err(DynamoError::validation(format!(
+                "Must specify a sequence number for iterator type {kind}"
+            )))
+        }
+        ("TRIM_HORIZON" | "LATEST", Some(_)) => {
+            return Err(DynamoError::validation(format!(
+                "Sequence number must not be specified for iterator type {kind}"
+            )))
+        }
+        (_, Some(text)) => Some(
+            text.parse::<u64>()
+                .map_err(|_| DynamoError::validation(format!("Invalid SequenceNumber: {text}")))?,
+        ),
+        (_, None) => None,
+    };
+    let last = stream.end_seq.unwrap_or(u64::MAX);
+    let position = match kind {
+        "TRIM_HORIZON" => stream.start_seq,
+        "LATEST" => engine.next_sequence().max(stream.start_seq),
+        "AT_SEQUENCE_NUMBER" => sequence.expect("checked"),
+        _ => sequence.expect("checked").saturating_add(1),
+    };
+    if let Some(seq) = sequence {
+        if seq < stream.start_seq || seq > last {
+            return Err(DynamoError::validation(format!(
+                "Invalid SequenceNumber: {} is not in the shard's range",
+                format_sequence(seq)
+            )));
+        }
+    }
+    let iterator = Iterator {
+        table_id: table.id,
+        stream_start: stream.start_seq,
+        position,
+        created_ms: now_ms(),
+    };
+    let mut body = ResponseBody::default();
+    body.value("ShardIterator", json!(iterator.encode()));
+    body.finish()
+}
+
+pub fn get_records(engine: &Engine, request: GetRecordsRequest) -> Result<Vec<u8>> {
+    let mut v = Violations::default();
+    v.not_null("shardIterator", &request.shard_iterator);
+    v.range("limit", request.limit, 1, Some(MAX_RECORDS));
+    v.finish()?;
+    let token = request.shard_iterator.as_deref().expect("checked");
+    let invalid = || DynamoError::validation(format!("Invalid ShardIterator: {token}"));
+    let iterator = Iterator::decode(token).ok_or_else(invalid)?;
+    if now_ms().saturating_sub(iterator.created_ms) > ITERATOR_LIFETIME_MS {
+        return Err(DynamoError::new(
+            ErrorKind::ExpiredIterator,
+            "Iterator expired. The iterator was created over 15 minutes ago.",
+        ));
+    }
+    let (table, stream) = engine
+        .list_streams(None)
+        .into_iter()
+        .find(|(t, s)| t.id == iterator.table_id && s.start_seq == iterator.stream_start)
+        .ok_or_else(|| {
+            DynamoError::resource_not_found("Requested resource not found: Stream not found")
+        })?;
+    let limit = request.limit.unwrap_or(MAX_RECORDS) as usize;
+    let last = stream.end_seq.unwrap_or(u64::MAX);
+    let records = engine.read_stream(&table, iterator.position, last, limit)?;
+    let next_position = records.last().map_or(iterator.position, |r| r.seq + 1);
+    let mut body = ResponseBody::default();
+    body.value(
+        "Records",
+        Value::Array(records.into_iter().map(|r| r.record).collect()),
+    );
+    // A disabled stream's shard is closed: once it is read to the end there
+    // is no next iterator.
+    let closed = stream.end_seq.is_some_and(|end| next_position > end);
+    if !closed {
+        let next = Iterator {
+            position: next_position,
+            created_ms: now_ms(),
+            ..iterator
+        };
+        body.value("NextShardIterator", json!(next.encode()));
+    }
+    body.finish()
+}
