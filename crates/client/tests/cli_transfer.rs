@@ -459,3 +459,41 @@ fn convert_goes_both_ways_losslessly() {
     let failed = run_with_stdin(command, "");
     assert!(!failed.status.success());
 }
+
+#[test]
+fn an_import_to_an_unreachable_endpoint_stops_and_says_how_to_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("items.jsonl");
+    write_jsonl(&file, 100);
+    let checkpoint = dir.path().join("c.checkpoint");
+    let mut command = cli_command();
+    command.args([
+        "import",
+        "bulk",
+        file.to_str().unwrap(),
+        "--checkpoint",
+        checkpoint.to_str().unwrap(),
+        "--max-attempts",
+        "2",
+        "--backoff-base-ms",
+        "1",
+        "--no-progress",
+        "--endpoint-url",
+        "http://127.0.0.1:9",
+    ]);
+    let output = run_with_stdin(command, "");
+    assert!(!output.status.success());
+    let text = stderr(&output);
+    assert!(
+        text.contains("import stopped: cannot reach the endpoint"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Run the same command again to resume after record 0"),
+        "{text}"
+    );
+    let saved: Value =
+        serde_json::from_str(&std::fs::read_to_string(&checkpoint).unwrap()).unwrap();
+    assert_eq!(saved["records_done"], json!(0));
+    assert_eq!(saved["complete"], json!(false));
+}

@@ -176,6 +176,10 @@ pub fn run(args: ImportArgs) -> CliResult {
                 (chunk_rx.clone(), done_tx.clone(), &client, &args.table);
             scope.spawn(move || writer_thread(client, table, policy, &chunk_rx, &done_tx));
         }
+        // Only the writers hold the receiver and the result sender: if every
+        // writer stops, sending a chunk fails instead of blocking forever,
+        // and the results loop below ends.
+        drop(chunk_rx);
         drop(done_tx);
 
         let mut tracker = Tracker::new();
