@@ -45,6 +45,8 @@ pub(crate) struct CatalogRecord {
     pub tags: BTreeMap<String, String>,
     #[serde(default)]
     pub streams: Vec<StreamInfo>,
+    #[serde(default)]
+    pub ttl_attribute: Option<String>,
 }
 
 impl CatalogRecord {
@@ -62,6 +64,7 @@ impl CatalogRecord {
                 .collect(),
             tags: table.tags(),
             streams: table.streams(),
+            ttl_attribute: table.ttl_attribute(),
         }
     }
 
@@ -178,6 +181,7 @@ impl Engine {
             ));
             table.set_tags(tags);
             table.set_streams(record.streams.clone());
+            table.set_ttl_attribute(record.ttl_attribute.clone());
             tables.insert(table.name.clone(), Arc::clone(&table));
             resume_backfills.push(table);
         }
@@ -302,6 +306,7 @@ impl Engine {
             backfilling: Vec::new(),
             tags: new.tags.iter().cloned().collect(),
             streams: Vec::new(),
+            ttl_attribute: None,
         };
         let indexes = record.indexes(self)?;
         self.storage

@@ -27,6 +27,7 @@ pub mod table;
 pub mod tags;
 pub mod throughput;
 pub mod transactions;
+pub mod ttl;
 
 use ferrodyn_storage::Storage;
 use ferrodyn_types::{DynamoError, Result};

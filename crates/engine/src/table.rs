@@ -22,6 +22,8 @@ pub struct Table {
     /// backfilled; an index being deleted is removed from here first).
     indexes: RwLock<Vec<Arc<Index>>>,
     tags: RwLock<BTreeMap<String, String>>,
+    /// The attribute Time to Live reads expiry times from, when enabled.
+    ttl_attribute: RwLock<Option<String>>,
     /// The table's streams, oldest first; the last one may be enabled.
     streams: RwLock<Vec<StreamInfo>>,
     /// Provisioned read/write capacity buckets (unlimited when on-demand).
@@ -48,6 +50,7 @@ impl Table {
             indexes: RwLock::new(indexes),
             tags: RwLock::new(BTreeMap::new()),
             streams: RwLock::new(Vec::new()),
+            ttl_attribute: RwLock::new(None),
             item_count: AtomicI64::new(stats.item_count),
             size_bytes: AtomicI64::new(stats.size_bytes),
         }
@@ -78,6 +81,14 @@ impl Table {
             }
         }
         description
+    }
+
+    pub fn ttl_attribute(&self) -> Option<String> {
+        self.ttl_attribute.read().clone()
+    }
+
+    pub fn set_ttl_attribute(&self, attribute: Option<String>) {
+        *self.ttl_attribute.write() = attribute;
     }
 
     pub fn streams(&self) -> Vec<StreamInfo> {

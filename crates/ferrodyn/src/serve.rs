@@ -30,6 +30,10 @@ pub struct ServeArgs {
     /// burst (DynamoDB: 300). Lower it to reach throttling quickly in tests.
     #[arg(long, default_value_t = 300.0)]
     burst_seconds: f64,
+    /// Seconds between Time to Live sweeps that delete expired items (0
+    /// turns expiry off). DynamoDB takes up to days; tests want seconds.
+    #[arg(long, default_value_t = 1.0)]
+    ttl_interval: f64,
     /// Region reported in ARNs.
     #[arg(long, default_value = "us-east-1")]
     region: String,
@@ -109,6 +113,9 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         burst_seconds: args.burst_seconds,
     };
     let engine = Arc::new(Engine::open(storage, options).map_err(|e| e.to_string())?);
+    if args.ttl_interval > 0.0 {
+        engine.start_ttl_sweeper(std::time::Duration::from_secs_f64(args.ttl_interval));
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

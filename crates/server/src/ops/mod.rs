@@ -20,6 +20,7 @@ mod streams;
 mod tags;
 mod transact_get_items;
 mod transact_write_items;
+mod ttl;
 mod update_item;
 mod update_table;
 
@@ -53,6 +54,8 @@ pub enum Operation {
     DescribeStream,
     GetShardIterator,
     GetRecords,
+    UpdateTimeToLive,
+    DescribeTimeToLive,
 }
 
 impl Operation {
@@ -81,6 +84,8 @@ impl Operation {
             Operation::DescribeStream => "DescribeStream",
             Operation::GetShardIterator => "GetShardIterator",
             Operation::GetRecords => "GetRecords",
+            Operation::UpdateTimeToLive => "UpdateTimeToLive",
+            Operation::DescribeTimeToLive => "DescribeTimeToLive",
         }
     }
 
@@ -120,6 +125,8 @@ impl Operation {
             "TagResource" => Operation::TagResource,
             "UntagResource" => Operation::UntagResource,
             "ListTagsOfResource" => Operation::ListTagsOfResource,
+            "UpdateTimeToLive" => Operation::UpdateTimeToLive,
+            "DescribeTimeToLive" => Operation::DescribeTimeToLive,
             _ => return None,
         })
     }
@@ -170,6 +177,8 @@ pub fn dispatch(
             streams::get_shard_iterator(engine, common::parse_body(body)?)
         }
         Operation::GetRecords => streams::get_records(engine, common::parse_body(body)?),
+        Operation::UpdateTimeToLive => ttl::update(engine, common::parse_body(body)?),
+        Operation::DescribeTimeToLive => ttl::describe(engine, common::parse_body(body)?),
     }
 }
 

@@ -1,0 +1,179 @@
+//! Time to Live: a table may name a number attribute holding an expiry time
+//! (seconds since the epoch); items past it are deleted by a background
+//! sweeper, each deletion committed like any other (indexes updated, a
+//! stream REMOVE record written with DynamoDB's service identity).
+//!
+//! As in DynamoDB, values more than five years in the past are ignored
+//! (they are usually milliseconds or mistakes), as are non-numbers.
+
+use crate::items::{Mutation, StoredItem};
+use crate::keys::table_prefix;
+use crate::streams::ChangeSource;
+use crate::table::Table;
+use crate::Engine;
+use ferrodyn_types::{AttributeValue, DynamoError, Item, Result};
+use std::ops::Bound;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Items examined per sweep step (one write-lock hold).
+const SWEEP_CHUNK: usize = 256;
+/// Expiry times older than this are ignored.
+const IGNORED_AFTER_SECONDS: f64 = 5.0 * 365.0 * 86_400.0;
+
+impl Engine {
+    /// UpdateTimeToLive: enables or disables expiry on `attribute`.
+    pub fn update_ttl(&self, table_name: &str, enabled: bool, attribute: &str) -> Result<()> {
+        let _guard = self.write_lock.lock();
+        let table = self.table(table_name)?;
+        match (table.ttl_attribute(), enabled) {
+            (Some(_), true) => {
+                return Err(DynamoError::validation("TimeToLive is active on a different AttributeName: TimeToLive is already enabled"))
+            }
+            (None, false) => return Err(DynamoError::validation("TimeToLive is already disabled")),
+            (Some(current), false) if current != attribute => {
+                return Err(DynamoError::validation(format!(
+                    "TimeToLive is active on a different AttributeName: current AttributeName is {current}"
+                )))
+            }
+            _ => {}
+        }
+        table.set_ttl_attribute(enabled.then(|| attribute.to_string()));
+        self.save_catalog_record(&table)
+    }
+
+    /// DescribeTimeToLive: the attribute expiry is enabled on, if any.
+    pub fn describe_ttl(&self, table_name: &str) -> Result<Option<String>> {
+        Ok(self.table(table_name)?.ttl_attribute())
+    }
+
+    /// Starts the background sweeper that deletes expired items every
+    /// `interval`.
+    pub fn start_ttl_sweeper(self: &Arc<Self>, interval: Duration) {
+        let engine = Arc::downgrade(self);
+        let spawned = std::thread::Builder::new()
+            .name("ferrodyn-ttl".into())
+            .spawn(move || loop {
+                std::thread::sleep(interval);
+                let Some(engine) = engine.upgrade() else {
+                    return;
+                };
+                if let Err(error) = engine.expire_items(crate::catalog::now_seconds()) {
+                    eprintln!("ferrodyn: TTL sweep failed: {error}");
+                }
+            });
+        if let Err(error) = spawned {
+            eprintln!("ferrodyn: cannot start the TTL sweeper: {error}");
+        }
+    }
+
+    /// Deletes every item whose expiry time is before `now`; returns how
+    /// many were deleted.
+    pub fn expire_items(&self, now: f64) -> Result<usize> {
+        let tables: Vec<Arc<Table>> = self.tables.read().values().cloned().collect();
+        let mut deleted = 0;
+        for table in tables {
+            let Some(attribute) = table.ttl_attribute() else {
+                continue;
+            };
+            deleted += self.expire_table(&table, &attribute, now)?;
+        }
+        Ok(deleted)
+    }
+
+    fn expire_table(&self, table: &Arc<Table>, attribute: &str, now: f64) -> Result<usize> {
+        let prefix = table_prefix(table.id);
+        let end = crate::catalog::prefix_end(&prefix);
+        let mut start = Bound::Included(prefix.clone());
+        let mut deleted = 0;
+        loop {
+            let chunk = self
+                .storage
+                .scan(
+                    match &start {
+                        Bound::Included(k) => Bound::Included(k.as_slice()),
+                        Bound::Excluded(k) => Bound::Excluded(k.as_slice()),
+                        Bound::Unbounded => Bound::Unbounded,
+                    },
+                    end.as_deref().map_or(Bound::Unbounded, Bound::Excluded),
+                    false,
+                    SWEEP_CHUNK,
+                )
+                .map_err(crate::storage_error)?;
+            let Some((last, _)) = chunk.last() else { break };
+            let last = last.clone();
+            let mut candidates = Vec::new();
+            for (_, value) in &chunk {
+                let item = StoredItem::decode(value.clone())?.parse()?;
+                if expired(&item, attribute, now) {
+                    candidates.push(table.schema.extract(&item));
+                }
+            }
+            if !candidates.is_empty() {
+                let _guard = self.write_lock.lock();
+                let mut planned = Vec::new();
+                for key in candidates {
+                    // Re-check under the lock: the item may have changed.
+                    let Some(current) = self.get_item(table, &key)? else {
+                        continue;
+                    };
+                    if expired(&current.parse()?, attribute, now) {
+                        planned.push(self.plan_write(
+                            table,
+                            &key,
+                            Mutation::Delete,
+                            None,
+                            false,
+                        )?);
+                    }
+                }
+                deleted += planned.len();
+                self.commit_from(&planned, ChangeSource::TimeToLive)?;
+            }
+            if chunk.len() < SWEEP_CHUNK {
+                break;
+            }
+            start = Bound::Excluded(last);
+        }
+        Ok(deleted)
+    }
+}
+
+/// True if the item's expiry attribute is a number of seconds before `now`
+/// (and not absurdly far in the past).
+fn expired(item: &Item, attribute: &str, now: f64) -> bool {
+    match item.get(attribute) {
+        Some(AttributeValue::N(n)) => {
+            let at = n.to_f64_lossy();
+            at < now && at > now - IGNORED_AFTER_SECONDS
+        }
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ferrodyn_types::Number;
+
+    #[test]
+    fn expiry_follows_dynamodb_rules() {
+        let mut item = Item::new();
+        let now = 2_000_000_000.0;
+        item.insert("exp".into(), AttributeValue::N(Number::from(1_999_999_000)));
+        assert!(expired(&item, "exp", now));
+        item.insert("exp".into(), AttributeValue::N(Number::from(2_000_000_500)));
+        assert!(!expired(&item, "exp", now));
+        // Milliseconds by mistake: far in the future, never expires.
+        item.insert(
+            "exp".into(),
+            AttributeValue::N(Number::from(1_999_999_000_000)),
+        );
+        assert!(!expired(&item, "exp", now));
+        // More than five years ago: ignored.
+        item.insert("exp".into(), AttributeValue::N(Number::from(1_000)));
+        assert!(!expired(&item, "exp", now));
+        item.insert("exp".into(), AttributeValue::S("1".into()));
+        assert!(!expired(&item, "exp", now));
+    }
+}

@@ -1,0 +1,77 @@
+//! UpdateTimeToLive and DescribeTimeToLive.
+
+use crate::ops::common::ResponseBody;
+use crate::validate::Violations;
+use ferrodyn_engine::Engine;
+use ferrodyn_types::Result;
+use serde::Deserialize;
+use serde_json::json;
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct UpdateRequest {
+    table_name: Option<String>,
+    time_to_live_specification: Option<Specification>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct Specification {
+    attribute_name: Option<String>,
+    enabled: Option<bool>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct DescribeRequest {
+    table_name: Option<String>,
+}
+
+pub fn update(engine: &Engine, request: UpdateRequest) -> Result<Vec<u8>> {
+    let mut v = Violations::default();
+    v.table_name("tableName", &request.table_name);
+    if v.not_null(
+        "timeToLiveSpecification",
+        &request.time_to_live_specification,
+    ) {
+        let spec = request
+            .time_to_live_specification
+            .as_ref()
+            .expect("checked");
+        let field = "timeToLiveSpecification.attributeName";
+        if v.not_null(field, &spec.attribute_name) {
+            v.length(field, spec.attribute_name.as_deref(), 1, 255);
+        }
+        v.not_null("timeToLiveSpecification.enabled", &spec.enabled);
+    }
+    v.finish()?;
+    let spec = request.time_to_live_specification.expect("checked");
+    let (attribute, enabled) = (
+        spec.attribute_name.expect("checked"),
+        spec.enabled.expect("checked"),
+    );
+    engine.update_ttl(
+        request.table_name.as_deref().expect("checked"),
+        enabled,
+        &attribute,
+    )?;
+    let mut body = ResponseBody::default();
+    body.value(
+        "TimeToLiveSpecification",
+        json!({ "AttributeName": attribute, "Enabled": enabled }),
+    );
+    body.finish()
+}
+
+pub fn describe(engine: &Engine, request: DescribeRequest) -> Result<Vec<u8>> {
+    let mut v = Violations::default();
+    v.table_name("tableName", &request.table_name);
+    v.finish()?;
+    let description = match engine.describe_ttl(request.table_name.as_deref().expect("checked"))? {
+        Some(attribute) => json!({ "TimeToLiveStatus": "ENABLED", "AttributeName": attribute }),
+        None => json!({ "TimeToLiveStatus": "DISABLED" }),
+    };
+    let mut body = ResponseBody::default();
+    body.value("TimeToLiveDescription", description);
+    body.finish()
+}
