@@ -18,9 +18,24 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
     v.finish()?;
     let description = engine.delete_table(request.table_name.as_deref().expect("checked"))?;
     let mut body = ResponseBody::default();
-    body.value(
-        "TableDescription",
-        serde_json::to_value(description).expect("serialisable"),
-    );
+    // DeleteTable describes the table being deleted more briefly than
+    // DescribeTable: no key schema, attribute definitions, indexes, streams
+    // or creation time.
+    let mut shown = serde_json::to_value(description).expect("serialisable");
+    if let Some(fields) = shown.as_object_mut() {
+        for omitted in [
+            "KeySchema",
+            "AttributeDefinitions",
+            "GlobalSecondaryIndexes",
+            "LocalSecondaryIndexes",
+            "CreationDateTime",
+            "StreamSpecification",
+            "LatestStreamArn",
+            "LatestStreamLabel",
+        ] {
+            fields.remove(omitted);
+        }
+    }
+    body.value("TableDescription", shown);
     body.finish()
 }

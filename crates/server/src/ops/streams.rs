@@ -34,6 +34,16 @@ pub struct DescribeStreamRequest {
     stream_arn: Option<String>,
     limit: Option<i64>,
     exclusive_start_shard_id: Option<String>,
+    shard_filter: Option<ShardFilter>,
+}
+
+/// DescribeStream's ShardFilter: only CHILD_SHARDS of a given shard.
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct ShardFilter {
+    shard_id: Option<String>,
+    #[serde(rename = "Type")]
+    kind: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -114,6 +124,18 @@ pub fn describe_stream(engine: &Engine, request: DescribeStreamRequest) -> Resul
     let mut v = Violations::default();
     v.not_null("streamArn", &request.stream_arn);
     v.range("limit", request.limit, 1, Some(100));
+    if let Some(filter) = &request.shard_filter {
+        if v.not_null("shardFilter.shardId", &filter.shard_id) {
+            v.length("shardFilter.shardId", filter.shard_id.as_deref(), 28, 65);
+        }
+        if v.not_null("shardFilter.type", &filter.kind) {
+            v.one_of(
+                "shardFilter.type",
+                filter.kind.as_deref(),
+                &["CHILD_SHARDS"],
+            );
+        }
+    }
     v.finish()?;
     let (table, stream) = stream(engine, request.stream_arn.as_deref().expect("checked"))?;
     let shard_id = stream.shard_id();
@@ -122,6 +144,9 @@ pub fn describe_stream(engine: &Engine, request: DescribeStreamRequest) -> Resul
         range["EndingSequenceNumber"] = json!(format_sequence(end.max(stream.start_seq)));
     }
     let shards = match &request.exclusive_start_shard_id {
+        // Each stream has a single shard, which never splits: it has no
+        // children.
+        _ if request.shard_filter.is_some() => Vec::new(),
         Some(after) if after.as_str() >= shard_id.as_str() => Vec::new(),
         _ => vec![json!({ "ShardId": shard_id, "SequenceNumberRange": range })],
     };

@@ -151,7 +151,7 @@ pub fn run(engine: &Arc<Engine>, request: Request) -> Result<Vec<u8>> {
         }
         if !s.stream_enabled && !currently {
             return Err(DynamoError::validation(
-                "Table already has no stream enabled",
+                "The table has no stream to disable",
             ));
         }
     }
