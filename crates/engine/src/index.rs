@@ -160,12 +160,21 @@ impl Index {
         Ok(())
     }
 
-    /// True when the item has every index key attribute (sparse indexes hold
-    /// only such items).
+    /// True when the item has every index key attribute, of the right type
+    /// and within DynamoDB's key size limits (sparse indexes hold only such
+    /// items; a backfill skips items whose keys could never be indexed).
     pub fn covers(&self, item: &Item) -> bool {
-        self.schema
-            .attributes()
-            .all(|a| item.get(&a.name).and_then(|v| v.scalar_type()) == Some(a.ty))
+        self.schema.attributes().all(|a| {
+            let limit = if a.name == self.schema.hash.name {
+                crate::keys::MAX_PARTITION_KEY_BYTES
+            } else {
+                crate::keys::MAX_SORT_KEY_BYTES
+            };
+            item.get(&a.name).is_some_and(|v| {
+                let size = key_value_bytes(v);
+                v.scalar_type() == Some(a.ty) && size > 0 && size <= limit
+            })
+        })
     }
 
     /// The storage key of this item's entry, or None if the item is not in
