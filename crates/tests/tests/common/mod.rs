@@ -19,6 +19,7 @@
 #![allow(dead_code)]
 
 pub mod raw;
+pub mod txn;
 
 use std::collections::HashMap;
 use std::fmt::Debug;
@@ -505,4 +506,112 @@ pub fn assert_error_one_of<T: Debug, E: ProvideErrorMetadata + Debug, R: Debug>(
         "message {:?} is none of {messages:?}",
         err.message
     );
+}
+
+/// A server of this test's own, started with extra `ferrodyn serve` flags
+/// (fault injection, `--burst-seconds`), and an SDK client for it; `None`
+/// when the suite runs against `FERRODYN_TEST_ENDPOINT` (the test then skips,
+/// as it needs flags an external server was not started with).
+pub fn own_server(extra: &[&str]) -> Option<(ServerProcess, Client)> {
+    if is_external() {
+        eprintln!("skipped: needs its own ferrodyn server ({extra:?})");
+        return None;
+    }
+    let mut args = vec!["--in-memory"];
+    args.extend_from_slice(extra);
+    let server = ServerProcess::spawn(&args);
+    let client = client_for(server.endpoint());
+    Some((server, client))
+}
+
+/// Polls `check` every 50 ms until it returns `Some`, failing the test after
+/// `timeout`: the only waiting the tests do.
+pub async fn poll_until<T, F, Fut>(what: &str, timeout: Duration, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let deadline = std::time::Instant::now() + timeout;
+    loop {
+        if let Some(value) = check().await {
+            return value;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out after {timeout:?} waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// The string value of attribute `name` in `item`.
+#[track_caller]
+pub fn get_s<'a>(item: &'a HashMap<String, AttributeValue>, name: &str) -> &'a str {
+    match item.get(name) {
+        Some(AttributeValue::S(v)) => v,
+        other => panic!("attribute {name} is not a string: {other:?} in {item:?}"),
+    }
+}
+
+/// The numeric value of attribute `name` in `item`, as an i64.
+#[track_caller]
+pub fn get_n(item: &HashMap<String, AttributeValue>, name: &str) -> i64 {
+    match item.get(name) {
+        Some(AttributeValue::N(v)) => v
+            .parse()
+            .unwrap_or_else(|_| panic!("attribute {name} = {v} is not an integer")),
+        other => panic!("attribute {name} is not a number: {other:?} in {item:?}"),
+    }
+}
+
+/// Every item of a table (or of one of its indexes), by a strongly
+/// consistent paginated Scan for tables and an eventually consistent one for
+/// indexes.
+pub async fn scan_all(
+    client: &Client,
+    table: &str,
+    index: Option<&str>,
+) -> Vec<HashMap<String, AttributeValue>> {
+    let mut items = Vec::new();
+    let mut start = None;
+    loop {
+        let out = client
+            .scan()
+            .table_name(table)
+            .set_index_name(index.map(str::to_string))
+            .consistent_read(index.is_none())
+            .set_exclusive_start_key(start)
+            .send()
+            .await
+            .expect("Scan succeeds");
+        items.extend(out.items().iter().cloned());
+        start = out.last_evaluated_key().cloned();
+        if start.is_none() {
+            return items;
+        }
+    }
+}
+
+/// A small seeded random generator (splitmix64) for jitter and random
+/// workloads: reproducible, and no extra dependency.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn with_seed(seed: u64) -> Rng {
+        Rng(seed)
+    }
+
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `[low, high]`.
+    pub fn between(&mut self, low: u64, high: u64) -> u64 {
+        assert!(low <= high);
+        low + self.next() % (high - low + 1)
+    }
 }
