@@ -33,6 +33,7 @@ pub enum ErrorKind {
     ItemCollectionSizeLimitExceeded,
     RequestEntityTooLarge,
     ExpiredIterator,
+    TableNotFound,
     TrimmedDataAccess,
     InternalServerError,
 }
@@ -64,6 +65,7 @@ impl ErrorKind {
             }
             ErrorKind::RequestEntityTooLarge => "RequestEntityTooLarge",
             ErrorKind::ExpiredIterator => "ExpiredIteratorException",
+            ErrorKind::TableNotFound => "TableNotFoundException",
             ErrorKind::TrimmedDataAccess => "TrimmedDataAccessException",
             ErrorKind::InternalServerError => "InternalServerError",
         }

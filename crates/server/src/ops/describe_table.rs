@@ -12,6 +12,36 @@ pub struct Request {
     table_name: Option<String>,
 }
 
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct BackupsRequest {
+    table_name: Option<String>,
+}
+
+/// DescribeContinuousBackups: Ferrodyn keeps no backups, so point-in-time
+/// recovery is always reported DISABLED (and cannot be enabled).
+pub fn continuous_backups(engine: &Engine, request: BackupsRequest) -> Result<Vec<u8>> {
+    let mut v = Violations::default();
+    v.table_name("tableName", &request.table_name);
+    v.finish()?;
+    let name = request.table_name.as_deref().expect("checked");
+    if engine.table(name).is_err() {
+        return Err(ferrodyn_types::DynamoError::new(
+            ferrodyn_types::ErrorKind::TableNotFound,
+            format!("Table not found: {name}"),
+        ));
+    }
+    let mut body = ResponseBody::default();
+    body.value(
+        "ContinuousBackupsDescription",
+        serde_json::json!({
+            "ContinuousBackupsStatus": "DISABLED",
+            "PointInTimeRecoveryDescription": { "PointInTimeRecoveryStatus": "DISABLED" }
+        }),
+    );
+    body.finish()
+}
+
 pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
     let mut v = Violations::default();
     v.table_name("tableName", &request.table_name);

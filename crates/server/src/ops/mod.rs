@@ -56,6 +56,7 @@ pub enum Operation {
     GetRecords,
     UpdateTimeToLive,
     DescribeTimeToLive,
+    DescribeContinuousBackups,
 }
 
 impl Operation {
@@ -86,6 +87,7 @@ impl Operation {
             Operation::GetRecords => "GetRecords",
             Operation::UpdateTimeToLive => "UpdateTimeToLive",
             Operation::DescribeTimeToLive => "DescribeTimeToLive",
+            Operation::DescribeContinuousBackups => "DescribeContinuousBackups",
         }
     }
 
@@ -127,6 +129,7 @@ impl Operation {
             "ListTagsOfResource" => Operation::ListTagsOfResource,
             "UpdateTimeToLive" => Operation::UpdateTimeToLive,
             "DescribeTimeToLive" => Operation::DescribeTimeToLive,
+            "DescribeContinuousBackups" => Operation::DescribeContinuousBackups,
             _ => return None,
         })
     }
@@ -179,6 +182,9 @@ pub fn dispatch(
         Operation::GetRecords => streams::get_records(engine, common::parse_body(body)?),
         Operation::UpdateTimeToLive => ttl::update(engine, common::parse_body(body)?),
         Operation::DescribeTimeToLive => ttl::describe(engine, common::parse_body(body)?),
+        Operation::DescribeContinuousBackups => {
+            describe_table::continuous_backups(engine, common::parse_body(body)?)
+        }
     }
 }
 

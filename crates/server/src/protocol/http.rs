@@ -4,7 +4,7 @@
 
 use crate::faults::Faults;
 use crate::ops;
-use crate::protocol::{auth, response};
+use crate::protocol::{auth, cors, encoding, response};
 use axum::body::{Body, Bytes};
 use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{HeaderMap, Method, Response, StatusCode, Uri};
@@ -53,8 +53,23 @@ async fn handle(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response<Body> {
+    let mut response = route(&state, &method, &uri, &headers, &body);
+    cors::apply(&method, &headers, response.headers_mut());
+    response
+}
+
+fn route(
+    state: &AppState,
+    method: &Method,
+    uri: &Uri,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Response<Body> {
     if uri.path() != "/" {
         return plain(StatusCode::NOT_FOUND, "Page Not Found".into());
+    }
+    if method == Method::OPTIONS {
+        return plain(StatusCode::OK, String::new());
     }
     if method == Method::GET {
         let host = headers
@@ -66,7 +81,7 @@ async fn handle(
     if method != Method::POST {
         return plain(StatusCode::METHOD_NOT_ALLOWED, String::new());
     }
-    match call(&state, &headers, &body) {
+    match call(state, headers, body) {
         Ok(body) => response::json_response(200, body),
         Err(error) => response::error_response(&error),
     }
@@ -79,6 +94,11 @@ fn call(state: &AppState, headers: &HeaderMap, body: &[u8]) -> Result<Vec<u8>, D
         .unwrap_or("");
     let operation = ops::Operation::from_target(target);
     auth::check(headers, state.check_request_time)?;
+    let encoding = headers
+        .get("content-encoding")
+        .and_then(|e| e.to_str().ok());
+    let decoded = encoding::decode(encoding, body, MAX_BODY_BYTES)?;
+    let body = decoded.as_deref().unwrap_or(body);
     // DescribeEndpoints answers with the address the client used, so it is
     // served here, where the Host header is known.
     if target == "DynamoDB_20120810.DescribeEndpoints" {

@@ -4,8 +4,12 @@
 //!
 //! - [`http`]: the HTTP server, routing and the health check.
 //! - [`auth`]: the Authorization header checks done before any operation.
+//! - [`cors`]: CORS headers, so browser code (and the web console) can call us.
+//! - [`encoding`]: gzip/deflate request bodies.
 //! - [`response`]: response framing (request ids, CRC32, error bodies).
 
 pub mod auth;
+pub mod cors;
+pub mod encoding;
 pub mod http;
 pub mod response;
