@@ -185,10 +185,9 @@ impl<'de> Visitor<'de> for AttributeValueVisitor {
                         return Err(invalid("An number set  may not be empty"));
                     }
                     if has_duplicates(&members) {
-                        return Err(invalid(&format!(
-                            "Input collection [{}] contains duplicates",
-                            texts.join(", ")
-                        )));
+                        // Numbers are duplicates when equal in value; DynamoDB
+                        // words this case without listing the members.
+                        return Err(validation("Input collection contains duplicates"));
                     }
                     AttributeValue::Ns(members)
                 }
