@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# The whole test suite: builds the server binary the integration tests spawn,
-# then runs every crate's tests (unit, storage crash tests, and the AWS SDK
-# integration tests in crates/tests). Lints run too, so CI keeps them clean.
+# The whole test suite, as CI runs it: formatting and lints, then every
+# crate's tests (unit tests, the storage crash tests, the client and CLI
+# tests, and the AWS SDK integration tests in crates/tests, which spawn the
+# server binary built here).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets -- -D warnings
 cargo build -p ferrodyn --bin ferrodyn
 cargo test --workspace

@@ -153,21 +153,14 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
     let select = reads::select_for_index(select, request.select.as_deref(), index.as_deref())?;
     // Table items and index entries are both laid out by partition hash, so
     // segments are hash ranges in either.
-    let (prefix, at_hash): (Vec<u8>, Box<dyn Fn(u64) -> Vec<u8>>) = match &index {
-        Some(index) => {
-            let (table_id, index_id) = (table.id, index.id);
-            (
-                index_prefix(table_id, index_id),
-                Box::new(move |h| index_hash_bound(table_id, index_id, h)),
-            )
-        }
-        None => {
-            let table_id = table.id;
-            (
-                table_prefix(table_id),
-                Box::new(move |h| hash_bound(table_id, h)),
-            )
-        }
+    let index_id = index.as_ref().map(|i| i.id);
+    let at_hash = |hash: u64| match index_id {
+        Some(index_id) => index_hash_bound(table.id, index_id, hash),
+        None => hash_bound(table.id, hash),
+    };
+    let prefix = match index_id {
+        Some(index_id) => index_prefix(table.id, index_id),
+        None => table_prefix(table.id),
     };
     let whole_end = prefix_end(&prefix).map_or(Bound::Unbounded, Bound::Excluded);
     let mut range = match segment {
