@@ -9,16 +9,16 @@
 //! CREATING (Backfilling) until the walk ends, then ACTIVE; both states
 //! survive a restart (an unfinished backfill resumes at start-up).
 
-use crate::catalog::{catalog_key, index_stats_key, prefix_end, CatalogRecord};
+use crate::catalog::{catalog_key, index_stats_key, CatalogRecord};
 use crate::index::{index_prefix, Index, IndexKind, IndexState};
 use crate::items::StoredItem;
 use crate::keys::{table_prefix, KeySchema};
+use crate::read::Walk;
 use crate::schema::{AttributeDefinition, IndexDescription, TableDescription};
 use crate::table::{Table, TableStats};
 use crate::Engine;
 use ferrodyn_storage::WriteOp;
 use ferrodyn_types::{item_size, DynamoError, ErrorKind, Result};
-use std::ops::Bound;
 use std::sync::Arc;
 
 /// Base items read per backfill step (one write-lock hold).
@@ -143,72 +143,49 @@ impl Engine {
 
     /// Fills `index` from the table's existing items, then marks it ACTIVE.
     pub(crate) fn backfill_index(&self, table: &Arc<Table>, index: &Arc<Index>) -> Result<()> {
-        let prefix = table_prefix(table.id);
-        let end = prefix_end(&prefix);
-        let mut start = Bound::Included(prefix.clone());
-        loop {
-            let chunk = self
-                .storage
-                .scan(
-                    match &start {
-                        Bound::Included(k) => Bound::Included(k.as_slice()),
-                        Bound::Excluded(k) => Bound::Excluded(k.as_slice()),
-                        Bound::Unbounded => Bound::Unbounded,
-                    },
-                    end.as_deref().map_or(Bound::Unbounded, Bound::Excluded),
-                    false,
-                    BACKFILL_CHUNK,
-                )
-                .map_err(crate::storage_error)?;
-            let Some((last, _)) = chunk.last() else { break };
-            let last = last.clone();
-            {
-                let _guard = self.write_lock.lock();
-                // Stop if the table or the index went away meanwhile.
-                let current = self.tables.read().get(&table.name).cloned();
-                if current.is_none_or(|t| t.id != table.id) || table.index(&index.name).is_none() {
-                    return Ok(());
-                }
-                let mut ops = Vec::new();
-                let mut delta = TableStats::default();
-                for (key, _) in &chunk {
-                    // Re-read under the lock: a concurrent write may have
-                    // changed (and already indexed) the item.
-                    let Some(bytes) = self.storage.get(key).map_err(crate::storage_error)? else {
-                        continue;
-                    };
-                    let item = StoredItem::decode(bytes)?.parse()?;
-                    let Some(entry_key) = index.entry_key(table.id, &table.schema, &item) else {
-                        continue;
-                    };
-                    if self
-                        .storage
-                        .get(&entry_key)
-                        .map_err(crate::storage_error)?
-                        .is_some()
-                    {
-                        continue;
-                    }
-                    let projected = index.project(&table.schema, &item);
-                    delta.item_count += 1;
-                    delta.size_bytes += item_size(&projected) as i64;
-                    ops.push(WriteOp::Put(entry_key, StoredItem::encode(&projected)));
-                }
-                if !ops.is_empty() {
-                    let stats = index.stats().plus(delta);
-                    ops.push(WriteOp::Put(
-                        index_stats_key(table.id, index.id),
-                        serde_json::to_vec(&stats).expect("stats serialise"),
-                    ));
-                    self.storage.write(ops).map_err(crate::storage_error)?;
-                    index.apply_stats_delta(delta);
-                }
+        self.walk_prefix(&table_prefix(table.id), BACKFILL_CHUNK, |chunk| {
+            let _guard = self.write_lock.lock();
+            // Stop if the table or the index went away meanwhile.
+            let current = self.tables.read().get(&table.name).cloned();
+            if current.is_none_or(|t| t.id != table.id) || table.index(&index.name).is_none() {
+                return Ok(Walk::Stop);
             }
-            if chunk.len() < BACKFILL_CHUNK {
-                break;
+            let mut ops = Vec::new();
+            let mut delta = TableStats::default();
+            for (key, _) in chunk {
+                // Re-read under the lock: a concurrent write may have
+                // changed (and already indexed) the item.
+                let Some(bytes) = self.storage.get(key).map_err(crate::storage_error)? else {
+                    continue;
+                };
+                let item = StoredItem::decode(bytes)?.parse()?;
+                let Some(entry_key) = index.entry_key(table.id, &table.schema, &item) else {
+                    continue;
+                };
+                if self
+                    .storage
+                    .get(&entry_key)
+                    .map_err(crate::storage_error)?
+                    .is_some()
+                {
+                    continue;
+                }
+                let projected = index.project(&table.schema, &item);
+                delta.item_count += 1;
+                delta.size_bytes += item_size(&projected) as i64;
+                ops.push(WriteOp::Put(entry_key, StoredItem::encode(&projected)));
             }
-            start = Bound::Excluded(last);
-        }
+            if !ops.is_empty() {
+                let stats = index.stats().plus(delta);
+                ops.push(WriteOp::Put(
+                    index_stats_key(table.id, index.id),
+                    serde_json::to_vec(&stats).expect("stats serialise"),
+                ));
+                self.storage.write(ops).map_err(crate::storage_error)?;
+                index.apply_stats_delta(delta);
+            }
+            Ok(Walk::Continue)
+        })?;
         let _guard = self.write_lock.lock();
         if table.index(&index.name).is_some() {
             index.set_state(IndexState::Active);

@@ -111,3 +111,42 @@ fn as_ref(bound: &Bound<Vec<u8>>) -> Bound<&[u8]> {
         Bound::Unbounded => Bound::Unbounded,
     }
 }
+
+/// Whether a chunk walk goes on.
+pub(crate) enum Walk {
+    Continue,
+    Stop,
+}
+
+impl Engine {
+    /// Walks every entry whose key starts with `prefix`, `size` entries at a
+    /// time, for background work (index backfill, TTL sweeps) that must not
+    /// hold the write lock for a whole table.
+    pub(crate) fn walk_prefix(
+        &self,
+        prefix: &[u8],
+        size: usize,
+        mut visit: impl FnMut(&[(Vec<u8>, Vec<u8>)]) -> Result<Walk>,
+    ) -> Result<()> {
+        let end = crate::catalog::prefix_end(prefix);
+        let mut start = Bound::Included(prefix.to_vec());
+        loop {
+            let end_bound = end.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
+            let chunk = self
+                .storage
+                .scan(as_ref(&start), end_bound, false, size)
+                .map_err(crate::storage_error)?;
+            let Some((last, _)) = chunk.last() else {
+                return Ok(());
+            };
+            let last = last.clone();
+            if let Walk::Stop = visit(&chunk)? {
+                return Ok(());
+            }
+            if chunk.len() < size {
+                return Ok(());
+            }
+            start = Bound::Excluded(last);
+        }
+    }
+}

@@ -8,11 +8,11 @@
 
 use crate::items::{Mutation, StoredItem};
 use crate::keys::table_prefix;
+use crate::read::Walk;
 use crate::streams::ChangeSource;
 use crate::table::Table;
 use crate::Engine;
 use ferrodyn_types::{AttributeValue, DynamoError, Item, Result};
-use std::ops::Bound;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -82,59 +82,33 @@ impl Engine {
     }
 
     fn expire_table(&self, table: &Arc<Table>, attribute: &str, now: f64) -> Result<usize> {
-        let prefix = table_prefix(table.id);
-        let end = crate::catalog::prefix_end(&prefix);
-        let mut start = Bound::Included(prefix.clone());
         let mut deleted = 0;
-        loop {
-            let chunk = self
-                .storage
-                .scan(
-                    match &start {
-                        Bound::Included(k) => Bound::Included(k.as_slice()),
-                        Bound::Excluded(k) => Bound::Excluded(k.as_slice()),
-                        Bound::Unbounded => Bound::Unbounded,
-                    },
-                    end.as_deref().map_or(Bound::Unbounded, Bound::Excluded),
-                    false,
-                    SWEEP_CHUNK,
-                )
-                .map_err(crate::storage_error)?;
-            let Some((last, _)) = chunk.last() else { break };
-            let last = last.clone();
+        self.walk_prefix(&table_prefix(table.id), SWEEP_CHUNK, |chunk| {
             let mut candidates = Vec::new();
-            for (_, value) in &chunk {
+            for (_, value) in chunk {
                 let item = StoredItem::decode(value.clone())?.parse()?;
                 if expired(&item, attribute, now) {
                     candidates.push(table.schema.extract(&item));
                 }
             }
-            if !candidates.is_empty() {
-                let _guard = self.write_lock.lock();
-                let mut planned = Vec::new();
-                for key in candidates {
-                    // Re-check under the lock: the item may have changed.
-                    let Some(current) = self.get_item(table, &key)? else {
-                        continue;
-                    };
-                    if expired(&current.parse()?, attribute, now) {
-                        planned.push(self.plan_write(
-                            table,
-                            &key,
-                            Mutation::Delete,
-                            None,
-                            false,
-                        )?);
-                    }
+            if candidates.is_empty() {
+                return Ok(Walk::Continue);
+            }
+            let _guard = self.write_lock.lock();
+            let mut planned = Vec::new();
+            for key in candidates {
+                // Re-check under the lock: the item may have changed.
+                let Some(current) = self.get_item(table, &key)? else {
+                    continue;
+                };
+                if expired(&current.parse()?, attribute, now) {
+                    planned.push(self.plan_write(table, &key, Mutation::Delete, None, false)?);
                 }
-                deleted += planned.len();
-                self.commit_from(&planned, ChangeSource::TimeToLive)?;
             }
-            if chunk.len() < SWEEP_CHUNK {
-                break;
-            }
-            start = Bound::Excluded(last);
-        }
+            deleted += planned.len();
+            self.commit_from(&planned, ChangeSource::TimeToLive)?;
+            Ok(Walk::Continue)
+        })?;
         Ok(deleted)
     }
 }

@@ -8,6 +8,7 @@
 //!
 //! Nothing here knows about tables, storage or HTTP.
 
+pub mod dates;
 mod error;
 mod json;
 mod number;

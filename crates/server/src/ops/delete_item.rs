@@ -1,12 +1,10 @@
 //! DeleteItem: remove an item by key, optionally guarded by a condition.
 
-use crate::ops::common::{self, Names, ResponseBody, ReturnValues, Values};
-use crate::validate::{self, Violations};
-use ferrodyn_engine::capacity::Consumed;
-use ferrodyn_engine::throughput::Capacity;
+use crate::ops::common::{self, Names, Values};
+use crate::ops::conditional_write::{self, WriteOptions};
+use crate::validate::Violations;
 use ferrodyn_engine::{Engine, Mutation};
-use ferrodyn_expr::{legacy_expected, parse_condition};
-use ferrodyn_types::{DynamoError, Item, Result};
+use ferrodyn_types::{Item, Result};
 use serde::Deserialize;
 
 #[derive(Deserialize)]
@@ -30,43 +28,22 @@ pub struct Request {
 }
 
 pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
+    let options = WriteOptions {
+        return_values: &request.return_values,
+        return_consumed_capacity: &request.return_consumed_capacity,
+        return_item_collection_metrics: &request.return_item_collection_metrics,
+        return_values_on_condition_check_failure: &request.return_values_on_condition_check_failure,
+        conditional_operator: &request.conditional_operator,
+        expected: &request.expected,
+    };
     let mut v = Violations::default();
     v.table_name("tableName", &request.table_name);
     v.not_null("key", &request.key);
-    v.one_of(
-        "returnValues",
-        request.return_values.as_deref(),
-        validate::RETURN_VALUES,
-    );
-    common::check_return_options(
-        &mut v,
-        &request.return_consumed_capacity,
-        &request.return_item_collection_metrics,
-    );
-    v.one_of(
-        "conditionalOperator",
-        request.conditional_operator.as_deref(),
-        validate::CONDITIONAL_OPERATOR,
-    );
-    v.one_of(
-        "returnValuesOnConditionCheckFailure",
-        request.return_values_on_condition_check_failure.as_deref(),
-        validate::RETURN_VALUES_ON_CONDITION_CHECK_FAILURE,
-    );
+    options.check(&mut v);
     v.finish()?;
-    if request.conditional_operator.is_some() && request.expected.is_none() {
-        return Err(DynamoError::validation(
-            "ConditionalOperator cannot be used without Filter or Expected",
-        ));
-    }
+    options.check_conditional_operator()?;
     common::no_mixing(
-        &[
-            ("Expected", request.expected.is_some()),
-            (
-                "ConditionalOperator",
-                request.conditional_operator.is_some(),
-            ),
-        ],
+        &options.legacy_parameters(),
         &[(
             "ConditionExpression",
             request.condition_expression.is_some(),
@@ -78,43 +55,19 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
         request.condition_expression.is_some(),
         "ConditionExpression",
     )?;
-    let condition = match (&request.condition_expression, &request.expected) {
-        (Some(text), _) => Some(parse_condition(text, &mut ctx)?),
-        (None, Some(expected)) => Some(legacy_expected(
-            expected,
-            request.conditional_operator.as_deref(),
-        )?),
-        (None, None) => None,
-    };
+    let condition = options.condition(&request.condition_expression, &mut ctx)?;
     ctx.check_all_used()?;
-    let return_values = ReturnValues::parse(request.return_values.as_deref());
-    common::only_none_or_all_old(return_values)?;
+    common::only_none_or_all_old(options.return_values())?;
 
     let table = engine.table_for_items(request.table_name.as_deref().expect("checked"))?;
-    let key = request.key.expect("checked");
-    table.schema.validate_key(&key)?;
-    table.throughput.admit(Capacity::Write)?;
-    let outcome = engine.write_item(
+    let key = request.key.as_ref().expect("checked");
+    table.schema.validate_key(key)?;
+    conditional_write::execute(
+        engine,
         &table,
-        &key,
+        key,
         Mutation::Delete,
         condition.as_ref(),
-        request.return_values_on_condition_check_failure.as_deref() == Some("ALL_OLD"),
-    )?;
-
-    let consumed =
-        Consumed::write(&table.name, outcome.write_units).with_indexes(outcome.index_units.clone());
-    table.throughput.charge(Capacity::Write, consumed.total());
-    let mut body = ResponseBody::default();
-    if return_values == ReturnValues::AllOld {
-        if let Some(old) = &outcome.old {
-            body.item("Attributes", old);
-        }
-    }
-    body.capacity(
-        &Consumed::write(&table.name, outcome.write_units)
-            .with_indexes(outcome.index_units.clone()),
-        common::capacity_detail(&request.return_consumed_capacity),
-    );
-    body.finish()
+        &options,
+    )
 }

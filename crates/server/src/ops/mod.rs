@@ -6,6 +6,7 @@
 mod batch_get_item;
 mod batch_write_item;
 mod common;
+mod conditional_write;
 mod create_table;
 mod delete_item;
 mod delete_table;

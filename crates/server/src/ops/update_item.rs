@@ -1,14 +1,11 @@
 //! UpdateItem: edit (or create) an item with an UpdateExpression or the legacy
 //! AttributeUpdates, optionally guarded by a condition.
 
-use crate::ops::common::{self, Names, ResponseBody, ReturnValues, Values};
-use crate::validate::{self, Violations};
-use ferrodyn_engine::capacity::Consumed;
-use ferrodyn_engine::throughput::Capacity;
+use crate::ops::common::{self, Names, Values};
+use crate::ops::conditional_write::{self, WriteOptions};
+use crate::validate::Violations;
 use ferrodyn_engine::{Engine, Mutation};
-use ferrodyn_expr::{
-    legacy_attribute_updates, legacy_expected, parse_condition, parse_update, project_paths,
-};
+use ferrodyn_expr::{legacy_attribute_updates, parse_update, UpdateExpression};
 use ferrodyn_types::{DynamoError, Item, Result};
 use serde::Deserialize;
 
@@ -35,43 +32,26 @@ pub struct Request {
 }
 
 pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
+    let options = WriteOptions {
+        return_values: &request.return_values,
+        return_consumed_capacity: &request.return_consumed_capacity,
+        return_item_collection_metrics: &request.return_item_collection_metrics,
+        return_values_on_condition_check_failure: &request.return_values_on_condition_check_failure,
+        conditional_operator: &request.conditional_operator,
+        expected: &request.expected,
+    };
     let mut v = Violations::default();
     v.table_name("tableName", &request.table_name);
     v.not_null("key", &request.key);
-    v.one_of(
-        "returnValues",
-        request.return_values.as_deref(),
-        validate::RETURN_VALUES,
-    );
-    common::check_return_options(
-        &mut v,
-        &request.return_consumed_capacity,
-        &request.return_item_collection_metrics,
-    );
-    v.one_of(
-        "conditionalOperator",
-        request.conditional_operator.as_deref(),
-        validate::CONDITIONAL_OPERATOR,
-    );
-    v.one_of(
-        "returnValuesOnConditionCheckFailure",
-        request.return_values_on_condition_check_failure.as_deref(),
-        validate::RETURN_VALUES_ON_CONDITION_CHECK_FAILURE,
-    );
+    options.check(&mut v);
     v.finish()?;
-    if request.conditional_operator.is_some() && request.expected.is_none() {
-        return Err(DynamoError::validation(
-            "ConditionalOperator cannot be used without Filter or Expected",
-        ));
-    }
+    options.check_conditional_operator()?;
+    let [expected, operator] = options.legacy_parameters();
     common::no_mixing(
         &[
             ("AttributeUpdates", request.attribute_updates.is_some()),
-            ("Expected", request.expected.is_some()),
-            (
-                "ConditionalOperator",
-                request.conditional_operator.is_some(),
-            ),
+            expected,
+            operator,
         ],
         &[
             ("UpdateExpression", request.update_expression.is_some()),
@@ -90,75 +70,31 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
         "UpdateExpression",
     )?;
     let update = match (&request.update_expression, &request.attribute_updates) {
-        (Some(text), _) => Some(parse_update(text, &mut ctx)?),
-        (None, Some(updates)) => Some(legacy_attribute_updates(updates)?),
-        (None, None) => None,
+        (Some(text), _) => parse_update(text, &mut ctx)?,
+        (None, Some(updates)) => legacy_attribute_updates(updates)?,
+        // An update with nothing to change still creates a missing item.
+        (None, None) => UpdateExpression::default(),
     };
-    let condition = match (&request.condition_expression, &request.expected) {
-        (Some(text), _) => Some(parse_condition(text, &mut ctx)?),
-        (None, Some(expected)) => Some(legacy_expected(
-            expected,
-            request.conditional_operator.as_deref(),
-        )?),
-        (None, None) => None,
-    };
+    let condition = options.condition(&request.condition_expression, &mut ctx)?;
     ctx.check_all_used()?;
-    let return_values = ReturnValues::parse(request.return_values.as_deref());
 
     let table = engine.table_for_items(request.table_name.as_deref().expect("checked"))?;
-    let key = request.key.expect("checked");
-    table.schema.validate_key(&key)?;
-    let empty_update;
-    let update = match &update {
-        Some(update) => {
-            for path in update.target_paths() {
-                if table.schema.is_key_attribute(path.root()) {
-                    return Err(DynamoError::invalid_parameter(format!(
-                        "Cannot update attribute {}. This attribute is part of the key",
-                        path.root()
-                    )));
-                }
-            }
-            update
+    let key = request.key.as_ref().expect("checked");
+    table.schema.validate_key(key)?;
+    for path in update.target_paths() {
+        if table.schema.is_key_attribute(path.root()) {
+            return Err(DynamoError::invalid_parameter(format!(
+                "Cannot update attribute {}. This attribute is part of the key",
+                path.root()
+            )));
         }
-        None => {
-            empty_update = ferrodyn_expr::UpdateExpression::default();
-            &empty_update
-        }
-    };
-    table.throughput.admit(Capacity::Write)?;
-    let outcome = engine.write_item(
-        &table,
-        &key,
-        Mutation::Update(update),
-        condition.as_ref(),
-        request.return_values_on_condition_check_failure.as_deref() == Some("ALL_OLD"),
-    )?;
-
-    let consumed =
-        Consumed::write(&table.name, outcome.write_units).with_indexes(outcome.index_units.clone());
-    table.throughput.charge(Capacity::Write, consumed.total());
-    let mut body = ResponseBody::default();
-    let attributes = match return_values {
-        ReturnValues::None => None,
-        ReturnValues::AllOld => outcome.old.clone(),
-        ReturnValues::AllNew => outcome.new.clone(),
-        ReturnValues::UpdatedOld => outcome
-            .old
-            .as_ref()
-            .map(|old| project_paths(old, &outcome.updated_paths)),
-        ReturnValues::UpdatedNew => outcome
-            .new
-            .as_ref()
-            .map(|new| project_paths(new, &outcome.updated_paths)),
-    };
-    if let Some(attributes) = attributes.filter(|a| !a.is_empty()) {
-        body.item("Attributes", &attributes);
     }
-    body.capacity(
-        &Consumed::write(&table.name, outcome.write_units)
-            .with_indexes(outcome.index_units.clone()),
-        common::capacity_detail(&request.return_consumed_capacity),
-    );
-    body.finish()
+    conditional_write::execute(
+        engine,
+        &table,
+        key,
+        Mutation::Update(&update),
+        condition.as_ref(),
+        &options,
+    )
 }

@@ -9,6 +9,7 @@
 //! recorded requests replay fixed timestamps.
 
 use axum::http::HeaderMap;
+use ferrodyn_types::dates::{civil_from_days, days_from_civil};
 use ferrodyn_types::{DynamoError, ErrorKind};
 
 /// How far `X-Amz-Date` may be from the server's clock.
@@ -99,7 +100,12 @@ fn parse_amz_date(text: &str) -> Option<i64> {
     {
         return None;
     }
-    Some(days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second)
+    Some(
+        days_from_civil(year, month as u32, day as u32) * 86_400
+            + hour * 3600
+            + minute * 60
+            + second,
+    )
 }
 
 fn format_amz_date(seconds: i64) -> String {
@@ -111,29 +117,6 @@ fn format_amz_date(seconds: i64) -> String {
         rem % 3600 / 60,
         rem % 60
     )
-}
-
-/// Howard Hinnant's days-from-civil algorithm.
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y.rem_euclid(400);
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-fn civil_from_days(days: i64) -> (i64, i64, i64) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    (yoe + era * 400 + i64::from(month <= 2), month, day)
 }
 
 #[cfg(test)]

@@ -1,0 +1,133 @@
+//! What PutItem, UpdateItem and DeleteItem share: their common options and
+//! their checks, the condition (ConditionExpression or the legacy Expected),
+//! and running the write and building its response (ReturnValues,
+//! ConsumedCapacity, throughput accounting).
+
+use crate::ops::common::{self, ResponseBody, ReturnValues};
+use crate::validate::{self, Violations};
+use ferrodyn_engine::capacity::Consumed;
+use ferrodyn_engine::table::Table;
+use ferrodyn_engine::throughput::Capacity;
+use ferrodyn_engine::{Engine, Mutation};
+use ferrodyn_expr::{
+    legacy_expected, parse_condition, project_paths, Condition, ExpressionContext,
+};
+use ferrodyn_types::{DynamoError, Item, Result};
+use std::sync::Arc;
+
+/// The options every single-item write takes.
+pub struct WriteOptions<'a> {
+    pub return_values: &'a Option<String>,
+    pub return_consumed_capacity: &'a Option<String>,
+    pub return_item_collection_metrics: &'a Option<String>,
+    pub return_values_on_condition_check_failure: &'a Option<String>,
+    pub conditional_operator: &'a Option<String>,
+    pub expected: &'a Option<serde_json::Value>,
+}
+
+impl WriteOptions<'_> {
+    /// The options' field constraints (DynamoDB's enumerations).
+    pub fn check(&self, v: &mut Violations) {
+        v.one_of(
+            "returnValues",
+            self.return_values.as_deref(),
+            validate::RETURN_VALUES,
+        );
+        common::check_return_options(
+            v,
+            self.return_consumed_capacity,
+            self.return_item_collection_metrics,
+        );
+        v.one_of(
+            "conditionalOperator",
+            self.conditional_operator.as_deref(),
+            validate::CONDITIONAL_OPERATOR,
+        );
+        v.one_of(
+            "returnValuesOnConditionCheckFailure",
+            self.return_values_on_condition_check_failure.as_deref(),
+            validate::RETURN_VALUES_ON_CONDITION_CHECK_FAILURE,
+        );
+    }
+
+    /// ConditionalOperator only makes sense with Expected.
+    pub fn check_conditional_operator(&self) -> Result<()> {
+        if self.conditional_operator.is_some() && self.expected.is_none() {
+            return Err(DynamoError::validation(
+                "ConditionalOperator cannot be used without Filter or Expected",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The legacy parameters given, for the "both expression and
+    /// non-expression parameters" check.
+    pub fn legacy_parameters(&self) -> [(&'static str, bool); 2] {
+        [
+            ("Expected", self.expected.is_some()),
+            ("ConditionalOperator", self.conditional_operator.is_some()),
+        ]
+    }
+
+    /// The write's condition, from ConditionExpression or Expected.
+    pub fn condition(
+        &self,
+        expression: &Option<String>,
+        ctx: &mut ExpressionContext,
+    ) -> Result<Option<Condition>> {
+        Ok(match (expression, self.expected) {
+            (Some(text), _) => Some(parse_condition(text, ctx)?),
+            (None, Some(expected)) => Some(legacy_expected(
+                expected,
+                self.conditional_operator.as_deref(),
+            )?),
+            (None, None) => None,
+        })
+    }
+
+    pub fn return_values(&self) -> ReturnValues {
+        ReturnValues::parse(self.return_values.as_deref())
+    }
+}
+
+/// Runs a validated write (within the table's provisioned capacity) and
+/// builds its response.
+pub fn execute(
+    engine: &Engine,
+    table: &Arc<Table>,
+    key: &Item,
+    mutation: Mutation<'_>,
+    condition: Option<&Condition>,
+    options: &WriteOptions<'_>,
+) -> Result<Vec<u8>> {
+    table.throughput.admit(Capacity::Write)?;
+    let return_old_on_failure =
+        options.return_values_on_condition_check_failure.as_deref() == Some("ALL_OLD");
+    let outcome = engine.write_item(table, key, mutation, condition, return_old_on_failure)?;
+    let consumed =
+        Consumed::write(&table.name, outcome.write_units).with_indexes(outcome.index_units.clone());
+    table.throughput.charge(Capacity::Write, consumed.total());
+
+    let attributes = match options.return_values() {
+        ReturnValues::None => None,
+        ReturnValues::AllOld => outcome.old,
+        ReturnValues::AllNew => outcome.new,
+        ReturnValues::UpdatedOld => outcome
+            .old
+            .as_ref()
+            .map(|old| project_paths(old, &outcome.updated_paths)),
+        ReturnValues::UpdatedNew => outcome
+            .new
+            .as_ref()
+            .map(|new| project_paths(new, &outcome.updated_paths)),
+    };
+    let mut body = ResponseBody::default();
+    if let Some(attributes) = attributes.filter(|a| !a.is_empty()) {
+        body.item("Attributes", &attributes);
+    }
+    body.capacity(
+        &consumed,
+        common::capacity_detail(options.return_consumed_capacity),
+    );
+    body.finish()
+}
