@@ -46,9 +46,14 @@ impl StoredItem {
     }
 
     pub fn parse(&self) -> Result<Item> {
-        serde_json::from_slice(&self.json)
-            .map_err(|e| DynamoError::internal(format!("corrupt item record: {e}")))
+        parse_item_json(&self.json)
     }
+}
+
+/// Decodes stored item JSON.
+pub fn parse_item_json(json: &[u8]) -> Result<Item> {
+    serde_json::from_slice(json)
+        .map_err(|e| DynamoError::internal(format!("corrupt item record: {e}")))
 }
 
 /// What a write does to the item under its key.

@@ -8,7 +8,7 @@
 
 use crate::capacity::read_units;
 use crate::index::Index;
-use crate::items::StoredItem;
+use crate::items::{parse_item_json, StoredItem};
 use crate::table::Table;
 use crate::Engine;
 use ferrodyn_expr::Condition;
@@ -26,10 +26,32 @@ pub struct KeyRange {
     pub end: Bound<Vec<u8>>,
 }
 
+/// An item of a page: its stored JSON, decoded only when something needs to
+/// look inside (a filter, a projection, the page's last key), so that a plain
+/// Query or Scan sends stored bytes without decoding and re-encoding them.
+pub struct PageItem {
+    pub json: Vec<u8>,
+    parsed: Option<Item>,
+}
+
+impl PageItem {
+    pub fn new(json: Vec<u8>, parsed: Option<Item>) -> PageItem {
+        PageItem { json, parsed }
+    }
+
+    /// The decoded item.
+    pub fn item(&mut self) -> Result<&Item> {
+        if self.parsed.is_none() {
+            self.parsed = Some(parse_item_json(&self.json)?);
+        }
+        Ok(self.parsed.as_ref().expect("just decoded"))
+    }
+}
+
 /// One page of a Query or Scan.
 pub struct Page {
     /// Items read that passed the filter.
-    pub items: Vec<Item>,
+    pub items: Vec<PageItem>,
     /// Items read (before the filter): ScannedCount.
     pub scanned: usize,
     /// The key of the last item read, when the page stopped before the end.
@@ -73,18 +95,23 @@ impl Engine {
             let mut last_key = None;
             for (key, value) in chunk {
                 let stored = StoredItem::decode(value)?;
-                let item = stored.parse()?;
                 page.scanned += 1;
                 page.bytes_read += stored.size;
                 let full = page.scanned >= limit || page.bytes_read >= PAGE_BYTES;
+                let mut entry = PageItem::new(stored.json, None);
                 if full {
+                    let item = entry.item()?;
                     page.last_evaluated = Some(match index {
-                        Some(index) => index.last_evaluated_key(&table.schema, &item),
-                        None => table.schema.extract(&item),
+                        Some(index) => index.last_evaluated_key(&table.schema, item),
+                        None => table.schema.extract(item),
                     });
                 }
-                if filter.map_or(Ok(true), |f| f.evaluate(Some(&item)))? {
-                    page.items.push(item);
+                let passes = match filter {
+                    Some(f) => f.evaluate(Some(entry.item()?))?,
+                    None => true,
+                };
+                if passes {
+                    page.items.push(entry);
                 }
                 if full {
                     return Ok(page);

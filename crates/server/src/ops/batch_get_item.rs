@@ -73,7 +73,7 @@ pub fn run(engine: &Engine, faults: &Faults, request: Request) -> Result<Vec<u8>
             "Too many items requested for the BatchGetItem call",
         ));
     }
-    let mut responses = Map::new();
+    let mut responses: Vec<(String, Vec<Vec<u8>>)> = Vec::new();
     let mut unprocessed = Map::new();
     let mut units: Vec<(String, f64)> = Vec::new();
     let mut response_bytes = 0usize;
@@ -131,17 +131,18 @@ pub fn run(engine: &Engine, faults: &Faults, request: Request) -> Result<Vec<u8>
             found_count += 1;
             if let Some(stored) = stored {
                 response_bytes += stored.json.len();
-                let item = stored.parse()?;
-                let shown = match &projection {
-                    Some(p) => p.apply(&item),
-                    None => item,
-                };
-                found.push(serde_json::to_value(shown).expect("serialisable"));
+                // Unprojected items go out as their stored JSON.
+                found.push(match &projection {
+                    Some(p) => {
+                        serde_json::to_vec(&p.apply(&stored.parse()?)).expect("serialisable")
+                    }
+                    None => stored.json,
+                });
             }
         }
         table.throughput.charge(Capacity::Read, table_units);
         processed += found_count;
-        responses.insert(table_name.clone(), Value::Array(found));
+        responses.push((table_name.clone(), found));
         units.push((table_name.clone(), table_units));
         if !left.is_empty() {
             let mut entry = json!({ "Keys": left });
@@ -163,12 +164,25 @@ pub fn run(engine: &Engine, faults: &Faults, request: Request) -> Result<Vec<u8>
     if processed == 0 && throttled {
         return Err(ferrodyn_engine::throughput::exceeded());
     }
-    let mut body = Map::new();
-    body.insert("Responses".into(), Value::Object(responses));
-    body.insert("UnprocessedKeys".into(), Value::Object(unprocessed));
+    // Written by hand so that items are copied as stored, not re-encoded.
+    let mut out = Vec::with_capacity(response_bytes + 256);
+    out.extend_from_slice(b"{\"Responses\":{");
+    for (n, (table_name, items)) in responses.iter().enumerate() {
+        if n > 0 {
+            out.push(b',');
+        }
+        serde_json::to_writer(&mut out, table_name).expect("serialisable");
+        out.extend_from_slice(b":[");
+        out.extend_from_slice(&items.join(&b","[..]));
+        out.push(b']');
+    }
+    out.extend_from_slice(b"},\"UnprocessedKeys\":");
+    serde_json::to_writer(&mut out, &Value::Object(unprocessed)).expect("serialisable");
     let detail = common::capacity_detail(&request.return_consumed_capacity);
     if let Some(list) = capacity_list(&units, detail, "ReadCapacityUnits") {
-        body.insert("ConsumedCapacity".into(), list);
+        out.extend_from_slice(b",\"ConsumedCapacity\":");
+        serde_json::to_writer(&mut out, &list).expect("serialisable");
     }
-    Ok(serde_json::to_vec(&body).expect("serialisable"))
+    out.push(b'}');
+    Ok(out)
 }

@@ -2,10 +2,10 @@
 //! and the page response (Items, Count, ScannedCount, LastEvaluatedKey,
 //! ConsumedCapacity).
 
-use crate::ops::common::ResponseBody;
+use ferrodyn_engine::capacity::read_units;
 use ferrodyn_engine::capacity::{CapacityDetail, Consumed};
 use ferrodyn_engine::index::{Index, IndexKind, IndexState};
-use ferrodyn_engine::read::Page;
+use ferrodyn_engine::read::{Page, PageItem};
 use ferrodyn_engine::table::Table;
 use ferrodyn_engine::Engine;
 use ferrodyn_expr::Projection;
@@ -94,11 +94,11 @@ pub fn fetch_from_table(
     {
         return Ok(());
     }
-    for item in &mut page.items {
-        let key = table.schema.extract(item);
+    for entry in &mut page.items {
+        let key = table.schema.extract(entry.item()?);
         if let Some(stored) = engine.get_item(table, &key)? {
             page.bytes_read += stored.size;
-            *item = stored.parse()?;
+            *entry = PageItem::new(stored.json, None);
         }
     }
     Ok(())
@@ -151,30 +151,39 @@ pub fn page_response(
     consistent: bool,
     detail: CapacityDetail,
 ) -> Result<Vec<u8>> {
-    let mut body = ResponseBody::default();
+    // Written by hand so that unprojected items go out as their stored JSON.
+    let mut out =
+        Vec::with_capacity(page.items.iter().map(|i| i.json.len() + 1).sum::<usize>() + 128);
+    out.push(b'{');
     let count = page.items.len();
     if select != Select::Count {
-        let items: Vec<serde_json::Value> = page
-            .items
-            .iter()
-            .map(|item| {
-                let shown = match projection {
-                    Some(p) => p.apply(item),
-                    None => item.clone(),
-                };
-                serde_json::to_value(shown).expect("items always serialise")
-            })
-            .collect();
-        body.value("Items", serde_json::Value::Array(items));
+        out.extend_from_slice(b"\"Items\":[");
+        for (n, mut entry) in page.items.into_iter().enumerate() {
+            if n > 0 {
+                out.push(b',');
+            }
+            match projection {
+                Some(p) => {
+                    let shown = p.apply(entry.item()?);
+                    serde_json::to_writer(&mut out, &shown).expect("items always serialise");
+                }
+                None => out.extend_from_slice(&entry.json),
+            }
+        }
+        out.extend_from_slice(b"],");
     }
-    body.value("Count", count.into());
-    body.value("ScannedCount", page.scanned.into());
-    if let Some(last) = &page.last_evaluated {
-        body.item("LastEvaluatedKey", last);
-    }
-    body.capacity(
-        &Consumed::read(&table.name, page.read_units(consistent)),
-        detail,
+    out.extend_from_slice(
+        format!("\"Count\":{count},\"ScannedCount\":{}", page.scanned).as_bytes(),
     );
-    body.finish()
+    if let Some(last) = &page.last_evaluated {
+        out.extend_from_slice(b",\"LastEvaluatedKey\":");
+        serde_json::to_writer(&mut out, last).expect("keys always serialise");
+    }
+    let consumed = Consumed::read(&table.name, read_units(page.bytes_read, consistent));
+    if let Some(capacity) = consumed.to_json(detail) {
+        out.extend_from_slice(b",\"ConsumedCapacity\":");
+        serde_json::to_writer(&mut out, &capacity).expect("serialisable");
+    }
+    out.push(b'}');
+    Ok(out)
 }
