@@ -1,7 +1,10 @@
 //! The in-memory backend: a `BTreeMap` behind a `parking_lot::RwLock`.
 //!
 //! Used by `ferrodyn serve --in-memory` and by tests. A write takes the lock
-//! once for the whole batch, so readers see all of it or none of it.
+//! once for the whole batch, so readers see all of it or none of it. Keys and
+//! values are kept as boxed slices: a `Vec` handed in by a caller often has
+//! spare capacity (up to twice its length), which would otherwise stay
+//! allocated for as long as the entry lives.
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
@@ -13,7 +16,7 @@ use crate::{range_is_empty, validate_ops, Key, Storage, StorageError, Value, Wri
 /// An ordered map in RAM; nothing survives the process.
 #[derive(Debug, Default)]
 pub struct MemoryStorage {
-    map: RwLock<BTreeMap<Key, Value>>,
+    map: RwLock<BTreeMap<Box<[u8]>, Box<[u8]>>>,
 }
 
 impl MemoryStorage {
@@ -25,7 +28,7 @@ impl MemoryStorage {
 
 impl Storage for MemoryStorage {
     fn get(&self, key: &[u8]) -> Result<Option<Value>, StorageError> {
-        Ok(self.map.read().get(key).cloned())
+        Ok(self.map.read().get(key).map(|v| v.to_vec()))
     }
 
     fn scan(
@@ -40,7 +43,7 @@ impl Storage for MemoryStorage {
         }
         let map = self.map.read();
         let range = map.range::<[u8], _>((start, end));
-        let clone = |(k, v): (&Key, &Value)| (k.clone(), v.clone());
+        let clone = |(k, v): (&Box<[u8]>, &Box<[u8]>)| (k.to_vec(), v.to_vec());
         Ok(if reverse {
             range.rev().take(limit).map(clone).collect()
         } else {
@@ -54,10 +57,10 @@ impl Storage for MemoryStorage {
         for op in ops {
             match op {
                 WriteOp::Put(k, v) => {
-                    map.insert(k, v);
+                    map.insert(k.into_boxed_slice(), v.into_boxed_slice());
                 }
                 WriteOp::Delete(k) => {
-                    map.remove(&k);
+                    map.remove(k.as_slice());
                 }
             }
         }
