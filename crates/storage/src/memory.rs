@@ -13,10 +13,13 @@ use parking_lot::RwLock;
 
 use crate::{range_is_empty, validate_ops, Key, Storage, StorageError, Value, WriteOp};
 
+/// A stored key or value, exactly as long as its bytes.
+type Bytes = Box<[u8]>;
+
 /// An ordered map in RAM; nothing survives the process.
 #[derive(Debug, Default)]
 pub struct MemoryStorage {
-    map: RwLock<BTreeMap<Box<[u8]>, Box<[u8]>>>,
+    map: RwLock<BTreeMap<Bytes, Bytes>>,
 }
 
 impl MemoryStorage {
@@ -43,7 +46,7 @@ impl Storage for MemoryStorage {
         }
         let map = self.map.read();
         let range = map.range::<[u8], _>((start, end));
-        let clone = |(k, v): (&Box<[u8]>, &Box<[u8]>)| (k.to_vec(), v.to_vec());
+        let clone = |(k, v): (&Bytes, &Bytes)| (k.to_vec(), v.to_vec());
         Ok(if reverse {
             range.rev().take(limit).map(clone).collect()
         } else {

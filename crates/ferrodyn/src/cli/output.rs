@@ -58,6 +58,72 @@ pub fn plain_item(item: &Value, typed: bool, tally: &mut WarningTally) -> Result
     Ok(plain)
 }
 
+/// Prints items page by page as they arrive, so that reading millions of
+/// items runs in constant memory. Only the table format needs every row
+/// before printing (for its column widths), and keeps them.
+pub struct ItemStream<'a> {
+    format: OutputFormat,
+    key_names: &'a [String],
+    typed: bool,
+    tally: WarningTally,
+    table_rows: Vec<Value>,
+    count: usize,
+}
+
+impl<'a> ItemStream<'a> {
+    pub fn new(format: OutputFormat, key_names: &'a [String], typed: bool) -> ItemStream<'a> {
+        ItemStream {
+            format,
+            key_names,
+            typed,
+            tally: WarningTally::default(),
+            table_rows: Vec::new(),
+            count: 0,
+        }
+    }
+
+    /// Prints (or, for a table, keeps) one page of items.
+    pub fn push(&mut self, items: &[Value]) -> Result<(), String> {
+        let mut out = std::io::stdout().lock();
+        let written: std::io::Result<()> = match self.format {
+            OutputFormat::Table => {
+                self.table_rows.extend(items.iter().cloned());
+                Ok(())
+            }
+            OutputFormat::Json => items.iter().enumerate().try_for_each(|(n, item)| {
+                let plain =
+                    plain_item(item, self.typed, &mut self.tally).map_err(std::io::Error::other)?;
+                let separator = if self.count + n == 0 { "[\n" } else { ",\n" };
+                write!(out, "{separator}{}", plain.to_json_pretty())
+            }),
+            OutputFormat::Jsonl => items.iter().try_for_each(|item| {
+                let plain =
+                    plain_item(item, self.typed, &mut self.tally).map_err(std::io::Error::other)?;
+                writeln!(out, "{}", plain.to_json())
+            }),
+            OutputFormat::Raw => items.iter().try_for_each(|item| writeln!(out, "{item}")),
+        };
+        self.count += items.len();
+        written.map_err(|e| format!("cannot write output: {e}"))
+    }
+
+    /// Ends the output; returns how many items were printed.
+    pub fn finish(self) -> Result<usize, String> {
+        let mut out = std::io::stdout().lock();
+        let written = match self.format {
+            OutputFormat::Table => {
+                writeln!(out, "{}", items_table(&self.table_rows, self.key_names))
+            }
+            OutputFormat::Json if self.count == 0 => writeln!(out, "[]"),
+            OutputFormat::Json => writeln!(out, "\n]"),
+            OutputFormat::Jsonl | OutputFormat::Raw => Ok(()),
+        };
+        self.tally.report();
+        written.map_err(|e| format!("cannot write output: {e}"))?;
+        Ok(self.count)
+    }
+}
+
 /// Prints a list of items in the chosen format.
 pub fn print_items(
     items: &[Value],

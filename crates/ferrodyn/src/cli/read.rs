@@ -5,7 +5,7 @@
 //! a decision, since on AWS it is billed.
 
 use super::keys::{key_schema, typed_value, KeySchema};
-use super::output::print_items;
+use super::output::ItemStream;
 use super::{
     add_expression_maps, parse_item, parse_names, parse_values, CliResult, Common, Expression,
     OutputFormat,
@@ -167,8 +167,10 @@ pub fn query(args: QueryArgs) -> CliResult {
     });
     add_expression_maps(&mut request, names, values);
     apply_read_args(&mut request, &args.read)?;
-    let (items, next) = collect(&client, "Query", request, &args.read)?;
-    finish(&items, next, &schema, &args.read, &args.common)
+    let names = schema.names();
+    let mut stream = ItemStream::new(args.common.output, &names, args.read.typed);
+    let next = collect(&client, "Query", request, &args.read, &mut stream)?;
+    finish(stream, next, &args.common)
 }
 
 pub fn scan(args: ScanArgs) -> CliResult {
@@ -180,22 +182,32 @@ pub fn scan(args: ScanArgs) -> CliResult {
         if !args.read.paginate {
             return Err("--segments reads the whole table: add --paginate".into());
         }
-        let items = Mutex::new(Vec::new());
+        let names = schema.names();
+        let stream = Mutex::new(ItemStream::new(args.common.output, &names, args.read.typed));
+        let failed = Mutex::new(None);
         paginate::parallel_scan(&client, request, args.segments, |_, page| {
             if let Some(Value::Array(page_items)) = page.get("Items") {
-                items
+                let printed = stream
                     .lock()
                     .expect("no panic holding the lock")
-                    .extend(page_items.iter().cloned());
+                    .push(page_items);
+                if let Err(error) = printed {
+                    *failed.lock().expect("no panic holding the lock") = Some(error);
+                }
             }
             Ok(())
         })
         .map_err(|e| e.to_string())?;
-        let items = items.into_inner().expect("scan threads have finished");
-        return finish(&items, None, &schema, &args.read, &args.common);
+        if let Some(error) = failed.into_inner().expect("scan threads have finished") {
+            return Err(error);
+        }
+        let stream = stream.into_inner().expect("scan threads have finished");
+        return finish(stream, None, &args.common);
     }
-    let (items, next) = collect(&client, "Scan", request, &args.read)?;
-    finish(&items, next, &schema, &args.read, &args.common)
+    let names = schema.names();
+    let mut stream = ItemStream::new(args.common.output, &names, args.read.typed);
+    let next = collect(&client, "Scan", request, &args.read, &mut stream)?;
+    finish(stream, next, &args.common)
 }
 
 /// Adds filter, projection, names, values, index, start key and consistency.
@@ -231,20 +243,22 @@ pub fn apply_read_args(request: &mut Value, read: &ReadArgs) -> CliResult {
     Ok(())
 }
 
-/// Reads pages as the flags say: one page, `--limit N` items, or all.
-/// Returns the items and the key to continue from, if there is more.
+/// Reads pages as the flags say (one page, `--limit N` items, or all) and
+/// prints each as it arrives. Returns the key to continue from, if there is
+/// more.
 fn collect(
     client: &Client,
     operation: &str,
     mut request: Value,
     read: &ReadArgs,
-) -> Result<(Vec<Value>, Option<Value>), String> {
-    let mut items = Vec::new();
+    stream: &mut ItemStream<'_>,
+) -> Result<Option<Value>, String> {
+    let mut seen: u64 = 0;
     loop {
         if let Some(limit) = read.limit {
             // Ask for no more than is still wanted, so no page is cut and
             // LastEvaluatedKey stays an exact place to resume from.
-            let wanted = limit - items.len() as u64;
+            let wanted = limit - seen;
             request["Limit"] = json!(wanted.min(10_000));
         }
         let mut pages: Pages = match operation {
@@ -253,37 +267,28 @@ fn collect(
         };
         let page = match pages.next() {
             Some(page) => page.map_err(|e| e.to_string())?,
-            None => return Ok((items, None)),
+            None => return Ok(None),
         };
         if let Some(Value::Array(page_items)) = page.get("Items") {
-            items.extend(page_items.iter().cloned());
+            stream.push(page_items)?;
+            seen += page_items.len() as u64;
         }
         let next = page.get("LastEvaluatedKey").cloned();
         let more_wanted = match read.limit {
-            Some(limit) => (items.len() as u64) < limit,
+            Some(limit) => seen < limit,
             None => read.paginate,
         };
         match next {
             Some(key) if more_wanted => request["ExclusiveStartKey"] = key,
-            next => return Ok((items, next)),
+            next => return Ok(next),
         }
     }
 }
 
-fn finish(
-    items: &[Value],
-    next: Option<Value>,
-    schema: &KeySchema,
-    read: &ReadArgs,
-    common: &Common,
-) -> CliResult {
-    print_items(items, common.output, &schema.names(), read.typed)?;
+fn finish(stream: ItemStream<'_>, next: Option<Value>, common: &Common) -> CliResult {
+    let count = stream.finish()?;
     if common.output == OutputFormat::Table {
-        eprintln!(
-            "{} item{}",
-            items.len(),
-            if items.len() == 1 { "" } else { "s" }
-        );
+        eprintln!("{count} item{}", if count == 1 { "" } else { "s" });
     }
     if let Some(key) = next {
         // DynamoDB JSON works whatever the key's types; it needs --raw.
