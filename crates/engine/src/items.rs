@@ -9,6 +9,9 @@
 
 use crate::capacity::{read_units, write_units};
 use crate::catalog::{index_stats_key, stats_key};
+use crate::collections::{
+    tracks_collections, CollectionChange, CollectionMetrics, CollectionTracker,
+};
 use crate::index::{Index, IndexKind, IndexState};
 use crate::streams::ChangeSource;
 use crate::table::{Table, TableStats};
@@ -77,6 +80,8 @@ pub struct WriteOutcome {
     pub write_units: f64,
     /// Units spent on each secondary index.
     pub index_units: Vec<(String, IndexKind, f64)>,
+    /// The item collection the write changed (tables with an LSI only).
+    pub item_collection: Option<CollectionMetrics>,
 }
 
 /// A failed condition, carrying the current item for
@@ -125,7 +130,9 @@ impl Engine {
         return_old_on_failure: bool,
     ) -> Result<WriteOutcome> {
         let _guard = self.write_lock.lock();
-        let planned = self.plan_write(table, key, mutation, condition, return_old_on_failure)?;
+        let mut planned =
+            self.plan_write(table, key, mutation, condition, return_old_on_failure)?;
+        self.admit_collection(&mut CollectionTracker::default(), &mut planned)?;
         self.commit(std::slice::from_ref(&planned))?;
         Ok(planned.into_outcome())
     }
@@ -200,8 +207,20 @@ impl Engine {
         } else {
             Vec::new()
         };
+        // The item collection grows or shrinks by the item and its LSI
+        // entries (tables with an LSI only; a ConditionCheck changes none).
+        let collection = (changes && tracks_collections(table)).then(|| {
+            let entries: i64 = index_changes
+                .iter()
+                .filter(|c| c.index.kind == IndexKind::Local)
+                .map(|c| c.delta.size_bytes)
+                .sum();
+            CollectionChange::new(table, key, new_size as i64 - old_size as i64 + entries)
+        });
         Ok(PlannedWrite {
             table: Arc::clone(table),
+            collection,
+            collection_size: None,
             storage_key,
             index_changes,
             write_units: write_units(old_size.max(new_size)),
@@ -266,6 +285,7 @@ impl Engine {
         if ops.is_empty() {
             return Ok(());
         }
+        ops.extend(self.collection_ops(writes)?);
         for (key, record) in self.stream_records(writes, source) {
             ops.push(WriteOp::Put(key, record));
         }
@@ -300,6 +320,10 @@ pub struct PlannedWrite {
     delta: TableStats,
     /// False for a ConditionCheck, which reads but never writes.
     changes: bool,
+    /// How the write changes its item collection (tables with an LSI).
+    pub(crate) collection: Option<CollectionChange>,
+    /// The collection's size after the write, once admitted.
+    pub(crate) collection_size: Option<u64>,
 }
 
 /// The change one write makes to one secondary index.
@@ -390,9 +414,20 @@ impl PlannedWrite {
             .collect()
     }
 
+    /// The ItemCollectionMetrics of this write: its collection and size
+    /// (None for tables without an LSI, and for a ConditionCheck).
+    pub fn item_collection_metrics(&self) -> Option<CollectionMetrics> {
+        let change = self.collection.as_ref()?;
+        Some(CollectionMetrics {
+            key: change.partition.clone(),
+            size_bytes: self.collection_size?,
+        })
+    }
+
     pub fn into_outcome(self) -> WriteOutcome {
         let index_units = self.index_units();
         WriteOutcome {
+            item_collection: self.item_collection_metrics(),
             index_units,
             old: self.old,
             new: self.new,

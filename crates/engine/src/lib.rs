@@ -1,6 +1,7 @@
 //! Ferrodyn's engine: everything between a validated request and storage.
 //!
 //! - [`catalog`]: tables (create, describe, list, update, delete), persisted.
+//! - [`collections`]: item-collection sizes of LSI tables and their limit.
 //! - [`items`]: GetItem and the conditional single-item write path.
 //! - [`transactions`]: TransactWriteItems/TransactGetItems and batch writes.
 //! - [`idempotency`]: ClientRequestToken bookkeeping.
@@ -15,6 +16,7 @@
 
 pub mod capacity;
 pub mod catalog;
+pub mod collections;
 pub mod idempotency;
 pub mod index;
 pub mod index_changes;
@@ -53,6 +55,8 @@ pub struct Engine {
     account: String,
     /// Seconds of unused provisioned capacity a table may bank.
     burst_seconds: f64,
+    /// Largest item collection (LSI tables) a write may grow, in bytes.
+    collection_limit_bytes: u64,
 }
 
 /// Engine settings.
@@ -62,6 +66,9 @@ pub struct EngineOptions {
     pub region: String,
     /// Burst window of provisioned tables (DynamoDB: 300 seconds).
     pub burst_seconds: f64,
+    /// Largest item collection of a table with an LSI (DynamoDB: 10 GB);
+    /// lower it to reach ItemCollectionSizeLimitExceeded in tests.
+    pub item_collection_limit_bytes: u64,
 }
 
 impl Default for EngineOptions {
@@ -69,6 +76,7 @@ impl Default for EngineOptions {
         EngineOptions {
             region: "us-east-1".into(),
             burst_seconds: 300.0,
+            item_collection_limit_bytes: collections::DEFAULT_COLLECTION_LIMIT_BYTES,
         }
     }
 }
@@ -85,6 +93,7 @@ impl Engine {
             next_stream_seq: AtomicU64::new(1),
             region: options.region,
             burst_seconds: options.burst_seconds,
+            collection_limit_bytes: options.item_collection_limit_bytes,
             account: "000000000000".to_string(),
         };
         engine.load_catalog()?;

@@ -9,6 +9,7 @@
 //! to each other and to single-item writes, and since a storage batch is
 //! atomic no reader ever sees part of one.
 
+use crate::collections::CollectionTracker;
 use crate::items::{Mutation, PlannedWrite, StoredItem};
 use crate::table::Table;
 use crate::Engine;
@@ -52,6 +53,12 @@ impl CancellationReason {
             ErrorKind::ItemCollectionSizeLimitExceeded => "ItemCollectionSizeLimitExceeded",
             _ => "ValidationError",
         };
+        // The reason's wording differs from the single-write exception's
+        // (the TransactWriteItems API reference).
+        let message = match error.kind {
+            ErrorKind::ItemCollectionSizeLimitExceeded => "Collection size exceeded".to_string(),
+            _ => error.message,
+        };
         let item = error
             .extra
             .as_ref()
@@ -59,7 +66,7 @@ impl CancellationReason {
             .and_then(|item| serde_json::from_value(item.clone()).ok());
         CancellationReason {
             code: code.into(),
-            message: Some(error.message),
+            message: Some(message),
             item,
         }
     }
@@ -115,19 +122,25 @@ impl Engine {
         let mut reasons = Vec::with_capacity(actions.len());
         let mut failed = false;
         let mut stopped = false;
+        // Collection sizes as the actions planned so far leave them: an
+        // action that grows its collection past the limit fails with
+        // ItemCollectionSizeLimitExceeded.
+        let mut collections = CollectionTracker::default();
         for action in actions {
             if stopped {
                 reasons.push(CancellationReason::none());
                 continue;
             }
             let outcome = action.and_then(|a| {
-                self.plan_write(
+                let mut write = self.plan_write(
                     &a.table,
                     &a.key,
                     a.mutation,
                     a.condition,
                     a.return_old_on_failure,
-                )
+                )?;
+                self.admit_collection(&mut collections, &mut write)?;
+                Ok(write)
             });
             match outcome {
                 Ok(write) => {
@@ -166,8 +179,11 @@ impl Engine {
     ) -> Result<Vec<PlannedWrite>> {
         let _guard = self.write_lock.lock();
         let mut planned = Vec::with_capacity(writes.len());
+        let mut collections = CollectionTracker::default();
         for (table, key, mutation) in writes {
-            planned.push(self.plan_write(&table, &key, mutation, None, false)?);
+            let mut write = self.plan_write(&table, &key, mutation, None, false)?;
+            self.admit_collection(&mut collections, &mut write)?;
+            planned.push(write);
         }
         self.commit(&planned)?;
         Ok(planned)

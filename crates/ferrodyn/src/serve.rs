@@ -57,6 +57,11 @@ pub struct ServeArgs {
     /// "BatchWriteItem", "table": "t", "fault": "unprocessed", "rate": 0.2}]}
     #[arg(long, value_name = "FILE")]
     fault_config: Option<PathBuf>,
+    /// Largest item collection (a partition's items plus their LSI entries)
+    /// a write may grow, in bytes (DynamoDB: 10 GB). Lower it to reach
+    /// ItemCollectionSizeLimitExceededException in tests.
+    #[arg(long, hide = true, default_value_t = ferrodyn_engine::collections::DEFAULT_COLLECTION_LIMIT_BYTES)]
+    item_collection_limit_bytes: u64,
     /// Exit when standard input closes (lets a parent process, such as a test
     /// harness, tie the server's life to its own).
     #[arg(long, hide = true)]
@@ -111,6 +116,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     let options = EngineOptions {
         region: args.region.clone(),
         burst_seconds: args.burst_seconds,
+        item_collection_limit_bytes: args.item_collection_limit_bytes,
     };
     let engine = Arc::new(Engine::open(storage, options).map_err(|e| e.to_string())?);
     if args.ttl_interval > 0.0 {

@@ -5,11 +5,12 @@
 
 use crate::faults::Faults;
 use crate::ops::common;
+use crate::ops::conditional_write::wants_collection_metrics;
 use crate::validate::Violations;
 use ferrodyn_engine::capacity::CapacityDetail;
 use ferrodyn_engine::items::check_item_size;
 use ferrodyn_engine::throughput::Capacity;
-use ferrodyn_engine::{Engine, Mutation};
+use ferrodyn_engine::{Engine, Mutation, PlannedWrite};
 use ferrodyn_types::{DynamoError, Item, Result};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -164,7 +165,30 @@ pub fn run(engine: &Engine, faults: &Faults, request: Request) -> Result<Vec<u8>
     if let Some(list) = capacity_list(&units, detail, "WriteCapacityUnits") {
         body.insert("ConsumedCapacity".into(), list);
     }
+    if wants_collection_metrics(&request.return_item_collection_metrics) {
+        if let Some(metrics) = collection_metrics(&planned) {
+            body.insert("ItemCollectionMetrics".into(), metrics);
+        }
+    }
     Ok(serde_json::to_vec(&body).expect("serialisable"))
+}
+
+/// ItemCollectionMetrics as BatchWriteItem and TransactWriteItems return
+/// them: for each table with an LSI, one entry per write, in request order.
+/// None when no write touched such a table.
+pub fn collection_metrics(writes: &[PlannedWrite]) -> Option<Value> {
+    let mut tables = serde_json::Map::new();
+    for write in writes {
+        if let Some(metrics) = write.item_collection_metrics() {
+            tables
+                .entry(write.table.name.clone())
+                .or_insert_with(|| json!([]))
+                .as_array_mut()
+                .expect("array")
+                .push(metrics.to_json());
+        }
+    }
+    (!tables.is_empty()).then_some(Value::Object(tables))
 }
 
 /// ConsumedCapacity as the list multi-table operations return.

@@ -90,6 +90,11 @@ impl WriteOptions<'_> {
     }
 }
 
+/// Whether ReturnItemCollectionMetrics (already checked) asks for SIZE.
+pub fn wants_collection_metrics(value: &Option<String>) -> bool {
+    value.as_deref() == Some("SIZE")
+}
+
 /// Runs a validated write (within the table's provisioned capacity) and
 /// builds its response.
 pub fn execute(
@@ -129,5 +134,10 @@ pub fn execute(
         &consumed,
         common::capacity_detail(options.return_consumed_capacity),
     );
+    if wants_collection_metrics(options.return_item_collection_metrics) {
+        if let Some(metrics) = &outcome.item_collection {
+            body.value("ItemCollectionMetrics", metrics.to_json());
+        }
+    }
     body.finish()
 }

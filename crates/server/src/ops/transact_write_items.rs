@@ -3,7 +3,9 @@
 //! ClientRequestToken idempotency and doubled (transactional) capacity.
 
 use crate::faults::Faults;
+use crate::ops::batch_write_item::collection_metrics;
 use crate::ops::common::{self, Names, Values};
+use crate::ops::conditional_write::wants_collection_metrics;
 use crate::validate::{self, Violations};
 use ferrodyn_engine::capacity::CapacityDetail;
 use ferrodyn_engine::idempotency::Claim;
@@ -234,7 +236,7 @@ pub fn run(engine: &Engine, faults: &Faults, request: Request, body_len: usize) 
         if let Claim::Replay(units) = engine.tokens.claim(token, fingerprint)? {
             // A replay writes nothing and, as in DynamoDB, reports read
             // capacity rather than write capacity.
-            return respond(&units, detail, "ReadCapacityUnits");
+            return respond(&units, detail, "ReadCapacityUnits", None);
         }
     }
     let names: Vec<&str> = tables.iter().map(|t| t.name.as_str()).collect();
@@ -297,7 +299,10 @@ pub fn run(engine: &Engine, faults: &Faults, request: Request, body_len: usize) 
     if let Some(token) = &request.client_request_token {
         engine.tokens.complete(token, units.clone());
     }
-    respond(&units, detail, "WriteCapacityUnits")
+    let metrics = wants_collection_metrics(&request.return_item_collection_metrics)
+        .then(|| collection_metrics(&writes))
+        .flatten();
+    respond(&units, detail, "WriteCapacityUnits", metrics)
 }
 
 /// Checks an action's key (or item) against its table's key schema.
@@ -339,8 +344,18 @@ fn fingerprint(items: &[TransactItem]) -> u64 {
     hasher.finish()
 }
 
-fn respond(units: &[(String, f64)], detail: CapacityDetail, kind: &str) -> Result<Vec<u8>> {
+/// The response: ConsumedCapacity as asked, and ItemCollectionMetrics when
+/// asked for and some action changed a table with an LSI.
+fn respond(
+    units: &[(String, f64)],
+    detail: CapacityDetail,
+    kind: &str,
+    collection_metrics: Option<serde_json::Value>,
+) -> Result<Vec<u8>> {
     let mut body = serde_json::Map::new();
+    if let Some(metrics) = collection_metrics {
+        body.insert("ItemCollectionMetrics".into(), metrics);
+    }
     if detail != CapacityDetail::None {
         let list: Vec<serde_json::Value> = units
             .iter()
