@@ -7,7 +7,7 @@
 //! purged (so a purge interrupted by a crash resumes at the next start).
 
 use crate::index::{Index, IndexKind, IndexState};
-use crate::keys::{table_prefix, KeySchema};
+use crate::keys::{table_prefix, IndexKeySchema};
 use crate::schema::{
     BillingMode, BillingModeSummary, ProvisionedThroughputDescription, StreamSpecification,
     TableDescription,
@@ -92,7 +92,7 @@ impl CatalogRecord {
                 } else {
                     IndexState::Active
                 };
-                let schema = KeySchema::new(&index.key_schema, &d.attribute_definitions);
+                let schema = IndexKeySchema::new(&index.key_schema, &d.attribute_definitions);
                 out.push(Arc::new(Index::new(id, kind, index, schema, state, stats)));
             }
         }

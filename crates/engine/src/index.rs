@@ -10,7 +10,9 @@
 //! Entries are written in the same storage batch as the base item, so an
 //! index never disagrees with its table, even inside transactions.
 
-use crate::keys::{partition_hash, KeyAttribute, KeySchema};
+use crate::keys::{
+    combined_partition_hash, partition_hash, IndexKeySchema, KeyAttribute, KeySchema,
+};
 use crate::schema::IndexDescription;
 use crate::table::TableStats;
 use ferrodyn_types::{AttributeValue, DynamoError, Item, Result};
@@ -46,7 +48,7 @@ pub struct Index {
     pub name: String,
     pub id: u32,
     pub kind: IndexKind,
-    pub schema: KeySchema,
+    pub schema: IndexKeySchema,
     pub projection: IndexProjection,
     state: RwLock<IndexState>,
     item_count: AtomicI64,
@@ -58,7 +60,7 @@ impl Index {
         id: u32,
         kind: IndexKind,
         description: &IndexDescription,
-        schema: KeySchema,
+        schema: IndexKeySchema,
         state: IndexState,
         stats: TableStats,
     ) -> Index {
@@ -123,7 +125,7 @@ impl Index {
                     self.name
                 )));
             }
-            let limit = if attribute.name == self.schema.hash.name {
+            let limit = if self.schema.is_hash_attribute(&attribute.name) {
                 crate::keys::MAX_PARTITION_KEY_BYTES
             } else {
                 crate::keys::MAX_SORT_KEY_BYTES
@@ -165,7 +167,7 @@ impl Index {
     /// items; a backfill skips items whose keys could never be indexed).
     pub fn covers(&self, item: &Item) -> bool {
         self.schema.attributes().all(|a| {
-            let limit = if a.name == self.schema.hash.name {
+            let limit = if self.schema.is_hash_attribute(&a.name) {
                 crate::keys::MAX_PARTITION_KEY_BYTES
             } else {
                 crate::keys::MAX_SORT_KEY_BYTES
@@ -183,9 +185,12 @@ impl Index {
         if !self.covers(item) {
             return None;
         }
-        let mut key = partition_prefix(table_id, self.id, &item[&self.schema.hash.name]);
-        if let Some(range) = &self.schema.range {
-            encode_escaped(&item[&range.name], &mut key);
+        let mut key = index_prefix(table_id, self.id);
+        key.extend_from_slice(&self.schema.partition_hash(item).to_be_bytes());
+        // Every value is escaped and terminated (prefix-free), so the
+        // concatenation orders as the tuple of values does.
+        for attribute in self.schema.attributes() {
+            encode_escaped(&item[&attribute.name], &mut key);
         }
         // The base key makes the entry unique among items with equal index keys.
         encode_escaped(&item[&base.hash.name], &mut key);
@@ -274,11 +279,18 @@ pub fn index_prefix(table_id: u64, index_id: u32) -> Vec<u8> {
     out
 }
 
-/// Prefix of the entries of one index partition.
-pub fn partition_prefix(table_id: u64, index_id: u32, hash_value: &AttributeValue) -> Vec<u8> {
+/// Prefix of the entries of one index partition: its partition-key values
+/// in KeySchema order.
+pub fn partition_prefix(table_id: u64, index_id: u32, hash_values: &[&AttributeValue]) -> Vec<u8> {
     let mut out = index_prefix(table_id, index_id);
-    out.extend_from_slice(&partition_hash(hash_value).to_be_bytes());
-    encode_escaped(hash_value, &mut out);
+    let hash = match hash_values {
+        [one] => partition_hash(one),
+        many => combined_partition_hash(many.iter().copied()),
+    };
+    out.extend_from_slice(&hash.to_be_bytes());
+    for value in hash_values {
+        encode_escaped(value, &mut out);
+    }
     out
 }
 
@@ -350,5 +362,160 @@ mod tests {
         a.push(0xff);
         assert!(a < enc("abc") || !enc("abc").starts_with(&enc("ab")));
         assert!(!enc("abc").starts_with(&enc("ab")));
+    }
+
+    use crate::schema::{AttributeDefinition, KeySchemaElement, KeyType, Projection};
+    use ferrodyn_types::{Number, ScalarType};
+
+    fn element(name: &str, key_type: KeyType) -> KeySchemaElement {
+        KeySchemaElement {
+            attribute_name: name.into(),
+            key_type,
+        }
+    }
+
+    fn definition(name: &str, ty: ScalarType) -> AttributeDefinition {
+        AttributeDefinition {
+            attribute_name: name.into(),
+            attribute_type: ty,
+        }
+    }
+
+    /// A GSI keyed (h1 S, h2 N) HASH + (r1 S, r2 N, r3 B) RANGE on a table
+    /// keyed `p`.
+    fn composite() -> (Index, KeySchema) {
+        let elements = [
+            element("h1", KeyType::Hash),
+            element("h2", KeyType::Hash),
+            element("r1", KeyType::Range),
+            element("r2", KeyType::Range),
+            element("r3", KeyType::Range),
+        ];
+        let definitions = [
+            definition("p", ScalarType::S),
+            definition("h1", ScalarType::S),
+            definition("h2", ScalarType::N),
+            definition("r1", ScalarType::S),
+            definition("r2", ScalarType::N),
+            definition("r3", ScalarType::B),
+        ];
+        let description = IndexDescription {
+            index_name: "gsi".into(),
+            key_schema: elements.to_vec(),
+            projection: Projection {
+                projection_type: Some("ALL".into()),
+                non_key_attributes: None,
+            },
+            index_status: None,
+            backfilling: None,
+            provisioned_throughput: None,
+            index_size_bytes: 0,
+            item_count: 0,
+            index_arn: String::new(),
+        };
+        let schema = IndexKeySchema::new(&elements, &definitions);
+        let index = Index::new(
+            7,
+            IndexKind::Global,
+            &description,
+            schema,
+            IndexState::Active,
+            TableStats::default(),
+        );
+        let base = KeySchema {
+            hash: KeyAttribute {
+                name: "p".into(),
+                ty: ScalarType::S,
+            },
+            range: None,
+        };
+        (index, base)
+    }
+
+    fn row(p: &str, r1: &str, r2: i64, r3: &[u8]) -> Item {
+        let mut item = Item::new();
+        item.insert("p".into(), AttributeValue::S(p.into()));
+        item.insert("h1".into(), AttributeValue::S("H".into()));
+        item.insert("h2".into(), AttributeValue::N(Number::from(5)));
+        item.insert("r1".into(), AttributeValue::S(r1.into()));
+        item.insert("r2".into(), AttributeValue::N(Number::from(r2)));
+        item.insert("r3".into(), AttributeValue::B(r3.to_vec()));
+        item
+    }
+
+    #[test]
+    fn multi_attribute_schema_keeps_keyschema_order() {
+        let (index, _) = composite();
+        let names =
+            |attrs: &[KeyAttribute]| attrs.iter().map(|a| a.name.clone()).collect::<Vec<_>>();
+        assert_eq!(names(&index.schema.hash), ["h1", "h2"]);
+        assert_eq!(names(&index.schema.range), ["r1", "r2", "r3"]);
+        assert_eq!(index.schema.range[1].ty, ScalarType::N);
+        assert!(!index.schema.is_single());
+    }
+
+    #[test]
+    fn several_sort_attributes_encode_in_tuple_order() {
+        let (index, base) = composite();
+        // Sorted by (r1, r2, r3), then the base key: a shorter r1 that is
+        // a prefix of a longer one sorts first whatever follows it, and N
+        // sorts numerically.
+        let rows = [
+            row("z", "a", 100, b"\xff"),
+            row("a", "a\0", -3, b"\x05"),
+            row("b", "ab", -3, b"\x01"),
+            row("a", "ab", 2, b"\x00"),
+            row("a", "ab", 2, b"\x00\x00"),
+            row("b", "ab", 2, b"\x00\x00"),
+            row("a", "ab", 10, b"\x05"),
+            row("a", "b", -100, b"\x05"),
+        ];
+        let keys: Vec<Vec<u8>> = rows
+            .iter()
+            .map(|r| index.entry_key(1, &base, r).expect("covered"))
+            .collect();
+        for (i, pair) in keys.windows(2).enumerate() {
+            assert!(pair[0] < pair[1], "row {i} sorts before row {}", i + 1);
+        }
+        // Every entry of the partition starts with its partition prefix,
+        // and the prefix plus the escaped leading sort values is a prefix
+        // of exactly the entries with those values.
+        let h1 = AttributeValue::S("H".into());
+        let h2 = AttributeValue::N(Number::from(5));
+        let prefix = partition_prefix(1, 7, &[&h1, &h2]);
+        assert!(keys.iter().all(|k| k.starts_with(&prefix)));
+        let mut ab = prefix.clone();
+        encode_escaped(&AttributeValue::S("ab".into()), &mut ab);
+        let matching = keys.iter().filter(|k| k.starts_with(&ab)).count();
+        assert_eq!(matching, 5);
+    }
+
+    #[test]
+    fn single_attribute_partitions_encode_as_before() {
+        let value = AttributeValue::S("v".into());
+        let mut expected = index_prefix(3, 4);
+        expected.extend_from_slice(&partition_hash(&value).to_be_bytes());
+        encode_escaped(&value, &mut expected);
+        assert_eq!(partition_prefix(3, 4, &[&value]), expected);
+        // Two attributes hash together, and order matters.
+        let other = AttributeValue::S("w".into());
+        assert_ne!(
+            partition_prefix(3, 4, &[&value, &other])[13..21],
+            partition_prefix(3, 4, &[&other, &value])[13..21]
+        );
+    }
+
+    #[test]
+    fn items_missing_any_key_attribute_are_not_indexed() {
+        let (index, base) = composite();
+        for name in ["h1", "h2", "r1", "r2", "r3"] {
+            let mut item = row("a", "x", 1, b"1");
+            item.remove(name);
+            assert!(index.entry_key(1, &base, &item).is_none(), "{name}");
+        }
+        let key = index.last_evaluated_key(&base, &row("a", "x", 1, b"1"));
+        let mut names: Vec<&String> = key.keys().collect();
+        names.sort();
+        assert_eq!(names, ["h1", "h2", "p", "r1", "r2", "r3"]);
     }
 }

@@ -12,7 +12,7 @@
 use crate::catalog::{catalog_key, index_stats_key, CatalogRecord};
 use crate::index::{index_prefix, Index, IndexKind, IndexState};
 use crate::items::StoredItem;
-use crate::keys::{table_prefix, KeySchema};
+use crate::keys::{table_prefix, IndexKeySchema};
 use crate::read::Walk;
 use crate::schema::{AttributeDefinition, IndexDescription, TableDescription};
 use crate::table::{Table, TableStats};
@@ -71,7 +71,8 @@ impl Engine {
                     .get_or_insert_with(Vec::new)
                     .push(description.clone());
             });
-            let schema = KeySchema::new(&description.key_schema, &updated.attribute_definitions);
+            let schema =
+                IndexKeySchema::new(&description.key_schema, &updated.attribute_definitions);
             let index = Arc::new(Index::new(
                 id,
                 IndexKind::Global,

@@ -131,6 +131,97 @@ impl KeySchema {
     }
 }
 
+/// A secondary index's key: one or more partition-key attributes and zero or
+/// more sort-key attributes, in KeySchema order. LSIs and classic GSIs have
+/// one of each at most; a GSI with multi-attribute keys has up to four of
+/// each.
+#[derive(Clone, Debug, PartialEq)]
+pub struct IndexKeySchema {
+    pub hash: Vec<KeyAttribute>,
+    pub range: Vec<KeyAttribute>,
+}
+
+/// Most partition-key (and most sort-key) attributes a GSI may have.
+pub const MAX_INDEX_KEY_ATTRIBUTES: usize = 4;
+
+impl IndexKeySchema {
+    /// Builds the schema from a validated index KeySchema and the table's
+    /// AttributeDefinitions.
+    pub fn new(
+        elements: &[KeySchemaElement],
+        definitions: &[AttributeDefinition],
+    ) -> IndexKeySchema {
+        let attribute = |e: &KeySchemaElement| KeyAttribute {
+            name: e.attribute_name.clone(),
+            ty: definitions
+                .iter()
+                .find(|d| d.attribute_name == e.attribute_name)
+                .map_or(ScalarType::S, |d| d.attribute_type),
+        };
+        let of = |kind: KeyType| {
+            elements
+                .iter()
+                .filter(|e| e.key_type == kind)
+                .map(attribute)
+                .collect::<Vec<_>>()
+        };
+        IndexKeySchema {
+            hash: of(KeyType::Hash),
+            range: of(KeyType::Range),
+        }
+    }
+
+    /// Whether this is a classic key (one partition attribute, at most one
+    /// sort attribute), which Query validates with the classic messages.
+    pub fn is_single(&self) -> bool {
+        self.hash.len() == 1 && self.range.len() <= 1
+    }
+
+    /// Partition-key attributes first, then sort-key attributes.
+    pub fn attributes(&self) -> impl Iterator<Item = &KeyAttribute> {
+        self.hash.iter().chain(&self.range)
+    }
+
+    pub fn is_key_attribute(&self, name: &str) -> bool {
+        self.attributes().any(|a| a.name == name)
+    }
+
+    pub fn is_hash_attribute(&self, name: &str) -> bool {
+        self.hash.iter().any(|a| a.name == name)
+    }
+
+    /// The index key attributes an item has.
+    pub fn extract(&self, item: &Item) -> Item {
+        self.attributes()
+            .filter_map(|a| item.get(&a.name).map(|v| (a.name.clone(), v.clone())))
+            .collect()
+    }
+
+    /// The partition hash of an item (which must carry every partition-key
+    /// attribute): for one attribute, exactly the table's hash of it; for
+    /// several, a hash of all of them in KeySchema order.
+    pub fn partition_hash(&self, item: &Item) -> u64 {
+        match self.hash.as_slice() {
+            [one] => partition_hash(&item[&one.name]),
+            many => combined_partition_hash(many.iter().map(|a| &item[&a.name])),
+        }
+    }
+}
+
+/// The partition hash of several partition-key values together (order
+/// matters). Stable across versions, like [`partition_hash`].
+pub fn combined_partition_hash<'a>(values: impl Iterator<Item = &'a AttributeValue>) -> u64 {
+    let mut hash: u64 = 0x6a09_e667_f3bc_c908;
+    for value in values {
+        hash = (hash ^ partition_hash(value)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        hash ^= hash >> 29;
+    }
+    hash ^= hash >> 33;
+    hash = hash.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    hash ^= hash >> 33;
+    hash
+}
+
 /// Storage-key prefix of every item in one partition (all sort keys).
 pub fn partition_prefix(table_id: u64, hash_value: &AttributeValue) -> Vec<u8> {
     let mut out = table_prefix(table_id);

@@ -178,6 +178,123 @@ impl KeyCondition {
     }
 }
 
+/// The parts of a key condition on a multi-attribute (GSI) key, in KeySchema
+/// order: one equality per partition-key attribute, then the conditions on
+/// a leading run of sort-key attributes (equalities, and the last one any
+/// operator).
+#[derive(Debug)]
+pub struct CompositeParts<'a> {
+    pub hash: Vec<&'a KeyPart>,
+    pub range: Vec<&'a KeyPart>,
+}
+
+fn not_supported(detail: String) -> DynamoError {
+    DynamoError::validation(format!("Query key condition not supported: {detail}"))
+}
+
+impl KeyCondition {
+    /// Checks the parts against a multi-attribute key schema (up to four
+    /// HASH and four RANGE attributes, each with its type): every HASH
+    /// attribute needs an equality; RANGE attributes are used left to
+    /// right without gaps, all with equalities but the last one used.
+    pub fn validate_composite(
+        &self,
+        hash: &[(&str, ScalarType)],
+        range: &[(&str, ScalarType)],
+    ) -> Result<CompositeParts<'_>, DynamoError> {
+        let is_key = |name: &str| hash.iter().chain(range).any(|k| k.0 == name);
+        if let Some(p) = self.parts.iter().find(|p| p.nested && is_key(&p.name)) {
+            return Err(not_scalar(&p.name));
+        }
+        if self.parts.iter().any(|p| p.nested) {
+            return Err(DynamoError::validation(
+                "KeyConditionExpressions cannot have conditions on nested attributes",
+            ));
+        }
+        let duplicate = self
+            .parts
+            .iter()
+            .enumerate()
+            .any(|(i, p)| self.parts[..i].iter().any(|q| q.name == p.name));
+        if duplicate {
+            return Err(DynamoError::validation(
+                "KeyConditionExpressions must only contain one condition per key",
+            ));
+        }
+        if let Some(p) = self.parts.iter().find(|p| !is_key(&p.name)) {
+            return Err(not_supported(format!(
+                "{} is not a key attribute of the index; a KeyConditionExpression may only name the index's HASH and RANGE key attributes",
+                p.name
+            )));
+        }
+        let find = |name: &str| self.parts.iter().find(|p| p.name == name);
+        let mut hash_parts = Vec::with_capacity(hash.len());
+        for (name, _) in hash {
+            match find(name) {
+                Some(p) if matches!(p.op, KeyOp::Eq(_)) => hash_parts.push(p),
+                found => {
+                    return Err(not_supported(format!(
+                        "every HASH key attribute of the index needs an equality condition; {} {}",
+                        name,
+                        if found.is_some() {
+                            "is not compared with ="
+                        } else {
+                            "has no condition"
+                        }
+                    )))
+                }
+            }
+        }
+        let mut range_parts = Vec::new();
+        let mut gap: Option<&str> = None;
+        for (name, _) in range {
+            match (find(name), gap) {
+                (Some(p), None) => range_parts.push(p),
+                (Some(p), Some(missing)) => {
+                    return Err(not_supported(format!(
+                        "RANGE key attributes must be used left to right with equality conditions; {} has a condition but the earlier RANGE key attribute {missing} has no equality condition",
+                        p.name
+                    )))
+                }
+                (None, _) => gap = gap.or(Some(name)),
+            }
+        }
+        if let Some((_, leading)) = range_parts.split_last() {
+            if let Some(p) = leading.iter().find(|p| !matches!(p.op, KeyOp::Eq(_))) {
+                return Err(not_supported(format!(
+                    "RANGE key attributes must be used left to right with equality conditions on all but the last one used; {} is not compared with =",
+                    p.name
+                )));
+            }
+        }
+        let typed = hash_parts
+            .iter()
+            .zip(hash)
+            .chain(range_parts.iter().zip(range));
+        for (part, (_, ty)) in typed {
+            if part
+                .op
+                .values()
+                .iter()
+                .any(|v| v.scalar_type() != Some(*ty))
+            {
+                return Err(DynamoError::invalid_parameter(
+                    "Condition parameter type does not match schema type",
+                ));
+            }
+            if matches!(part.op, KeyOp::BeginsWith(_)) && *ty == ScalarType::N {
+                return Err(DynamoError::validation(
+                    "Invalid condition in KeyConditionExpression: begins_with operator is not supported for N type",
+                ));
+            }
+        }
+        Ok(CompositeParts {
+            hash: hash_parts,
+            range: range_parts,
+        })
+    }
+}
+
 fn collect(cond: &Condition, out: &mut Vec<KeyPart>) -> Result<(), DynamoError> {
     match cond {
         Condition::And(a, b) => {
@@ -227,5 +344,130 @@ fn collect(cond: &Condition, out: &mut Vec<KeyPart>) -> Result<(), DynamoError> 
             out.push(part(p, KeyOp::BeginsWith(constant(prefix)?)));
             Ok(())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{parse_key_condition, ExpressionContext};
+    use ferrodyn_types::{AttributeValue, Number, ScalarType};
+    use std::collections::HashMap;
+
+    const HASH: &[(&str, ScalarType)] = &[("h1", ScalarType::S), ("h2", ScalarType::S)];
+    const RANGE: &[(&str, ScalarType)] = &[
+        ("r1", ScalarType::N),
+        ("r2", ScalarType::S),
+        ("r3", ScalarType::S),
+    ];
+
+    /// Validates `text` against the 2 HASH + 3 RANGE schema above and
+    /// returns the names of the range parts used, in schema order.
+    fn check(text: &str) -> Result<Vec<String>, String> {
+        let values: HashMap<String, AttributeValue> = [
+            (":s", AttributeValue::S("x".into())),
+            (":t", AttributeValue::S("y".into())),
+            (":n", AttributeValue::N(Number::from(1))),
+            (":m", AttributeValue::N(Number::from(2))),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+        let mut ctx = ExpressionContext::new(None, Some(&values)).unwrap();
+        let kc = parse_key_condition(text, &mut ctx).map_err(|e| e.message)?;
+        let parts = kc.validate_composite(HASH, RANGE).map_err(|e| e.message)?;
+        assert_eq!(
+            parts
+                .hash
+                .iter()
+                .map(|p| p.name.as_str())
+                .collect::<Vec<_>>(),
+            ["h1", "h2"]
+        );
+        Ok(parts.range.iter().map(|p| p.name.clone()).collect())
+    }
+
+    #[test]
+    fn composite_conditions_accepted_in_any_textual_order() {
+        assert_eq!(check("h1 = :s AND h2 = :t"), Ok(vec![]));
+        assert_eq!(
+            check("h2 = :t AND h1 = :s AND r1 > :n"),
+            Ok(vec!["r1".into()])
+        );
+        assert_eq!(
+            check("r2 = :s AND h1 = :s AND r1 = :n AND h2 = :t"),
+            Ok(vec!["r1".into(), "r2".into()])
+        );
+        assert_eq!(
+            check("h1 = :s AND h2 = :t AND r1 = :n AND r2 = :s AND begins_with(r3, :t)"),
+            Ok(vec!["r1".into(), "r2".into(), "r3".into()])
+        );
+        assert_eq!(
+            check("h1 = :s AND h2 = :t AND r1 BETWEEN :n AND :m"),
+            Ok(vec!["r1".into()])
+        );
+    }
+
+    #[test]
+    fn composite_condition_errors() {
+        let unsupported = "Query key condition not supported: ";
+        let errors = [
+            (
+                "h1 = :s",
+                "every HASH key attribute of the index needs an equality condition; h2 has no condition",
+            ),
+            (
+                "h1 = :s AND h2 > :t",
+                "every HASH key attribute of the index needs an equality condition; h2 is not compared with =",
+            ),
+            (
+                "h1 = :s AND begins_with(h2, :t)",
+                "every HASH key attribute of the index needs an equality condition; h2 is not compared with =",
+            ),
+            (
+                "h1 = :s AND h2 = :t AND r2 = :s",
+                "RANGE key attributes must be used left to right with equality conditions; r2 has a condition but the earlier RANGE key attribute r1 has no equality condition",
+            ),
+            (
+                "h1 = :s AND h2 = :t AND r1 = :n AND r3 = :s",
+                "RANGE key attributes must be used left to right with equality conditions; r3 has a condition but the earlier RANGE key attribute r2 has no equality condition",
+            ),
+            (
+                "h1 = :s AND h2 = :t AND r1 > :n AND r2 = :s",
+                "RANGE key attributes must be used left to right with equality conditions on all but the last one used; r1 is not compared with =",
+            ),
+            (
+                "h1 = :s AND h2 = :t AND r1 = :n AND begins_with(r2, :s) AND r3 < :t",
+                "RANGE key attributes must be used left to right with equality conditions on all but the last one used; r2 is not compared with =",
+            ),
+            (
+                "h1 = :s AND h2 = :t AND x = :s",
+                "x is not a key attribute of the index; a KeyConditionExpression may only name the index's HASH and RANGE key attributes",
+            ),
+        ];
+        for (text, want) in errors {
+            assert_eq!(
+                check(text).unwrap_err(),
+                format!("{unsupported}{want}"),
+                "{text}"
+            );
+        }
+        assert_eq!(
+            check("h1 = :n AND h2 = :t").unwrap_err(),
+            "One or more parameter values were invalid: Condition parameter type does not match schema type"
+        );
+        // begins_with on an N key: its operand can only be a string (the
+        // parser refuses a number operand), which does not match the type.
+        assert_eq!(
+            check("h1 = :s AND h2 = :t AND begins_with(r1, :s)").unwrap_err(),
+            "One or more parameter values were invalid: Condition parameter type does not match schema type"
+        );
+        assert_eq!(
+            check("h1 = :s AND h2 = :t AND h1 = :t").unwrap_err(),
+            "KeyConditionExpressions must only contain one condition per key"
+        );
+        assert_eq!(
+            check("h1 = :s AND h2.x = :t").unwrap_err(),
+            "Key attributes must be scalars; list random access '[]' and map lookup '.' are not allowed: Key: h2"
+        );
     }
 }

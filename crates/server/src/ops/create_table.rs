@@ -3,6 +3,7 @@
 
 use crate::ops::common::ResponseBody;
 use crate::validate::Violations;
+use ferrodyn_engine::keys::MAX_INDEX_KEY_ATTRIBUTES;
 use ferrodyn_engine::schema::{
     AttributeDefinition, BillingMode, IndexDescription, KeySchemaElement, KeyType, Projection,
     StreamSpecification,
@@ -77,6 +78,8 @@ const STREAM_VIEW_TYPES: &[&str] = &["NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAG
 const PROJECTION_TYPES: &[&str] = &["ALL", "KEYS_ONLY", "INCLUDE"];
 const MAX_GSIS: usize = 20;
 const MAX_LSIS: usize = 5;
+/// A GSI key: up to 4 HASH and up to 4 RANGE elements.
+pub(crate) const MAX_GSI_KEY_ELEMENTS: usize = 2 * MAX_INDEX_KEY_ATTRIBUTES;
 
 pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
     let new_table = validate(request)?;
@@ -91,7 +94,7 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
 
 fn validate(request: Request) -> Result<NewTable> {
     let mut v = Violations::default();
-    check_key_elements(&mut v, "keySchema", request.key_schema.as_deref());
+    check_key_elements(&mut v, "keySchema", request.key_schema.as_deref(), 2);
     v.table_name("tableName", &request.table_name);
     if let Some(definitions) = &request.attribute_definitions {
         for (i, d) in definitions.iter().enumerate() {
@@ -150,10 +153,17 @@ fn validate(request: Request) -> Result<NewTable> {
                     v.not_null(&format!("{field}.indexName"), &index.index_name);
                 }
             }
+            // GSIs may have multi-attribute keys (up to 4 HASH + 4 RANGE).
+            let max_elements = if kind == "globalSecondaryIndexes" {
+                MAX_GSI_KEY_ELEMENTS
+            } else {
+                2
+            };
             check_key_elements(
                 &mut v,
                 &format!("{field}.keySchema"),
                 index.key_schema.as_deref(),
+                max_elements,
             );
             if v.not_null(&format!("{field}.projection"), &index.projection) {
                 let projection = index.projection.as_ref().expect("checked");
@@ -195,7 +205,12 @@ fn validate(request: Request) -> Result<NewTable> {
     }
 
     let definitions = attribute_definitions(request.attribute_definitions.expect("checked"))?;
-    let key_schema = key_schema(request.key_schema.expect("checked"), &definitions, None)?;
+    let key_schema = key_schema(
+        request.key_schema.expect("checked"),
+        &definitions,
+        None,
+        false,
+    )?;
 
     let billing_mode = match request.billing_mode.as_deref() {
         Some("PAY_PER_REQUEST") => BillingMode::PayPerRequest,
@@ -286,12 +301,13 @@ pub(crate) fn check_key_elements(
     v: &mut Violations,
     field: &str,
     elements: Option<&[RawKeyElement]>,
+    max: usize,
 ) {
     let Some(elements) = elements else {
         v.not_null::<()>(field, &None);
         return;
     };
-    v.count(field, Some(elements), 1, 2);
+    v.count(field, Some(elements), 1, max);
     for (i, e) in elements.iter().enumerate() {
         let member = format!("{field}.{}.member", i + 1);
         if let Some(name) = &e.attribute_name {
@@ -348,11 +364,14 @@ pub(crate) fn attribute_definitions(
     Ok(out)
 }
 
-/// Validates a key schema (of the table, or of an index when `index` names it).
+/// Validates a key schema (of the table, or of an index when `index` names
+/// it). `multi` allows a GSI's multi-attribute keys: up to four HASH
+/// elements, then up to four RANGE elements.
 fn key_schema(
     raw: Vec<RawKeyElement>,
     definitions: &[AttributeDefinition],
     index: Option<&str>,
+    multi: bool,
 ) -> Result<Vec<KeySchemaElement>> {
     let elements: Vec<KeySchemaElement> = raw
         .into_iter()
@@ -374,7 +393,9 @@ fn key_schema(
             "{prefix}Invalid KeySchema: The first KeySchemaElement is not a HASH key type"
         )));
     }
-    if let Some(second) = elements.get(1) {
+    if multi {
+        check_multi_attribute_key(&elements, &prefix)?;
+    } else if let Some(second) = elements.get(1) {
         if second.key_type != KeyType::Range {
             return Err(DynamoError::validation(format!(
                 "{prefix}Invalid KeySchema: The second KeySchemaElement is not a RANGE key type"
@@ -409,6 +430,52 @@ fn key_schema(
     Ok(elements)
 }
 
+/// The rules of a GSI key schema beyond "the first element is HASH": HASH
+/// elements before RANGE ones, at most four of each, no name twice. A
+/// classic two-element schema keeps the classic messages.
+fn check_multi_attribute_key(elements: &[KeySchemaElement], prefix: &str) -> Result<()> {
+    let invalid =
+        |detail: String| DynamoError::validation(format!("{prefix}Invalid KeySchema: {detail}"));
+    if let Some(first_range) = elements.iter().position(|e| e.key_type == KeyType::Range) {
+        if let Some(late) = elements[first_range..]
+            .iter()
+            .find(|e| e.key_type == KeyType::Hash)
+        {
+            return Err(invalid(format!(
+                "All HASH key elements must precede the RANGE key elements; HASH key element {} follows RANGE key element {}",
+                late.attribute_name, elements[first_range].attribute_name
+            )));
+        }
+    }
+    for (kind, name) in [(KeyType::Hash, "HASH"), (KeyType::Range, "RANGE")] {
+        let count = elements.iter().filter(|e| e.key_type == kind).count();
+        if count > MAX_INDEX_KEY_ATTRIBUTES {
+            return Err(invalid(format!(
+                "The number of {name} key elements ({count}) exceeds the limit of {MAX_INDEX_KEY_ATTRIBUTES}"
+            )));
+        }
+    }
+    let duplicate = elements.iter().enumerate().find(|(i, e)| {
+        elements[..*i]
+            .iter()
+            .any(|d| d.attribute_name == e.attribute_name)
+    });
+    if let Some((_, e)) = duplicate {
+        if let [hash, range] = elements {
+            if hash.key_type == KeyType::Hash && range.key_type == KeyType::Range {
+                return Err(DynamoError::invalid_parameter(format!(
+                    "{prefix}Both the Hash Key and the Range Key element in the KeySchema have the same name"
+                )));
+            }
+        }
+        return Err(DynamoError::invalid_parameter(format!(
+            "{prefix}Two KeySchemaElements have the same name: {}",
+            e.attribute_name
+        )));
+    }
+    Ok(())
+}
+
 fn throughput_for_mode(
     mode: BillingMode,
     throughput: Option<&RawThroughput>,
@@ -439,7 +506,12 @@ pub(crate) fn indexes(
     let mut out = Vec::with_capacity(raw.len());
     for index in raw {
         let name = index.index_name.expect("checked");
-        let keys = key_schema(index.key_schema.expect("checked"), definitions, Some(&name))?;
+        let keys = key_schema(
+            index.key_schema.expect("checked"),
+            definitions,
+            Some(&name),
+            table_hash.is_none(),
+        )?;
         let projection = index.projection.expect("checked");
         let projection_type = projection
             .projection_type
@@ -503,4 +575,91 @@ pub(crate) fn indexes(
         });
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn elements(spec: &[(&str, &str)]) -> Vec<RawKeyElement> {
+        spec.iter()
+            .map(|(name, kind)| RawKeyElement {
+                attribute_name: Some(name.to_string()),
+                key_type: Some(kind.to_string()),
+            })
+            .collect()
+    }
+
+    fn definitions(names: &[&str]) -> Vec<AttributeDefinition> {
+        names
+            .iter()
+            .map(|n| AttributeDefinition {
+                attribute_name: n.to_string(),
+                attribute_type: ScalarType::S,
+            })
+            .collect()
+    }
+
+    fn gsi_key(spec: &[(&str, &str)]) -> std::result::Result<usize, String> {
+        let defs = definitions(&["a", "b", "c", "d", "e", "f", "g", "h", "i"]);
+        key_schema(elements(spec), &defs, Some("gsi"), true)
+            .map(|k| k.len())
+            .map_err(|e| e.message)
+    }
+
+    #[test]
+    fn multi_attribute_gsi_key_schemas() {
+        let h = "HASH";
+        let r = "RANGE";
+        assert_eq!(gsi_key(&[("a", h), ("b", h)]), Ok(2));
+        assert_eq!(
+            gsi_key(&[
+                ("a", h),
+                ("b", h),
+                ("c", h),
+                ("d", h),
+                ("e", r),
+                ("f", r),
+                ("g", r),
+                ("h", r)
+            ]),
+            Ok(8)
+        );
+        let prefix = "Index KeySchema (gsi): ";
+        assert_eq!(
+            gsi_key(&[("a", h), ("b", r), ("c", h)]).unwrap_err(),
+            format!("{prefix}Invalid KeySchema: All HASH key elements must precede the RANGE key elements; HASH key element c follows RANGE key element b")
+        );
+        assert_eq!(
+            gsi_key(&[("a", h), ("b", h), ("c", h), ("d", h), ("e", h)]).unwrap_err(),
+            format!("{prefix}Invalid KeySchema: The number of HASH key elements (5) exceeds the limit of 4")
+        );
+        assert_eq!(
+            gsi_key(&[("a", h), ("b", r), ("c", r), ("d", r), ("e", r), ("f", r)]).unwrap_err(),
+            format!("{prefix}Invalid KeySchema: The number of RANGE key elements (5) exceeds the limit of 4")
+        );
+        assert_eq!(
+            gsi_key(&[("a", h), ("b", h), ("a", r)]).unwrap_err(),
+            format!("One or more parameter values were invalid: {prefix}Two KeySchemaElements have the same name: a")
+        );
+        assert_eq!(
+            gsi_key(&[("a", h), ("a", r)]).unwrap_err(),
+            format!("One or more parameter values were invalid: {prefix}Both the Hash Key and the Range Key element in the KeySchema have the same name")
+        );
+        assert_eq!(
+            gsi_key(&[("a", r), ("b", h)]).unwrap_err(),
+            format!("{prefix}Invalid KeySchema: The first KeySchemaElement is not a HASH key type")
+        );
+        assert!(gsi_key(&[("a", h), ("zz", h)]).unwrap_err().contains(
+            "Some index key attributes are not defined in AttributeDefinitions. Keys: [zz]"
+        ));
+        // Tables (and LSIs) keep the one-HASH-one-RANGE rule.
+        let defs = definitions(&["a", "b"]);
+        assert_eq!(
+            key_schema(elements(&[("a", h), ("b", h)]), &defs, None, false)
+                .unwrap_err()
+                .message,
+            "Invalid KeySchema: The second KeySchemaElement is not a RANGE key type"
+        );
+    }
 }

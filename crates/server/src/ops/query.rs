@@ -6,7 +6,7 @@ use crate::ops::reads::{self, SELECT_VALUES};
 use crate::validate::{self, Violations};
 use ferrodyn_engine::catalog::prefix_end;
 use ferrodyn_engine::index::{encode_escaped, encode_escaped_prefix};
-use ferrodyn_engine::keys::{encode_sort_value, partition_prefix};
+use ferrodyn_engine::keys::{encode_sort_value, partition_prefix, KeyAttribute};
 use ferrodyn_engine::read::KeyRange;
 use ferrodyn_engine::throughput::Capacity;
 use ferrodyn_engine::Engine;
@@ -14,7 +14,7 @@ use ferrodyn_expr::{
     legacy_attributes_to_get, legacy_key_conditions, legacy_query_filter, parse_filter,
     parse_key_condition, parse_projection, KeyOp, QueryFilterParam,
 };
-use ferrodyn_types::{AttributeValue, DynamoError, Item, Result};
+use ferrodyn_types::{AttributeValue, DynamoError, Item, Result, ScalarType};
 use serde::Deserialize;
 use std::cmp::Ordering;
 use std::ops::Bound;
@@ -145,33 +145,66 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
     let consistent = request.consistent_read.unwrap_or(false);
     let index = reads::resolve_index(&table, request.index_name.as_deref(), consistent)?;
     let select = reads::select_for_index(select, request.select.as_deref(), index.as_deref())?;
-    let schema = match &index {
-        Some(index) => &index.schema,
-        None => &table.schema,
-    };
-    let (hash_part, range_part) = key_condition.validate(
-        (&schema.hash.name, schema.hash.ty),
-        schema.range.as_ref().map(|r| (r.name.as_str(), r.ty)),
-    )?;
+    // The key attributes, partition-key values and sort-key conditions:
+    // equalities on leading sort attributes (multi-attribute GSI keys
+    // only), then at most one condition of any kind.
+    let key_names: Vec<&str>;
+    let hash_values: Vec<&AttributeValue>;
+    let mut sort_equalities: Vec<&AttributeValue> = Vec::new();
+    let sort_last: Option<&KeyOp>;
+    match &index {
+        Some(index) if !index.schema.is_single() => {
+            let parts = key_condition
+                .validate_composite(&typed(&index.schema.hash), &typed(&index.schema.range))?;
+            key_names = index.schema.attributes().map(|a| a.name.as_str()).collect();
+            hash_values = parts.hash.iter().map(|p| eq_value(&p.op)).collect();
+            if let Some((last, leading)) = parts.range.split_last() {
+                sort_equalities = leading.iter().map(|p| eq_value(&p.op)).collect();
+                sort_last = Some(&last.op);
+            } else {
+                sort_last = None;
+            }
+        }
+        Some(index) => {
+            let hash = &index.schema.hash[0];
+            let range = index.schema.range.first();
+            let (hash_part, range_part) = key_condition.validate(
+                (&hash.name, hash.ty),
+                range.map(|r| (r.name.as_str(), r.ty)),
+            )?;
+            key_names = index.schema.attributes().map(|a| a.name.as_str()).collect();
+            hash_values = vec![eq_value(&hash_part.op)];
+            sort_last = range_part.map(|p| &p.op);
+        }
+        None => {
+            let schema = &table.schema;
+            let (hash_part, range_part) = key_condition.validate(
+                (&schema.hash.name, schema.hash.ty),
+                schema.range.as_ref().map(|r| (r.name.as_str(), r.ty)),
+            )?;
+            key_names = schema.attributes().map(|a| a.name.as_str()).collect();
+            hash_values = vec![eq_value(&hash_part.op)];
+            sort_last = range_part.map(|p| &p.op);
+        }
+    }
     // A Query's filter may not touch the key it queries by.
     if let Some(filter) = &filter {
-        let keys: Vec<&str> = schema.attributes().map(|a| a.name.as_str()).collect();
         let param = if request.query_filter.is_some() {
             QueryFilterParam::Legacy
         } else {
             QueryFilterParam::Expression
         };
-        filter.check_no_key_attributes(&keys, param)?;
+        filter.check_no_key_attributes(&key_names, param)?;
     }
-    let KeyOp::Eq(hash_value) = &hash_part.op else {
-        return Err(DynamoError::validation("Query key condition not supported"));
+    let mut prefix = match &index {
+        Some(index) => ferrodyn_engine::index::partition_prefix(table.id, index.id, &hash_values),
+        None => partition_prefix(table.id, hash_values[0]),
     };
-    let prefix = match &index {
-        Some(index) => ferrodyn_engine::index::partition_prefix(table.id, index.id, hash_value),
-        None => partition_prefix(table.id, hash_value),
-    };
-    let mut range = match range_part {
-        Some(part) => sort_range(&prefix, &part.op, index.is_some())?,
+    for value in &sort_equalities {
+        encode_escaped(value, &mut prefix);
+    }
+    let mut range = match sort_last {
+        Some(op) => sort_range(&prefix, op, index.is_some())?,
         None => KeyRange {
             start: Bound::Included(prefix.clone()),
             end: end_of(&prefix),
@@ -186,10 +219,15 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
                 table.schema.encode(table.id, start_key)
             }
         };
-        let in_partition = start_key
-            .get(&schema.hash.name)
-            .is_some_and(|v| v == hash_value);
-        if !in_partition {
+        let hash_names: Vec<&str> = match &index {
+            Some(index) => index.schema.hash.iter().map(|a| a.name.as_str()).collect(),
+            None => vec![table.schema.hash.name.as_str()],
+        };
+        let in_partition = hash_names
+            .iter()
+            .zip(&hash_values)
+            .all(|(name, value)| start_key.get(*name) == Some(*value));
+        if !in_partition || !contains(&range, &encoded) {
             return Err(DynamoError::validation(
                 "The provided starting key is outside query boundaries based on provided conditions",
             ));
@@ -221,6 +259,35 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
         consistent,
         common::capacity_detail(&request.return_consumed_capacity),
     )
+}
+
+/// Key attributes as key-condition validation takes them.
+fn typed(attrs: &[KeyAttribute]) -> Vec<(&str, ScalarType)> {
+    attrs.iter().map(|a| (a.name.as_str(), a.ty)).collect()
+}
+
+/// The value of a condition that validation has checked is an equality.
+fn eq_value(op: &KeyOp) -> &AttributeValue {
+    match op {
+        KeyOp::Eq(v) => v,
+        _ => unreachable!("validated to be an equality"),
+    }
+}
+
+/// Whether a storage key lies within a key range (an ExclusiveStartKey must
+/// satisfy the key condition).
+fn contains(range: &KeyRange, key: &[u8]) -> bool {
+    let above = match &range.start {
+        Bound::Included(start) => key >= start.as_slice(),
+        Bound::Excluded(start) => key > start.as_slice(),
+        Bound::Unbounded => true,
+    };
+    let below = match &range.end {
+        Bound::Included(end) => key <= end.as_slice(),
+        Bound::Excluded(end) => key < end.as_slice(),
+        Bound::Unbounded => true,
+    };
+    above && below
 }
 
 fn end_of(prefix: &[u8]) -> Bound<Vec<u8>> {

@@ -180,21 +180,20 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
         }
     };
     if let Some(start_key) = &request.exclusive_start_key {
-        let (encoded, hash_name) = match &index {
-            Some(index) => (
-                index.start_key(table.id, &table.schema, start_key)?,
-                &index.schema.hash.name,
-            ),
+        let (encoded, hash) = match &index {
+            Some(index) => {
+                let encoded = index.start_key(table.id, &table.schema, start_key)?;
+                (encoded, index.schema.partition_hash(start_key))
+            }
             None => {
                 reads::starting_key(&table, start_key)?;
                 (
                     table.schema.encode(table.id, start_key),
-                    &table.schema.hash.name,
+                    partition_hash(&start_key[&table.schema.hash.name]),
                 )
             }
         };
         if let Some((segment, total)) = segment {
-            let hash = partition_hash(&start_key[hash_name]);
             let (low, high) = segment_hashes(segment, total);
             if hash < low || high.is_some_and(|h| hash >= h) {
                 return Err(DynamoError::validation(

@@ -5,6 +5,7 @@
 use crate::ops::common::ResponseBody;
 use crate::ops::create_table::{
     attribute_definitions, check_key_elements, indexes, RawAttributeDefinition, RawIndex,
+    MAX_GSI_KEY_ELEMENTS,
 };
 use crate::validate::Violations;
 use ferrodyn_engine::schema::AttributeDefinition;
@@ -209,6 +210,7 @@ fn index_update(
                 &mut v,
                 "globalSecondaryIndexUpdates.1.member.create.keySchema",
                 create.key_schema.as_deref(),
+                MAX_GSI_KEY_ELEMENTS,
             );
             if let Some(definitions) = &definitions {
                 for (i, d) in definitions.iter().enumerate() {
