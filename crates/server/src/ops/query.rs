@@ -145,6 +145,7 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
     let consistent = request.consistent_read.unwrap_or(false);
     let index = reads::resolve_index(&table, request.index_name.as_deref(), consistent)?;
     let select = reads::select_for_index(select, request.select.as_deref(), index.as_deref())?;
+    reads::check_projected(&table, index.as_deref(), projection.as_ref())?;
     // The key attributes, partition-key values and sort-key conditions:
     // equalities on leading sort attributes (multi-attribute GSI keys
     // only), then at most one condition of any kind.

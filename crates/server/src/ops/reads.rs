@@ -4,7 +4,7 @@
 
 use ferrodyn_engine::capacity::read_units;
 use ferrodyn_engine::capacity::{CapacityDetail, Consumed};
-use ferrodyn_engine::index::{Index, IndexKind, IndexState};
+use ferrodyn_engine::index::{Index, IndexKind, IndexProjection, IndexState};
 use ferrodyn_engine::read::{Page, PageItem};
 use ferrodyn_engine::table::Table;
 use ferrodyn_engine::Engine;
@@ -75,6 +75,34 @@ pub fn select_for_index(
         )));
     }
     Ok(select)
+}
+
+/// A GSI that does not project every attribute cannot return one it lacks:
+/// a ProjectionExpression or AttributesToGet naming such an attribute is an
+/// error rather than a silent omission. (An LSI reads it from the table.)
+pub fn check_projected(
+    table: &Table,
+    index: Option<&Index>,
+    projection: Option<&Projection>,
+) -> Result<()> {
+    let (Some(index), Some(projection)) = (index, projection) else {
+        return Ok(());
+    };
+    if index.kind != IndexKind::Global || index.projects_all() {
+        return Ok(());
+    }
+    let missing = projection.paths.iter().map(|p| p.root()).find(|name| {
+        !table.schema.is_key_attribute(name)
+            && !index.schema.is_key_attribute(name)
+            && !matches!(&index.projection, IndexProjection::Include(names) if names.iter().any(|n| n == name))
+    });
+    match missing {
+        Some(name) => Err(DynamoError::invalid_parameter(format!(
+            "Global secondary index {} does not project the requested attribute {name}",
+            index.name
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// For an LSI that does not project everything, ALL_ATTRIBUTES and

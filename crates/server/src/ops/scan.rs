@@ -151,6 +151,7 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
     let consistent = request.consistent_read.unwrap_or(false);
     let index = reads::resolve_index(&table, request.index_name.as_deref(), consistent)?;
     let select = reads::select_for_index(select, request.select.as_deref(), index.as_deref())?;
+    reads::check_projected(&table, index.as_deref(), projection.as_ref())?;
     // Table items and index entries are both laid out by partition hash, so
     // segments are hash ranges in either.
     let index_id = index.as_ref().map(|i| i.id);
