@@ -196,7 +196,13 @@ async fn query_uses_partition_equalities_and_sort_conditions_left_to_right() {
         v.extend(extra.iter().cloned());
         v
     };
-    let cases: Vec<(&str, Vec<(&str, AttributeValue)>, Vec<&str>)> = vec![
+    // (key condition, placeholder values, expected sort keys in order)
+    type Case = (
+        &'static str,
+        Vec<(&'static str, AttributeValue)>,
+        Vec<&'static str>,
+    );
+    let cases: Vec<Case> = vec![
         (
             "area_code = :r AND day_key = :d AND tenant_id = :t",
             with(&[(":d", s("d1"))]),
