@@ -101,6 +101,12 @@ impl Client {
     }
 
     /// The base URL requests go to.
+    /// GETs a JSON document of Ferrodyn's own under the endpoint (e.g.
+    /// `/ferrodyn/usage`); AWS DynamoDB has no such paths.
+    pub fn get_json(&self, path: &str) -> Result<serde_json::Value, ClientError> {
+        self.transport.get_json(path)
+    }
+
     pub fn endpoint(&self) -> &str {
         &self.config.endpoint
     }

@@ -109,6 +109,35 @@ impl Transport {
     }
 }
 
+impl Transport {
+    /// A plain GET of a JSON document under the endpoint (Ferrodyn's own
+    /// reports, such as `/ferrodyn/usage`; not part of the DynamoDB API).
+    pub fn get_json(&self, path: &str) -> Result<serde_json::Value, ClientError> {
+        let url = format!("{}{}", self.url.trim_end_matches('/'), path);
+        let mut response = self
+            .agent
+            .get(&url)
+            .call()
+            .map_err(|e| ClientError::Transport(format!("{url}: {e}")))?;
+        let status = response.status().as_u16();
+        let text = response
+            .body_mut()
+            .with_config()
+            .limit(MAX_RESPONSE_BYTES)
+            .read_to_string()
+            .map_err(|e| ClientError::Transport(format!("reading the response: {e}")))?;
+        if status != 200 {
+            return Err(ClientError::Transport(format!(
+                "{url} answered HTTP {status}: {}",
+                preview(&text)
+            )));
+        }
+        serde_json::from_str(&text).map_err(|_| {
+            ClientError::Transport(format!("the response is not JSON: {}", preview(&text)))
+        })
+    }
+}
+
 /// Builds [`ClientError::Api`] from an error response. The code is the part
 /// of `__type` after `#` (`com.amazonaws.dynamodb.v20120810#ResourceNotFoundException`).
 fn api_error(

@@ -30,6 +30,7 @@ pub mod tags;
 pub mod throughput;
 pub mod transactions;
 pub mod ttl;
+pub mod usage;
 
 use ferrodyn_storage::Storage;
 use ferrodyn_types::{DynamoError, Result};
@@ -49,6 +50,10 @@ pub struct Engine {
     next_table_id: AtomicU64,
     /// Next stream-record sequence number (engine-wide).
     pub(crate) next_stream_seq: AtomicU64,
+    /// Requests served since start, by operation (for `ferrodyn usage`).
+    pub requests: usage::RequestCounter,
+    /// When the engine was opened (seconds since the epoch).
+    started: f64,
     /// ClientRequestTokens of recent transactions.
     pub tokens: idempotency::TokenRegistry,
     region: String,
@@ -90,6 +95,8 @@ impl Engine {
             write_lock: Mutex::new(()),
             next_table_id: AtomicU64::new(1),
             tokens: idempotency::TokenRegistry::default(),
+            requests: usage::RequestCounter::default(),
+            started: catalog::now_seconds(),
             next_stream_seq: AtomicU64::new(1),
             region: options.region,
             burst_seconds: options.burst_seconds,

@@ -5,7 +5,8 @@ use crate::index::{Index, IndexKind, IndexState};
 use crate::keys::KeySchema;
 use crate::schema::{BillingMode, TableDescription};
 use crate::streams::StreamInfo;
-use crate::throughput::Throughput;
+use crate::throughput::{Capacity, Throughput};
+use crate::usage::UsageLedger;
 use parking_lot::RwLock;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -28,6 +29,8 @@ pub struct Table {
     streams: RwLock<Vec<StreamInfo>>,
     /// Provisioned read/write capacity buckets (unlimited when on-demand).
     pub throughput: Throughput,
+    /// Capacity consumed since start, by operation.
+    pub usage: UsageLedger,
     item_count: AtomicI64,
     size_bytes: AtomicI64,
 }
@@ -43,6 +46,7 @@ impl Table {
         let (read, write) = provisioned_rates(&description);
         Table {
             throughput: Throughput::new(read, write, burst_seconds),
+            usage: UsageLedger::default(),
             id,
             name: description.table_name.clone(),
             schema: KeySchema::new(&description.key_schema, &description.attribute_definitions),
@@ -140,6 +144,13 @@ impl Table {
         let mut indexes = self.indexes.write();
         let position = indexes.iter().position(|i| i.name == name)?;
         Some(indexes.remove(position))
+    }
+
+    /// Charges what an operation consumed: against the provisioned capacity
+    /// and in the usage ledger.
+    pub fn charge(&self, kind: Capacity, units: f64) {
+        self.throughput.charge(kind, units);
+        self.usage.record(kind, units);
     }
 
     /// Re-reads the provisioned rates after an UpdateTable.

@@ -62,6 +62,8 @@ enum Command {
     Expr(cli_patterns::ExprArgs),
     /// Estimate capacity units and monthly price of a workload.
     Cost(cli_patterns::CostArgs),
+    /// Show the capacity a running Ferrodyn has seen consumed, and its price.
+    Usage(cli::usage::UsageArgs),
 }
 
 fn main() {
@@ -82,6 +84,7 @@ fn main() {
         Command::Unique(args) => cli_patterns::unique(args),
         Command::Expr(args) => cli_patterns::expr(args),
         Command::Cost(args) => cli_patterns::cost(args),
+        Command::Usage(args) => cli::usage::run(args),
     };
     if let Err(message) = result {
         eprintln!("ferrodyn: {message}");

@@ -16,6 +16,7 @@ pub mod keys;
 pub mod output;
 pub mod read;
 pub mod tables;
+pub mod usage;
 
 mod checkpoint;
 

@@ -140,7 +140,7 @@ pub fn run(engine: &Engine, faults: &Faults, request: Request) -> Result<Vec<u8>
                 });
             }
         }
-        table.throughput.charge(Capacity::Read, table_units);
+        table.charge(Capacity::Read, table_units);
         processed += found_count;
         responses.push((table_name.clone(), found));
         units.push((table_name.clone(), table_units));

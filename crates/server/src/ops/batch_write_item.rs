@@ -149,7 +149,6 @@ pub fn run(engine: &Engine, faults: &Faults, request: Request) -> Result<Vec<u8>
         let index_units: f64 = write.index_units().iter().map(|(_, _, u)| u).sum();
         write
             .table
-            .throughput
             .charge(Capacity::Write, write.write_units + index_units);
     }
     let mut units: Vec<(String, f64)> = Vec::new();

@@ -111,7 +111,7 @@ pub fn execute(
     let outcome = engine.write_item(table, key, mutation, condition, return_old_on_failure)?;
     let consumed =
         Consumed::write(&table.name, outcome.write_units).with_indexes(outcome.index_units.clone());
-    table.throughput.charge(Capacity::Write, consumed.total());
+    table.charge(Capacity::Write, consumed.total());
 
     let attributes = match options.return_values() {
         ReturnValues::None => None,

@@ -67,7 +67,7 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
     let units = read_units(stored.as_ref().map_or(0, |s| s.size), consistent);
     let detail = common::capacity_detail(&request.return_consumed_capacity);
     let consumed = Consumed::read(&table.name, units);
-    table.throughput.charge(Capacity::Read, units);
+    table.charge(Capacity::Read, units);
 
     match (stored, projection) {
         (Some(stored), None) => Ok(raw_item_response(&stored.json, consumed.to_json(detail))),

@@ -26,6 +26,7 @@ mod update_item;
 mod update_table;
 
 use crate::faults::Faults;
+use ferrodyn_engine::usage;
 use ferrodyn_engine::Engine;
 use ferrodyn_types::Result;
 use std::sync::Arc;
@@ -138,6 +139,17 @@ impl Operation {
 
 /// Runs one operation on a raw JSON body, returning the JSON response body.
 pub fn dispatch(
+    engine: &Arc<Engine>,
+    faults: &Faults,
+    operation: Operation,
+    body: &[u8],
+) -> Result<Vec<u8>> {
+    engine.requests.count(operation.name());
+    // Capacity charged while the operation runs is filed under its name.
+    usage::with_operation(operation.name(), || run(engine, faults, operation, body))
+}
+
+fn run(
     engine: &Arc<Engine>,
     faults: &Faults,
     operation: Operation,

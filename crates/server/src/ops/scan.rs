@@ -214,9 +214,7 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
         filter.as_ref(),
     )?;
     reads::fetch_from_table(engine, &table, index.as_deref(), select, &mut page)?;
-    table
-        .throughput
-        .charge(Capacity::Read, page.read_units(consistent));
+    table.charge(Capacity::Read, page.read_units(consistent));
     reads::page_response(
         &table,
         page,

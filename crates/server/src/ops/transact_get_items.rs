@@ -129,7 +129,7 @@ pub fn run(engine: &Engine, faults: &Faults, request: Request) -> Result<Vec<u8>
     }
     for (table, units) in &units {
         if let Ok(t) = engine.table_for_items(table) {
-            t.throughput.charge(Capacity::Read, *units);
+            t.charge(Capacity::Read, *units);
         }
     }
     let mut body = serde_json::Map::new();

@@ -291,10 +291,7 @@ pub fn run(engine: &Engine, faults: &Faults, request: Request, body_len: usize) 
         }
     }
     for write in &writes {
-        write
-            .table
-            .throughput
-            .charge(Capacity::Write, 2.0 * write.write_units);
+        write.table.charge(Capacity::Write, 2.0 * write.write_units);
     }
     if let Some(token) = &request.client_request_token {
         engine.tokens.complete(token, units.clone());

@@ -1,6 +1,7 @@
 //! The HTTP server: every POST to `/` is a DynamoDB call named by
 //! `X-Amz-Target`; `GET /` is the health check DynamoDB answers with
-//! `healthy: <host>`. Bodies are capped so no request can exhaust memory.
+//! `healthy: <host>`; `GET /ferrodyn/usage` is Ferrodyn's own capacity report.
+//! Bodies are capped so no request can exhaust memory.
 
 use crate::faults::Faults;
 use crate::ops;
@@ -18,6 +19,10 @@ use tokio::net::TcpListener;
 /// Largest request body accepted: DynamoDB's 16 MB request limit plus room
 /// for JSON framing.
 pub const MAX_BODY_BYTES: usize = 16 * 1024 * 1024 + 64 * 1024;
+
+/// Ferrodyn's own (non-DynamoDB) report of the capacity consumed since start,
+/// per table and operation, read by `ferrodyn usage`.
+pub const USAGE_PATH: &str = "/ferrodyn/usage";
 
 #[derive(Clone)]
 pub struct AppState {
@@ -65,6 +70,10 @@ fn route(
     headers: &HeaderMap,
     body: &[u8],
 ) -> Response<Body> {
+    if uri.path() == USAGE_PATH && method == Method::GET {
+        let report = serde_json::to_vec(&state.engine.usage_report()).expect("serialisable");
+        return response::json_response(200, report);
+    }
     if uri.path() != "/" {
         return plain(StatusCode::NOT_FOUND, "Page Not Found".into());
     }
