@@ -1,12 +1,17 @@
-//! Compressed request bodies: DynamoDB accepts `Content-Encoding: gzip` (one
-//! or more concatenated members) and `deflate` (zlib). A body that does not
-//! decode, an unknown encoding, or an empty compressed body fails the request
-//! with HTTP 500 as in DynamoDB; a body that inflates past the request size
-//! limit is refused before it can exhaust memory.
+//! Compressed bodies. Requests: DynamoDB accepts `Content-Encoding: gzip`
+//! (one or more concatenated members) and `deflate` (zlib). A body that does
+//! not decode, an unknown encoding, or an empty compressed body fails the
+//! request with HTTP 500 as in DynamoDB; a body that inflates past the request
+//! size limit is refused before it can exhaust memory. Responses: like
+//! DynamoDB, a response of at least 4 KB is compressed when the request's
+//! `Accept-Encoding` asks for gzip or deflate (and only then).
 
 use ferrodyn_types::{DynamoError, ErrorKind};
 use flate2::read::{MultiGzDecoder, ZlibDecoder};
+use flate2::write::{GzEncoder, ZlibEncoder};
+use flate2::Compression;
 use std::io::Read;
+use std::io::Write;
 
 /// Decodes `body` per its Content-Encoding, reading at most `limit` bytes.
 pub fn decode(
@@ -45,6 +50,41 @@ pub fn decode(
     Ok(Some(out))
 }
 
+/// Responses smaller than this are sent as they are (DynamoDB's threshold).
+pub const RESPONSE_COMPRESSION_THRESHOLD: usize = 4096;
+
+/// The response encoding a request's `Accept-Encoding` allows: the first of
+/// gzip and deflate it lists without `q=0`.
+pub fn response_encoding(accept: Option<&str>) -> Option<&'static str> {
+    accept?.split(',').find_map(|part| {
+        let mut pieces = part.split(';').map(str::trim);
+        let name = pieces.next()?.to_ascii_lowercase();
+        let refused = pieces.any(|p| p.replace(' ', "").eq_ignore_ascii_case("q=0"));
+        match name.as_str() {
+            // Any encoding will do: gzip, as DynamoDB prefers.
+            "gzip" | "*" if !refused => Some("gzip"),
+            "deflate" if !refused => Some("deflate"),
+            _ => None,
+        }
+    })
+}
+
+/// Compresses a response body with `encoding` ("gzip" or "deflate").
+pub fn compress(encoding: &str, body: &[u8]) -> Vec<u8> {
+    let level = Compression::new(6);
+    let out = match encoding {
+        "gzip" => {
+            let mut e = GzEncoder::new(Vec::with_capacity(body.len() / 4), level);
+            e.write_all(body).and_then(|_| e.finish())
+        }
+        _ => {
+            let mut e = ZlibEncoder::new(Vec::with_capacity(body.len() / 4), level);
+            e.write_all(body).and_then(|_| e.finish())
+        }
+    };
+    out.expect("compressing into memory cannot fail")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -75,6 +115,28 @@ mod tests {
             b"{}"
         );
         assert!(decode(None, b"{}", 100).unwrap().is_none());
+    }
+
+    #[test]
+    fn response_encoding_follows_accept_encoding() {
+        assert_eq!(response_encoding(Some("gzip")), Some("gzip"));
+        assert_eq!(
+            response_encoding(Some("identity, deflate")),
+            Some("deflate")
+        );
+        assert_eq!(
+            response_encoding(Some("gzip;q=0, deflate")),
+            Some("deflate")
+        );
+        assert_eq!(response_encoding(Some("br")), None);
+        assert_eq!(response_encoding(Some("*")), Some("gzip"));
+        assert_eq!(response_encoding(None), None);
+        let body = vec![b'x'; 10_000];
+        let packed = compress("gzip", &body);
+        assert_eq!(
+            decode(Some("gzip"), &packed, 20_000).unwrap().unwrap(),
+            body
+        );
     }
 
     #[test]

@@ -90,9 +90,13 @@ fn route(
     if method != Method::POST {
         return plain(StatusCode::METHOD_NOT_ALLOWED, String::new());
     }
+    let accept = headers.get("accept-encoding").and_then(|a| a.to_str().ok());
+    let encoding = encoding::response_encoding(accept);
     match call(state, headers, body) {
-        Ok(body) => response::json_response(200, body),
-        Err(error) => response::error_response(&error),
+        Ok(body) => response::encoded_json_response(200, body, encoding),
+        Err(error) => {
+            response::encoded_json_response(error.kind.status(), error.to_body(), encoding)
+        }
     }
 }
 

@@ -30,6 +30,22 @@ pub fn new_request_id() -> String {
 
 /// A DynamoDB JSON response with its request id and CRC32.
 pub fn json_response(status: u16, body: Vec<u8>) -> Response<Body> {
+    encoded_json_response(status, body, None)
+}
+
+/// A response compressed with `encoding` when it is big enough to be worth
+/// it; the CRC32 covers the bytes actually sent, as DynamoDB's does.
+pub fn encoded_json_response(
+    status: u16,
+    body: Vec<u8>,
+    encoding: Option<&'static str>,
+) -> Response<Body> {
+    let encoding =
+        encoding.filter(|_| body.len() >= super::encoding::RESPONSE_COMPRESSION_THRESHOLD);
+    let body = match encoding {
+        Some(encoding) => super::encoding::compress(encoding, &body),
+        None => body,
+    };
     let crc = crc32fast::hash(&body);
     let mut response = Response::new(Body::from(body));
     *response.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST);
@@ -42,6 +58,9 @@ pub fn json_response(status: u16, body: Vec<u8>) -> Response<Body> {
         HeaderValue::from_str(&new_request_id()).expect("request ids are ASCII"),
     );
     headers.insert("x-amz-crc32", HeaderValue::from(crc));
+    if let Some(encoding) = encoding {
+        headers.insert("content-encoding", HeaderValue::from_static(encoding));
+    }
     response
 }
 
