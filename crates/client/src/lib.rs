@@ -27,7 +27,8 @@ pub mod config;
 pub mod convert;
 mod error;
 pub mod paginate;
-pub mod sigv4;
+/// SigV4 signing lives in its own crate, shared with the server's checks.
+pub use ferrodyn_sigv4 as sigv4;
 mod transport;
 
 pub use error::ClientError;

@@ -37,6 +37,13 @@ pub struct ServeArgs {
     /// Region reported in ARNs.
     #[arg(long, default_value = "us-east-1")]
     region: String,
+    /// Verify request signatures against this access key, given as
+    /// ACCESS_KEY_ID:SECRET_ACCESS_KEY (repeatable). Unknown keys then get
+    /// UnrecognizedClientException and bad signatures
+    /// InvalidSignatureException, as from DynamoDB. Off by default: like
+    /// DynamoDB Local, any credentials are accepted.
+    #[arg(long = "credentials", value_name = "ID:SECRET")]
+    credentials: Vec<String>,
     /// Reject requests whose X-Amz-Date is more than 15 minutes from the
     /// server's clock, as DynamoDB does (off by default: signatures are not
     /// verified, and benchmarks replay fixed timestamps).
@@ -74,6 +81,29 @@ enum DurabilityArg {
     Power,
 }
 
+/// The access keys signatures are verified against (none by default).
+fn credentials(
+    specs: &[String],
+) -> Result<Option<Arc<std::collections::HashMap<String, String>>>, String> {
+    if specs.is_empty() {
+        return Ok(None);
+    }
+    let mut keys = std::collections::HashMap::new();
+    for spec in specs {
+        let (id, secret) = spec
+            .split_once(':')
+            .filter(|(id, secret)| !id.is_empty() && !secret.is_empty())
+            .ok_or_else(|| {
+                format!(
+                    "invalid --credentials '{id}': expected ACCESS_KEY_ID:SECRET",
+                    id = spec.split(':').next().unwrap_or("")
+                )
+            })?;
+        keys.insert(id.to_string(), secret.to_string());
+    }
+    Ok(Some(Arc::new(keys)))
+}
+
 /// Builds the fault-injection settings from the flags (none by default).
 fn faults(args: &ServeArgs) -> Result<Faults, String> {
     let mut rules = Vec::new();
@@ -95,6 +125,7 @@ fn faults(args: &ServeArgs) -> Result<Faults, String> {
 
 pub fn run(args: ServeArgs) -> Result<(), String> {
     let faults = Arc::new(faults(&args)?);
+    let credentials = credentials(&args.credentials)?;
     if faults.is_active() {
         eprintln!(
             "ferrodyn: fault injection is ON ({} rule(s))",
@@ -143,6 +174,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
                 engine: engine.clone(),
                 check_request_time: args.check_request_time,
                 faults,
+                credentials,
             },
             listener,
             shutdown_signal(args.exit_on_stdin_eof),

@@ -1,19 +1,67 @@
 //! The Authorization checks DynamoDB makes before looking at a request.
 //!
-//! Ferrodyn does not know the caller's secret key, so like DynamoDB Local it
-//! does not verify signatures; it does what can be checked without the secret:
-//! the header must be present and well formed and, when the server runs with
+//! By default Ferrodyn does not know the callers' secret keys, so like
+//! DynamoDB Local it does not verify signatures; it checks what can be checked
+//! without a secret: the header must be present and well formed and, with
 //! `--check-request-time`, the request time in `X-Amz-Date` must be within 15
 //! minutes of now (DynamoDB's exact wording for expired and future
-//! signatures). That check is off by default because load generators and
-//! recorded requests replay fixed timestamps.
+//! signatures; off by default because load generators replay fixed
+//! timestamps). Given credentials (`ferrodyn serve --credentials ID:SECRET`),
+//! it verifies every signature as DynamoDB does, request time included.
 
-use axum::http::HeaderMap;
+use axum::http::{HeaderMap, Method, Uri};
+use ferrodyn_sigv4::{verify, Received, VerifyError};
 use ferrodyn_types::dates::{civil_from_days, days_from_civil};
 use ferrodyn_types::{DynamoError, ErrorKind};
+use std::collections::HashMap;
 
 /// How far `X-Amz-Date` may be from the server's clock.
 const MAX_SKEW_SECONDS: i64 = 15 * 60;
+
+/// The access keys (id → secret) signatures are checked against, if any.
+pub type KnownCredentials = HashMap<String, String>;
+
+/// Checks a request's authentication: the header always, the signature when
+/// `credentials` are configured.
+pub fn authenticate(
+    method: &Method,
+    uri: &Uri,
+    headers: &HeaderMap,
+    body: &[u8],
+    check_request_time: bool,
+    credentials: Option<&KnownCredentials>,
+) -> Result<(), DynamoError> {
+    check(headers, check_request_time || credentials.is_some())?;
+    let Some(credentials) = credentials else {
+        return Ok(());
+    };
+    let authorization = headers
+        .get("authorization")
+        .and_then(|a| a.to_str().ok())
+        .unwrap_or("");
+    let pairs: Vec<(&str, &str)> = headers
+        .iter()
+        .filter_map(|(name, value)| Some((name.as_str(), value.to_str().ok()?)))
+        .collect();
+    let received = Received {
+        method: method.as_str(),
+        path: uri.path(),
+        query: uri.query().unwrap_or(""),
+        headers: &pairs,
+        body,
+    };
+    verify(&received, authorization, |key| credentials.get(key).cloned()).map_err(|error| match error {
+        VerifyError::Incomplete(message) => DynamoError::new(ErrorKind::IncompleteSignature, message),
+        VerifyError::UnknownAccessKey => DynamoError::new(
+            ErrorKind::UnrecognizedClient,
+            "The security token included in the request is invalid.",
+        ),
+        VerifyError::Mismatch => DynamoError::new(
+            ErrorKind::InvalidSignature,
+            "The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method. Consult the service documentation for details.",
+        ),
+    })
+}
 
 pub fn check(headers: &HeaderMap, check_request_time: bool) -> Result<(), DynamoError> {
     let Some(authorization) = headers.get("authorization") else {

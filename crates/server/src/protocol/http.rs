@@ -31,6 +31,8 @@ pub struct AppState {
     pub check_request_time: bool,
     /// Failures injected on purpose (none unless configured).
     pub faults: Arc<Faults>,
+    /// Access keys to verify signatures against (None: not verified).
+    pub credentials: Option<Arc<auth::KnownCredentials>>,
 }
 
 pub fn router(state: AppState) -> Router {
@@ -92,7 +94,7 @@ fn route(
     }
     let accept = headers.get("accept-encoding").and_then(|a| a.to_str().ok());
     let encoding = encoding::response_encoding(accept);
-    match call(state, headers, body) {
+    match call(state, method, uri, headers, body) {
         Ok(body) => response::encoded_json_response(200, body, encoding),
         Err(error) => {
             response::encoded_json_response(error.kind.status(), error.to_body(), encoding)
@@ -100,13 +102,26 @@ fn route(
     }
 }
 
-fn call(state: &AppState, headers: &HeaderMap, body: &[u8]) -> Result<Vec<u8>, DynamoError> {
+fn call(
+    state: &AppState,
+    method: &Method,
+    uri: &Uri,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Result<Vec<u8>, DynamoError> {
     let target = headers
         .get("x-amz-target")
         .and_then(|t| t.to_str().ok())
         .unwrap_or("");
     let operation = ops::Operation::from_target(target);
-    auth::check(headers, state.check_request_time)?;
+    auth::authenticate(
+        method,
+        uri,
+        headers,
+        body,
+        state.check_request_time,
+        state.credentials.as_deref(),
+    )?;
     let encoding = headers
         .get("content-encoding")
         .and_then(|e| e.to_str().ok());

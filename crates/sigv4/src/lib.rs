@@ -4,8 +4,14 @@
 //! the date, the region and the service.
 //!
 //! Reference: <https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_sigv-create-signed-request.html>.
-//! The tests check the output against the `aws-sigv4` crate used by the
-//! official SDKs.
+//! The client signs with [`sign`]; the server checks a received request with
+//! [`verify`] (when it is given credentials to check against). Both build the
+//! same canonical request, so they cannot drift apart. The client's tests
+//! check the output against the `aws-sigv4` crate used by the official SDKs.
+
+mod verify;
+
+pub use verify::{verify, Received, VerifyError};
 
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::{Digest, Sha256};
@@ -67,7 +73,45 @@ pub fn sign(
     if let Some(token) = &credentials.session_token {
         headers.push(("x-amz-security-token".to_string(), token.clone()));
     }
-    // Repeated headers are signed as one, values joined by commas in order.
+    let (signed_headers, canonical_request) = canonical_request(
+        request.method,
+        request.path,
+        request.query,
+        headers,
+        &hex::encode(Sha256::digest(request.body)),
+    );
+    let scope = format!("{date}/{region}/{service}/aws4_request");
+    let signature = signature(
+        &credentials.secret_access_key,
+        &amz_date,
+        &scope,
+        &canonical_request,
+    );
+
+    let mut added = vec![("x-amz-date".to_string(), amz_date)];
+    if let Some(token) = &credentials.session_token {
+        added.push(("x-amz-security-token".to_string(), token.clone()));
+    }
+    added.push((
+        "authorization".to_string(),
+        format!(
+            "{ALGORITHM} Credential={}/{scope}, SignedHeaders={signed_headers}, Signature={signature}",
+            credentials.access_key_id
+        ),
+    ));
+    added
+}
+
+/// The canonical request of the spec, from lower-cased header names and
+/// canonical values; returns the signed-headers list and the request.
+/// Repeated headers are signed as one, values joined by commas in order.
+pub(crate) fn canonical_request(
+    method: &str,
+    path: &str,
+    query: &[(&str, &str)],
+    mut headers: Vec<(String, String)>,
+    body_sha256: &str,
+) -> (String, String) {
     headers.sort_by(|a, b| a.0.cmp(&b.0));
     let mut merged: Vec<(String, String)> = Vec::with_capacity(headers.len());
     for (name, value) in headers {
@@ -88,35 +132,39 @@ pub fn sign(
         .iter()
         .map(|(name, value)| format!("{name}:{value}\n"))
         .collect();
-    let canonical_request = format!(
-        "{}\n{}\n{}\n{}\n{}\n{}",
-        request.method,
-        canonical_path(request.path),
-        canonical_query(request.query),
-        canonical_headers,
-        signed_headers,
-        hex::encode(Sha256::digest(request.body)),
+    let canonical = format!(
+        "{method}\n{}\n{}\n{canonical_headers}\n{signed_headers}\n{body_sha256}",
+        canonical_path(path),
+        canonical_query(query),
     );
-    let scope = format!("{date}/{region}/{service}/aws4_request");
+    (signed_headers, canonical)
+}
+
+/// The hex signature of a canonical request under `scope`
+/// (`date/region/service/aws4_request`).
+pub(crate) fn signature(
+    secret: &str,
+    amz_date: &str,
+    scope: &str,
+    canonical_request: &str,
+) -> String {
     let string_to_sign = format!(
         "{ALGORITHM}\n{amz_date}\n{scope}\n{}",
         hex::encode(Sha256::digest(canonical_request.as_bytes()))
     );
-    let key = signing_key(&credentials.secret_access_key, &date, region, service);
-    let signature = hex::encode(hmac(&key, string_to_sign.as_bytes()));
+    let mut parts = scope.split('/');
+    let (date, region, service) = (
+        parts.next().unwrap_or_default(),
+        parts.next().unwrap_or_default(),
+        parts.next().unwrap_or_default(),
+    );
+    let key = signing_key(secret, date, region, service);
+    hex::encode(hmac(&key, string_to_sign.as_bytes()))
+}
 
-    let mut added = vec![("x-amz-date".to_string(), amz_date)];
-    if let Some(token) = &credentials.session_token {
-        added.push(("x-amz-security-token".to_string(), token.clone()));
-    }
-    added.push((
-        "authorization".to_string(),
-        format!(
-            "{ALGORITHM} Credential={}/{scope}, SignedHeaders={signed_headers}, Signature={signature}",
-            credentials.access_key_id
-        ),
-    ));
-    added
+/// Trims and collapses a header value (for [`verify`]).
+pub(crate) fn canonical_value(value: &str) -> String {
+    canonical_header_value(value)
 }
 
 /// kSigning = HMAC(HMAC(HMAC(HMAC("AWS4" + secret, date), region), service), "aws4_request").
