@@ -13,6 +13,25 @@ use parking_lot::RwLock;
 
 use crate::{range_is_empty, validate_ops, Key, Storage, StorageError, Value, WriteOp};
 
+/// A batch deleting at least this many entries (a dropped table being purged)
+/// hands freed memory back to the operating system.
+const RELEASE_AFTER_DELETES: usize = 1000;
+
+/// Returns freed heap pages to the OS. glibc keeps freed memory for reuse, so
+/// without this a server that deleted a big in-memory table would keep its
+/// peak size forever.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn release_free_memory() {
+    // SAFETY: malloc_trim only walks glibc's own allocator state; it takes no
+    // pointers from us and is documented as safe to call at any time.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn release_free_memory() {}
+
 /// A stored key or value, exactly as long as its bytes.
 type Bytes = Box<[u8]>;
 
@@ -56,6 +75,10 @@ impl Storage for MemoryStorage {
 
     fn write(&self, ops: Vec<WriteOp>) -> Result<(), StorageError> {
         validate_ops(&ops)?;
+        let deletes = ops
+            .iter()
+            .filter(|op| matches!(op, WriteOp::Delete(_)))
+            .count();
         let mut map = self.map.write();
         for op in ops {
             match op {
@@ -66,6 +89,10 @@ impl Storage for MemoryStorage {
                     map.remove(k.as_slice());
                 }
             }
+        }
+        drop(map);
+        if deletes >= RELEASE_AFTER_DELETES {
+            release_free_memory();
         }
         Ok(())
     }
