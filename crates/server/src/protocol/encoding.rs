@@ -54,19 +54,26 @@ pub fn decode(
 pub const RESPONSE_COMPRESSION_THRESHOLD: usize = 4096;
 
 /// The response encoding a request's `Accept-Encoding` allows: the first of
-/// gzip and deflate it lists without `q=0`.
+/// gzip and deflate it names without `q=0`; failing that, gzip if it accepts
+/// anything (`*`).
 pub fn response_encoding(accept: Option<&str>) -> Option<&'static str> {
-    accept?.split(',').find_map(|part| {
-        let mut pieces = part.split(';').map(str::trim);
-        let name = pieces.next()?.to_ascii_lowercase();
-        let refused = pieces.any(|p| p.replace(' ', "").eq_ignore_ascii_case("q=0"));
-        match name.as_str() {
-            // Any encoding will do: gzip, as DynamoDB prefers.
-            "gzip" | "*" if !refused => Some("gzip"),
-            "deflate" if !refused => Some("deflate"),
+    let offered: Vec<String> = accept?
+        .split(',')
+        .filter_map(|part| {
+            let mut pieces = part.split(';').map(str::trim);
+            let name = pieces.next()?.to_ascii_lowercase();
+            let refused = pieces.any(|p| p.replace(' ', "").eq_ignore_ascii_case("q=0"));
+            (!refused && !name.is_empty()).then_some(name)
+        })
+        .collect();
+    offered
+        .iter()
+        .find_map(|name| match name.as_str() {
+            "gzip" => Some("gzip"),
+            "deflate" => Some("deflate"),
             _ => None,
-        }
-    })
+        })
+        .or_else(|| offered.iter().any(|name| name == "*").then_some("gzip"))
 }
 
 /// Compresses a response body with `encoding` ("gzip" or "deflate").
@@ -130,6 +137,7 @@ mod tests {
         );
         assert_eq!(response_encoding(Some("br")), None);
         assert_eq!(response_encoding(Some("*")), Some("gzip"));
+        assert_eq!(response_encoding(Some("*, deflate")), Some("deflate"));
         assert_eq!(response_encoding(None), None);
         let body = vec![b'x'; 10_000];
         let packed = compress("gzip", &body);
