@@ -53,27 +53,50 @@ pub fn decode(
 /// Responses smaller than this are sent as they are (DynamoDB's threshold).
 pub const RESPONSE_COMPRESSION_THRESHOLD: usize = 4096;
 
-/// The response encoding a request's `Accept-Encoding` allows: the first of
-/// gzip and deflate it names without `q=0`; failing that, gzip if it accepts
-/// anything (`*`).
+/// The response encoding a request's `Accept-Encoding` allows, by HTTP's
+/// rules: gzip or deflate with the highest quality value (`q`, default 1,
+/// `q=0` refusing it), `*` standing for either one not named; on a tie, an
+/// encoding named outright beats one reached through `*`, and an earlier one
+/// a later one.
 pub fn response_encoding(accept: Option<&str>) -> Option<&'static str> {
-    let offered: Vec<String> = accept?
+    let offered: Vec<(String, f32)> = accept?
         .split(',')
         .filter_map(|part| {
             let mut pieces = part.split(';').map(str::trim);
             let name = pieces.next()?.to_ascii_lowercase();
-            let refused = pieces.any(|p| p.replace(' ', "").eq_ignore_ascii_case("q=0"));
-            (!refused && !name.is_empty()).then_some(name)
+            let quality = pieces
+                .filter_map(|p| {
+                    p.replace(' ', "")
+                        .strip_prefix("q=")
+                        .and_then(|q| q.parse::<f32>().ok())
+                })
+                .next()
+                .unwrap_or(1.0);
+            (!name.is_empty()).then_some((name, quality))
         })
         .collect();
-    offered
-        .iter()
-        .find_map(|name| match name.as_str() {
-            "gzip" => Some("gzip"),
-            "deflate" => Some("deflate"),
-            _ => None,
-        })
-        .or_else(|| offered.iter().any(|name| name == "*").then_some("gzip"))
+    let star = offered.iter().position(|(name, _)| name == "*");
+    // (encoding, quality, named outright, position in the header); gzip
+    // comes first so that, all else equal, `*` means gzip as in DynamoDB.
+    let candidates = ["gzip", "deflate"].into_iter().filter_map(|encoding| {
+        match offered.iter().position(|(name, _)| name == encoding) {
+            Some(at) => Some((encoding, offered[at].1, true, at)),
+            None => star.map(|at| (encoding, offered[at].1, false, at)),
+        }
+    });
+    let better = |a: &(&str, f32, bool, usize), b: &(&str, f32, bool, usize)| {
+        a.1.total_cmp(&b.1).then(a.2.cmp(&b.2)).then(b.3.cmp(&a.3))
+    };
+    candidates
+        .filter(|(_, quality, _, _)| *quality > 0.0)
+        .fold(
+            None,
+            |best: Option<(&str, f32, bool, usize)>, c| match best {
+                Some(b) if better(&c, &b).is_le() => Some(b),
+                _ => Some(c),
+            },
+        )
+        .map(|(encoding, _, _, _)| encoding)
 }
 
 /// Compresses a response body with `encoding` ("gzip" or "deflate").
@@ -138,6 +161,20 @@ mod tests {
         assert_eq!(response_encoding(Some("br")), None);
         assert_eq!(response_encoding(Some("*")), Some("gzip"));
         assert_eq!(response_encoding(Some("*, deflate")), Some("deflate"));
+        assert_eq!(response_encoding(Some("*, deflate;q=0.5")), Some("gzip"));
+        assert_eq!(
+            response_encoding(Some("gzip;q=0.8, deflate;q=0.5")),
+            Some("gzip")
+        );
+        assert_eq!(
+            response_encoding(Some("br, gzip;q=0, deflate; q = 0.5 , identity;q=0")),
+            Some("deflate")
+        );
+        assert_eq!(
+            response_encoding(Some("br, identity, deflate, gzip")),
+            Some("deflate")
+        );
+        assert_eq!(response_encoding(Some("identity")), None);
         assert_eq!(response_encoding(None), None);
         let body = vec![b'x'; 10_000];
         let packed = compress("gzip", &body);
