@@ -62,26 +62,26 @@ pub fn response_encoding(accept: Option<&str>) -> Option<&'static str> {
     let offered: Vec<(String, f32)> = accept?
         .split(',')
         .filter_map(|part| {
-            let mut pieces = part.split(';').map(str::trim);
-            let name = pieces.next()?.to_ascii_lowercase();
-            let quality = pieces
-                .filter_map(|p| {
-                    p.replace(' ', "")
-                        .strip_prefix("q=")
-                        .and_then(|q| q.parse::<f32>().ok())
-                })
-                .next()
-                .unwrap_or(1.0);
-            (!name.is_empty()).then_some((name, quality))
+            let (name, parameters) = part.split_once(';').unwrap_or((part, ""));
+            let name = name.trim().to_ascii_lowercase();
+            (!name.is_empty()).then(|| (name, quality(parameters)))
         })
         .collect();
+    // A name listed several times counts with its best quality.
+    let quality_of = |wanted: &str| {
+        offered
+            .iter()
+            .filter(|(name, _)| name == wanted)
+            .map(|(_, q)| *q)
+            .reduce(f32::max)
+    };
     let star = offered.iter().position(|(name, _)| name == "*");
     // (encoding, quality, named outright, position in the header); gzip
     // comes first so that, all else equal, `*` means gzip as in DynamoDB.
     let candidates = ["gzip", "deflate"].into_iter().filter_map(|encoding| {
         match offered.iter().position(|(name, _)| name == encoding) {
-            Some(at) => Some((encoding, offered[at].1, true, at)),
-            None => star.map(|at| (encoding, offered[at].1, false, at)),
+            Some(at) => Some((encoding, quality_of(encoding).unwrap_or(1.0), true, at)),
+            None => star.map(|at| (encoding, quality_of("*").unwrap_or(1.0), false, at)),
         }
     });
     let better = |a: &(&str, f32, bool, usize), b: &(&str, f32, bool, usize)| {
@@ -97,6 +97,17 @@ pub fn response_encoding(accept: Option<&str>) -> Option<&'static str> {
             },
         )
         .map(|(encoding, _, _, _)| encoding)
+}
+
+/// The quality value of one Accept-Encoding entry, read the way DynamoDB
+/// reads it: the first `q=` in its parameters, a value that is not a number
+/// counting as 1 and values above 1 as 1.
+fn quality(parameters: &str) -> f32 {
+    let Some(at) = parameters.find("q=") else {
+        return 1.0;
+    };
+    let value = parameters[at + 2..].split(';').next().unwrap_or("").trim();
+    value.parse::<f32>().map_or(1.0, |q| q.min(1.0))
 }
 
 /// Compresses a response body with `encoding` ("gzip" or "deflate").
@@ -175,6 +186,22 @@ mod tests {
             Some("deflate")
         );
         assert_eq!(response_encoding(Some("identity")), None);
+        // DynamoDB's reading of odd quality values.
+        assert_eq!(
+            response_encoding(Some("gzip;q=31,deflate;q=51")),
+            Some("gzip")
+        );
+        assert_eq!(
+            response_encoding(Some("deflate;q=0.5,gzip;q=0.x")),
+            Some("gzip")
+        );
+        assert_eq!(response_encoding(Some("gzip;nq=0;q=1")), None);
+        assert_eq!(response_encoding(Some("gzip;q =0;q=1")), Some("gzip"));
+        assert_eq!(
+            response_encoding(Some("gzip;q=0, gzip;q=1, gzip;q=0")),
+            Some("gzip")
+        );
+        assert_eq!(response_encoding(Some("\"gzip\"")), None);
         assert_eq!(response_encoding(None), None);
         let body = vec![b'x'; 10_000];
         let packed = compress("gzip", &body);
