@@ -479,6 +479,8 @@ impl<'c> Validator<'c> {
                 self.arity(call, 2)?;
                 let a = self.operand(&call.args[0])?;
                 let b = self.operand(&call.args[1])?;
+                // DynamoDB refuses contains(a, a), as it refuses a = a.
+                self.check_distinct(name, &a, &[&b])?;
                 Ok(Condition::Contains(a, b))
             }
             // Phase 1 rejected everything else.

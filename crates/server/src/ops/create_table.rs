@@ -167,6 +167,14 @@ fn validate(request: Request) -> Result<NewTable> {
             );
             if v.not_null(&format!("{field}.projection"), &index.projection) {
                 let projection = index.projection.as_ref().expect("checked");
+                for (n, attribute) in projection.non_key_attributes.iter().flatten().enumerate() {
+                    v.length(
+                        &format!("{field}.projection.nonKeyAttributes.{}.member", n + 1),
+                        Some(attribute),
+                        1,
+                        255,
+                    );
+                }
                 v.one_of(
                     &format!("{field}.projection.projectionType"),
                     projection.projection_type.as_deref(),
