@@ -47,6 +47,11 @@ pub(crate) struct CatalogRecord {
     pub streams: Vec<StreamInfo>,
     #[serde(default)]
     pub ttl_attribute: Option<String>,
+    /// The next index id to hand out. Ids are never reused, so entries a
+    /// deleted index left behind (a purge cut short by a crash) can never
+    /// show up in a later index.
+    #[serde(default)]
+    pub next_index_id: u32,
 }
 
 impl CatalogRecord {
@@ -65,6 +70,7 @@ impl CatalogRecord {
             tags: table.tags(),
             streams: table.streams(),
             ttl_attribute: table.ttl_attribute(),
+            next_index_id: table.next_index_id(),
         }
     }
 
@@ -182,6 +188,8 @@ impl Engine {
             table.set_tags(tags);
             table.set_streams(record.streams.clone());
             table.set_ttl_attribute(record.ttl_attribute.clone());
+            let highest = record.index_ids.values().max().copied().unwrap_or(0);
+            table.set_next_index_id(record.next_index_id.max(highest + 1));
             tables.insert(table.name.clone(), Arc::clone(&table));
             resume_backfills.push(table);
         }
@@ -307,6 +315,7 @@ impl Engine {
             tags: new.tags.iter().cloned().collect(),
             streams: Vec::new(),
             ttl_attribute: None,
+            next_index_id: 0,
         };
         let indexes = record.indexes(self)?;
         self.storage
@@ -330,6 +339,7 @@ impl Engine {
             self.burst_seconds,
         );
         table.set_tags(record.tags);
+        table.set_next_index_id(record.index_ids.values().max().copied().unwrap_or(0) + 1);
         self.sync_streams(&table);
         let table = Arc::new(table);
         self.tables

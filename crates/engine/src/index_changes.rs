@@ -51,8 +51,7 @@ impl Engine {
                     format!("Subscriber limit exceeded: The number of global secondary indexes exceeds the limit of {MAX_GSIS}"),
                 ));
             }
-            let record = CatalogRecord::of(&table);
-            let id = record.index_ids.values().max().copied().unwrap_or(0) + 1;
+            let id = table.allocate_index_id();
             description.index_arn =
                 format!("{}/index/{}", current.table_arn, description.index_name);
             description.index_status = Some("CREATING".into());
@@ -129,7 +128,18 @@ impl Engine {
         self.storage
             .write(vec![WriteOp::Delete(index_stats_key(table.id, index.id))])
             .map_err(crate::storage_error)?;
-        self.purge_prefix(&index_prefix(table.id, index.id))?;
+        // The entries are unreachable from here on (the id is never reused);
+        // purge them in the background so no write waits for it.
+        let engine = Arc::clone(self);
+        let prefix = index_prefix(table.id, index.id);
+        std::thread::Builder::new()
+            .name(format!("ferrodyn-purge-{index_name}"))
+            .spawn(move || {
+                if let Err(error) = engine.purge_prefix(&prefix) {
+                    eprintln!("ferrodyn: purging a deleted index failed: {error}");
+                }
+            })
+            .map_err(|e| DynamoError::internal(format!("cannot start purge: {e}")))?;
         reported.table_status = "UPDATING".into();
         Ok(reported)
     }
@@ -148,7 +158,7 @@ impl Engine {
             let _guard = self.write_lock.lock();
             // Stop if the table or the index went away meanwhile.
             let current = self.tables.read().get(&table.name).cloned();
-            if current.is_none_or(|t| t.id != table.id) || table.index(&index.name).is_none() {
+            if current.is_none_or(|t| t.id != table.id) || !still_current(table, index) {
                 return Ok(Walk::Stop);
             }
             let mut ops = Vec::new();
@@ -188,7 +198,7 @@ impl Engine {
             Ok(Walk::Continue)
         })?;
         let _guard = self.write_lock.lock();
-        if table.index(&index.name).is_some() {
+        if still_current(table, index) {
             index.set_state(IndexState::Active);
             table.update_description(|d| {
                 for shown in d.global_secondary_indexes.iter_mut().flatten() {
@@ -202,4 +212,12 @@ impl Engine {
         }
         Ok(())
     }
+}
+
+/// True while `index` is the table's index of that name: a backfill whose
+/// index was deleted (and perhaps re-created under the same name) stops.
+fn still_current(table: &Table, index: &Arc<Index>) -> bool {
+    table
+        .index(&index.name)
+        .is_some_and(|current| Arc::ptr_eq(&current, index))
 }

@@ -23,6 +23,8 @@ pub struct Table {
     /// backfilled; an index being deleted is removed from here first).
     indexes: RwLock<Vec<Arc<Index>>>,
     tags: RwLock<BTreeMap<String, String>>,
+    /// The id the next created index gets (ids are never reused).
+    next_index_id: std::sync::atomic::AtomicU32,
     /// The attribute Time to Live reads expiry times from, when enabled.
     ttl_attribute: RwLock<Option<String>>,
     /// The table's streams, oldest first; the last one may be enabled.
@@ -55,6 +57,7 @@ impl Table {
             tags: RwLock::new(BTreeMap::new()),
             streams: RwLock::new(Vec::new()),
             ttl_attribute: RwLock::new(None),
+            next_index_id: std::sync::atomic::AtomicU32::new(1),
             item_count: AtomicI64::new(stats.item_count),
             size_bytes: AtomicI64::new(stats.size_bytes),
         }
@@ -85,6 +88,19 @@ impl Table {
             }
         }
         description
+    }
+
+    pub fn next_index_id(&self) -> u32 {
+        self.next_index_id.load(Ordering::SeqCst)
+    }
+
+    pub fn set_next_index_id(&self, id: u32) {
+        self.next_index_id.store(id, Ordering::SeqCst);
+    }
+
+    /// Hands out an index id no index of this table has had.
+    pub fn allocate_index_id(&self) -> u32 {
+        self.next_index_id.fetch_add(1, Ordering::SeqCst)
     }
 
     pub fn ttl_attribute(&self) -> Option<String> {

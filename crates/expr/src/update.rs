@@ -8,6 +8,8 @@
 use crate::ast::{UpdateAction, UpdateExpression, UpdateOperand};
 use crate::path::{Path, PathElem};
 use ferrodyn_types::{AttributeValue, DynamoError, Item, NumberError};
+use std::collections::HashSet;
+use std::hash::Hash;
 
 fn invalid_path() -> DynamoError {
     DynamoError::validation(
@@ -218,9 +220,13 @@ fn remove_path(item: &mut Item, path: &Path) -> Result<(), DynamoError> {
 }
 
 /// Union of two sets of the same type, keeping existing order.
-fn union<T: PartialEq + Clone>(a: &mut Vec<T>, b: &[T]) {
+/// Adds `b`'s members missing from `a`, keeping order; linear, since sets
+/// may be large.
+fn union<T: Hash + Eq + Clone>(a: &mut Vec<T>, b: &[T]) {
+    let present: HashSet<T> = a.iter().cloned().collect();
+    let mut added = HashSet::new();
     for x in b {
-        if !a.contains(x) {
+        if !present.contains(x) && added.insert(x) {
             a.push(x.clone());
         }
     }
@@ -265,8 +271,10 @@ fn legacy_type_mismatch() -> DynamoError {
     DynamoError::validation("Type mismatch for attribute to update")
 }
 
-fn difference<T: PartialEq>(a: &mut Vec<T>, b: &[T]) -> bool {
-    a.retain(|x| !b.contains(x));
+/// Removes `b`'s members from `a`; true if nothing is left.
+fn difference<T: Hash + Eq>(a: &mut Vec<T>, b: &[T]) -> bool {
+    let removed: HashSet<&T> = b.iter().collect();
+    a.retain(|x| !removed.contains(x));
     a.is_empty()
 }
 

@@ -13,8 +13,9 @@ use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 use serde::{Deserialize, Serialize};
 use std::cell::Cell;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
+use std::hash::Hash;
 
 /// Prefix of a serde error message that is really a ValidationException.
 pub const VALIDATION_MARKER: &str = "\u{1}validation:";
@@ -228,7 +229,7 @@ fn parse_number<E: de::Error>(text: &str) -> Result<Number, E> {
 
 /// Rejects an empty set or one with duplicate members; `shown` is the
 /// members as DynamoDB lists them in its message.
-fn check_set<T: PartialEq, E: de::Error>(
+fn check_set<T: Hash + Eq, E: de::Error>(
     members: &[T],
     shown: &str,
     empty_message: &str,
@@ -292,12 +293,11 @@ pub fn deserialize_expression_values<'de, D: Deserializer<'de>>(
     deserializer.deserialize_option(ValuesVisitor)
 }
 
-fn has_duplicates<T: PartialEq>(members: &[T]) -> bool {
-    // Sets are small in practice; a quadratic scan avoids hashing requirements.
-    members
-        .iter()
-        .enumerate()
-        .any(|(i, m)| members[..i].contains(m))
+/// Linear in the set's size: a legal item may hold a set of tens of
+/// thousands of members, and items are decoded on every read and write.
+fn has_duplicates<T: Hash + Eq>(members: &[T]) -> bool {
+    let mut seen = HashSet::with_capacity(members.len());
+    !members.iter().all(|m| seen.insert(m))
 }
 
 /// The type tag of an AttributeValue object.
