@@ -2,8 +2,8 @@
 //! the sort-key condition, filtered and projected, one page at a time.
 
 use crate::ops::common::{self, Names, Values};
-use crate::ops::reads::{self, SELECT_VALUES};
-use crate::validate::{self, Violations};
+use crate::ops::reads;
+use crate::validate::Violations;
 use ferrodyn_engine::catalog::prefix_end;
 use ferrodyn_engine::index::{encode_escaped, encode_escaped_prefix};
 use ferrodyn_engine::keys::{encode_sort_value, partition_prefix, KeyAttribute};
@@ -11,8 +11,8 @@ use ferrodyn_engine::read::KeyRange;
 use ferrodyn_engine::throughput::Capacity;
 use ferrodyn_engine::Engine;
 use ferrodyn_expr::{
-    legacy_attributes_to_get, legacy_key_conditions, legacy_query_filter, parse_filter,
-    parse_key_condition, parse_projection, KeyOp, QueryFilterParam,
+    legacy_key_conditions, legacy_query_filter, parse_filter, parse_key_condition, KeyOp,
+    QueryFilterParam,
 };
 use ferrodyn_types::{AttributeValue, DynamoError, Item, Result, ScalarType};
 use serde::Deserialize;
@@ -47,34 +47,19 @@ pub struct Request {
 
 pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
     let mut v = Violations::default();
-    v.table_name("tableName", &request.table_name);
-    if let Some(index) = &request.index_name {
-        v.name_rules("indexName", index, 3, 255);
-    }
-    v.one_of("select", request.select.as_deref(), SELECT_VALUES);
-    v.range("limit", request.limit, 1, None);
-    v.one_of(
-        "conditionalOperator",
-        request.conditional_operator.as_deref(),
-        validate::CONDITIONAL_OPERATOR,
-    );
-    v.one_of(
-        "returnConsumedCapacity",
-        request.return_consumed_capacity.as_deref(),
-        validate::RETURN_CONSUMED_CAPACITY,
-    );
-    v.count(
-        "attributesToGet",
-        request.attributes_to_get.as_deref(),
-        1,
-        usize::MAX,
-    );
+    let params = reads::ReadParams {
+        table_name: &request.table_name,
+        index_name: &request.index_name,
+        select: &request.select,
+        limit: request.limit,
+        conditional_operator: &request.conditional_operator,
+        has_legacy_filter: request.query_filter.is_some(),
+        return_consumed_capacity: &request.return_consumed_capacity,
+        attributes_to_get: &request.attributes_to_get,
+        projection_expression: &request.projection_expression,
+    };
+    params.check(&mut v);
     v.finish()?;
-    if request.conditional_operator.is_some() && request.query_filter.is_none() {
-        return Err(DynamoError::validation(
-            "ConditionalOperator cannot be used without Filter or Expected",
-        ));
-    }
     common::no_mixing(
         &[
             // KeyConditions may go with expression parameters as long as
@@ -102,12 +87,7 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
             ),
         ],
     )?;
-    let select = reads::select(
-        request.select.as_deref(),
-        request.attributes_to_get.is_some(),
-        request.projection_expression.is_some(),
-        request.index_name.as_deref(),
-    )?;
+    let select = params.select()?;
     let has_expression = request.key_condition_expression.is_some()
         || request.filter_expression.is_some()
         || request.projection_expression.is_some();
@@ -134,11 +114,7 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
         )?),
         (None, None) => None,
     };
-    let projection = match (&request.projection_expression, &request.attributes_to_get) {
-        (Some(text), _) => Some(parse_projection(text, &mut ctx)?),
-        (None, Some(names)) => Some(legacy_attributes_to_get(names)?),
-        (None, None) => None,
-    };
+    let projection = params.projection(&mut ctx)?;
     ctx.check_all_used()?;
 
     let table = engine.table_for_items(request.table_name.as_deref().expect("checked"))?;

@@ -2,13 +2,14 @@
 //! and the page response (Items, Count, ScannedCount, LastEvaluatedKey,
 //! ConsumedCapacity).
 
+use crate::validate::{self, Violations};
 use ferrodyn_engine::capacity::read_units;
 use ferrodyn_engine::capacity::{CapacityDetail, Consumed};
 use ferrodyn_engine::index::{Index, IndexKind, IndexProjection, IndexState};
 use ferrodyn_engine::read::{Page, PageItem};
 use ferrodyn_engine::table::Table;
 use ferrodyn_engine::Engine;
-use ferrodyn_expr::Projection;
+use ferrodyn_expr::{legacy_attributes_to_get, parse_projection, ExpressionContext, Projection};
 use ferrodyn_types::{DynamoError, Item, Result};
 use std::sync::Arc;
 
@@ -18,6 +19,73 @@ pub const SELECT_VALUES: &[&str] = &[
     "ALL_ATTRIBUTES",
     "ALL_PROJECTED_ATTRIBUTES",
 ];
+
+/// The parameters Query and Scan share, checked in one place.
+pub struct ReadParams<'a> {
+    pub table_name: &'a Option<String>,
+    pub index_name: &'a Option<String>,
+    pub select: &'a Option<String>,
+    pub limit: Option<i64>,
+    pub conditional_operator: &'a Option<String>,
+    /// Whether the legacy filter (QueryFilter / ScanFilter) is given.
+    pub has_legacy_filter: bool,
+    pub return_consumed_capacity: &'a Option<String>,
+    pub attributes_to_get: &'a Option<Vec<String>>,
+    pub projection_expression: &'a Option<String>,
+}
+
+impl ReadParams<'_> {
+    /// The shared field constraints.
+    pub fn check(&self, v: &mut Violations) {
+        v.table_name("tableName", self.table_name);
+        if let Some(index) = self.index_name {
+            v.name_rules("indexName", index, 3, 255);
+        }
+        v.one_of("select", self.select.as_deref(), SELECT_VALUES);
+        v.range("limit", self.limit, 1, None);
+        v.one_of(
+            "conditionalOperator",
+            self.conditional_operator.as_deref(),
+            validate::CONDITIONAL_OPERATOR,
+        );
+        v.one_of(
+            "returnConsumedCapacity",
+            self.return_consumed_capacity.as_deref(),
+            validate::RETURN_CONSUMED_CAPACITY,
+        );
+        v.count(
+            "attributesToGet",
+            self.attributes_to_get.as_deref(),
+            1,
+            usize::MAX,
+        );
+    }
+
+    /// Checks made once the field constraints hold: ConditionalOperator needs
+    /// the legacy filter, and Select must agree with the projection.
+    pub fn select(&self) -> Result<Select> {
+        if self.conditional_operator.is_some() && !self.has_legacy_filter {
+            return Err(DynamoError::validation(
+                "ConditionalOperator cannot be used without Filter or Expected",
+            ));
+        }
+        select(
+            self.select.as_deref(),
+            self.attributes_to_get.is_some(),
+            self.projection_expression.is_some(),
+            self.index_name.as_deref(),
+        )
+    }
+
+    /// The projection, from ProjectionExpression or AttributesToGet.
+    pub fn projection(&self, ctx: &mut ExpressionContext) -> Result<Option<Projection>> {
+        Ok(match (self.projection_expression, self.attributes_to_get) {
+            (Some(text), _) => Some(parse_projection(text, ctx)?),
+            (None, Some(names)) => Some(legacy_attributes_to_get(names)?),
+            (None, None) => None,
+        })
+    }
+}
 
 /// What a page returns per item.
 #[derive(Clone, Copy, PartialEq, Eq)]

@@ -3,15 +3,15 @@
 //! into disjoint, complete ranges for parallel scans.
 
 use crate::ops::common::{self, Names, Values};
-use crate::ops::reads::{self, SELECT_VALUES};
-use crate::validate::{self, Violations};
+use crate::ops::reads;
+use crate::validate::Violations;
 use ferrodyn_engine::catalog::prefix_end;
 use ferrodyn_engine::index::{hash_bound as index_hash_bound, index_prefix};
 use ferrodyn_engine::keys::{hash_bound, partition_hash, table_prefix};
 use ferrodyn_engine::read::KeyRange;
 use ferrodyn_engine::throughput::Capacity;
 use ferrodyn_engine::Engine;
-use ferrodyn_expr::{legacy_attributes_to_get, legacy_scan_filter, parse_filter, parse_projection};
+use ferrodyn_expr::{legacy_scan_filter, parse_filter};
 use ferrodyn_types::{DynamoError, Item, Result};
 use serde::Deserialize;
 use std::ops::Bound;
@@ -45,12 +45,18 @@ const MAX_SEGMENTS: i64 = 1_000_000;
 
 pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
     let mut v = Violations::default();
-    v.table_name("tableName", &request.table_name);
-    if let Some(index) = &request.index_name {
-        v.name_rules("indexName", index, 3, 255);
-    }
-    v.one_of("select", request.select.as_deref(), SELECT_VALUES);
-    v.range("limit", request.limit, 1, None);
+    let params = reads::ReadParams {
+        table_name: &request.table_name,
+        index_name: &request.index_name,
+        select: &request.select,
+        limit: request.limit,
+        conditional_operator: &request.conditional_operator,
+        has_legacy_filter: request.scan_filter.is_some(),
+        return_consumed_capacity: &request.return_consumed_capacity,
+        attributes_to_get: &request.attributes_to_get,
+        projection_expression: &request.projection_expression,
+    };
+    params.check(&mut v);
     v.range("segment", request.segment, 0, Some(MAX_SEGMENTS - 1));
     v.range(
         "totalSegments",
@@ -58,28 +64,7 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
         1,
         Some(MAX_SEGMENTS),
     );
-    v.one_of(
-        "conditionalOperator",
-        request.conditional_operator.as_deref(),
-        validate::CONDITIONAL_OPERATOR,
-    );
-    v.one_of(
-        "returnConsumedCapacity",
-        request.return_consumed_capacity.as_deref(),
-        validate::RETURN_CONSUMED_CAPACITY,
-    );
-    v.count(
-        "attributesToGet",
-        request.attributes_to_get.as_deref(),
-        1,
-        usize::MAX,
-    );
     v.finish()?;
-    if request.conditional_operator.is_some() && request.scan_filter.is_none() {
-        return Err(DynamoError::validation(
-            "ConditionalOperator cannot be used without Filter or Expected",
-        ));
-    }
     let segment = match (request.segment, request.total_segments) {
         (Some(segment), Some(total)) => {
             if segment >= total {
@@ -118,12 +103,7 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
             ),
         ],
     )?;
-    let select = reads::select(
-        request.select.as_deref(),
-        request.attributes_to_get.is_some(),
-        request.projection_expression.is_some(),
-        request.index_name.as_deref(),
-    )?;
+    let select = params.select()?;
     let has_expression =
         request.filter_expression.is_some() || request.projection_expression.is_some();
     let mut ctx = common::expression_context(
@@ -140,11 +120,7 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
         )?),
         (None, None) => None,
     };
-    let projection = match (&request.projection_expression, &request.attributes_to_get) {
-        (Some(text), _) => Some(parse_projection(text, &mut ctx)?),
-        (None, Some(names)) => Some(legacy_attributes_to_get(names)?),
-        (None, None) => None,
-    };
+    let projection = params.projection(&mut ctx)?;
     ctx.check_all_used()?;
 
     let table = engine.table_for_items(request.table_name.as_deref().expect("checked"))?;
