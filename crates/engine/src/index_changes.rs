@@ -144,6 +144,60 @@ impl Engine {
         Ok(reported)
     }
 
+    /// Records a GSI's new provisioned throughput (UpdateTable's
+    /// GlobalSecondaryIndexUpdates.Update). Index throughput is described,
+    /// not enforced.
+    pub fn update_index_throughput(
+        &self,
+        table_name: &str,
+        index_name: &str,
+        read: u64,
+        write: u64,
+    ) -> Result<TableDescription> {
+        let _guard = self.write_lock.lock();
+        let table = self.table(table_name)?;
+        if !table
+            .index(index_name)
+            .is_some_and(|i| i.kind == IndexKind::Global)
+        {
+            return Err(DynamoError::resource_not_found(format!(
+                "Requested resource not found: Index: {index_name} not found"
+            )));
+        }
+        if table.describe().billing_mode() != crate::schema::BillingMode::Provisioned {
+            return Err(DynamoError::invalid_parameter(
+                "ProvisionedThroughput cannot be specified for an index when the table's BillingMode is PAY_PER_REQUEST",
+            ));
+        }
+        let now = crate::catalog::now_seconds();
+        let mut reported = table.update_description(|d| {
+            for index in d.global_secondary_indexes.iter_mut().flatten() {
+                if index.index_name != index_name {
+                    continue;
+                }
+                let throughput = index
+                    .provisioned_throughput
+                    .get_or_insert_with(Default::default);
+                let old = (
+                    throughput.read_capacity_units,
+                    throughput.write_capacity_units,
+                );
+                if read > old.0 || write > old.1 {
+                    throughput.last_increase_date_time = Some(now);
+                }
+                if read < old.0 || write < old.1 {
+                    throughput.last_decrease_date_time = Some(now);
+                    throughput.number_of_decreases_today += 1;
+                }
+                throughput.read_capacity_units = read;
+                throughput.write_capacity_units = write;
+            }
+        });
+        self.save_catalog_record(&table)?;
+        reported.table_status = "UPDATING".into();
+        Ok(reported)
+    }
+
     pub(crate) fn save_catalog_record(&self, table: &Table) -> Result<()> {
         let record = CatalogRecord::of(table);
         let value = serde_json::to_vec(&record).map_err(crate::storage_error)?;

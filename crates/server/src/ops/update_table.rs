@@ -34,7 +34,14 @@ pub struct Request {
 pub struct IndexUpdate {
     create: Option<RawIndex>,
     delete: Option<DeleteIndex>,
-    update: Option<serde_json::Value>,
+    update: Option<UpdateIndex>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct UpdateIndex {
+    index_name: Option<String>,
+    provisioned_throughput: Option<Throughput>,
 }
 
 #[derive(Deserialize)]
@@ -268,10 +275,27 @@ fn index_update(
             })?;
             engine.delete_global_index(table_name, &name)?
         }
-        (None, None, Some(_)) => {
-            return Err(DynamoError::validation(
-                "Updating a global secondary index's provisioned throughput is not supported by Ferrodyn yet",
-            ))
+        (None, None, Some(update)) => {
+            let field = "globalSecondaryIndexUpdates.1.member.update";
+            let mut v = Violations::default();
+            v.not_null(&format!("{field}.indexName"), &update.index_name);
+            if v.not_null(&format!("{field}.provisionedThroughput"), &update.provisioned_throughput) {
+                let t = update.provisioned_throughput.as_ref().expect("checked");
+                for (name, value) in [("readCapacityUnits", t.read_capacity_units), ("writeCapacityUnits", t.write_capacity_units)] {
+                    let member = format!("{field}.provisionedThroughput.{name}");
+                    if v.not_null(&member, &value) {
+                        v.range(&member, value, 1, None);
+                    }
+                }
+            }
+            v.finish()?;
+            let t = update.provisioned_throughput.expect("checked");
+            engine.update_index_throughput(
+                table_name,
+                update.index_name.as_deref().expect("checked"),
+                t.read_capacity_units.expect("checked") as u64,
+                t.write_capacity_units.expect("checked") as u64,
+            )?
         }
         (None, None, None) => {
             return Err(DynamoError::invalid_parameter(
