@@ -208,6 +208,9 @@ impl Engine {
                 self.purge_table_data(id)?;
             }
         }
+        for table in &resume_backfills {
+            self.purge_orphan_index_entries(table)?;
+        }
         for table in resume_backfills {
             for index in table.indexes() {
                 if index.state() == IndexState::Backfilling {

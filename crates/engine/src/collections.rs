@@ -38,7 +38,7 @@ use std::ops::Bound;
 pub const DEFAULT_COLLECTION_LIMIT_BYTES: u64 = 10 * 1024 * 1024 * 1024;
 
 /// The index id reserved for collection-size records.
-const COLLECTION_RECORD_ID: u32 = u32::MAX;
+pub(crate) const COLLECTION_RECORD_ID: u32 = u32::MAX;
 
 /// Items read per storage page when measuring an untracked collection.
 const MEASURE_PAGE: usize = 1000;
@@ -371,6 +371,43 @@ mod tests {
             .map(|i| i.index_size_bytes)
             .sum();
         description.table_size_bytes + lsi
+    }
+
+    #[test]
+    fn orphan_index_entries_are_purged_at_start_but_live_ones_kept() {
+        let storage = open_memory();
+        let engine = engine_on(&storage, 1 << 30);
+        let table = create(&engine, "orphans", true);
+        put(&engine, &table, item("a", "1", &[("l", "x"), ("a", "v")])).unwrap();
+        // Entries of an index id the table no longer has, as a crash during a
+        // GSI's background purge would leave them.
+        let mut orphan = crate::index::index_prefix(table.id, 7);
+        orphan.extend_from_slice(b"left-behind");
+        storage
+            .write(vec![ferrodyn_storage::WriteOp::Put(
+                orphan.clone(),
+                b"x".to_vec(),
+            )])
+            .unwrap();
+        let table_entries = |storage: &Arc<dyn Storage>| {
+            let mut start = vec![crate::index::INDEX_PREFIX];
+            start.extend_from_slice(&table.id.to_be_bytes());
+            let end = crate::catalog::prefix_end(&start).unwrap();
+            storage
+                .scan(
+                    std::ops::Bound::Included(&start),
+                    std::ops::Bound::Excluded(&end),
+                    false,
+                    100,
+                )
+                .unwrap()
+        };
+        let before = table_entries(&storage).len();
+        drop(engine);
+        let _reopened = engine_on(&storage, 1 << 30);
+        let after = table_entries(&storage);
+        assert_eq!(after.len(), before - 1, "only the orphan is gone");
+        assert!(after.iter().all(|(k, _)| *k != orphan));
     }
 
     #[test]

@@ -19,6 +19,7 @@ use crate::table::{Table, TableStats};
 use crate::Engine;
 use ferrodyn_storage::WriteOp;
 use ferrodyn_types::{item_size, DynamoError, ErrorKind, Result};
+use std::ops::Bound;
 use std::sync::Arc;
 
 /// Base items read per backfill step (one write-lock hold).
@@ -196,6 +197,37 @@ impl Engine {
         self.save_catalog_record(&table)?;
         reported.table_status = "UPDATING".into();
         Ok(reported)
+    }
+
+    /// Deletes index entries of indexes the table no longer has (a GSI whose
+    /// background purge was cut short by a crash). Runs at start-up; index
+    /// ids are never reused, so such entries are unreachable until then.
+    pub(crate) fn purge_orphan_index_entries(&self, table: &Table) -> Result<()> {
+        let live: Vec<u32> = table.indexes().iter().map(|i| i.id).collect();
+        let mut next_id: u64 = 0;
+        while next_id <= u64::from(u32::MAX) {
+            let start = index_prefix(table.id, next_id as u32);
+            let end = crate::catalog::prefix_end(&index_prefix(table.id, u32::MAX));
+            let first = self
+                .storage
+                .scan(
+                    Bound::Included(start.as_slice()),
+                    end.as_deref().map_or(Bound::Unbounded, Bound::Excluded),
+                    false,
+                    1,
+                )
+                .map_err(crate::storage_error)?;
+            let Some((key, _)) = first.first() else {
+                return Ok(());
+            };
+            let id =
+                u32::from_be_bytes(key[9..13].try_into().expect("index keys carry a 4-byte id"));
+            if !live.contains(&id) && id != crate::collections::COLLECTION_RECORD_ID {
+                self.purge_prefix(&index_prefix(table.id, id))?;
+            }
+            next_id = u64::from(id) + 1;
+        }
+        Ok(())
     }
 
     pub(crate) fn save_catalog_record(&self, table: &Table) -> Result<()> {
