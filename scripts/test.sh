@@ -2,10 +2,12 @@
 # The whole test suite, as CI runs it: formatting and lints, then every
 # crate's tests (unit tests, the storage crash tests, the client and CLI
 # tests, and the AWS SDK integration tests in crates/tests, which spawn the
-# server binary built here).
+# server binary built here), then a boto3 and AWS CLI smoke test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
 cargo build -p ferrodyn --bin ferrodyn
 cargo test --workspace
+# The other official clients: boto3 and the AWS CLI (installed locally by the script).
+./scripts/smoke.sh
