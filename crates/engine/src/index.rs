@@ -51,6 +51,9 @@ pub struct Index {
     pub schema: IndexKeySchema,
     pub projection: IndexProjection,
     state: RwLock<IndexState>,
+    /// A GSI's own provisioned capacity (unlimited for LSIs and on-demand
+    /// tables; the table configures it).
+    pub throughput: crate::throughput::Throughput,
     item_count: AtomicI64,
     size_bytes: AtomicI64,
 }
@@ -82,6 +85,7 @@ impl Index {
             schema,
             projection,
             state: RwLock::new(state),
+            throughput: crate::throughput::Throughput::new(0, 0, 0.0),
             item_count: AtomicI64::new(stats.item_count),
             size_bytes: AtomicI64::new(stats.size_bytes),
         }

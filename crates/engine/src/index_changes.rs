@@ -82,6 +82,7 @@ impl Engine {
                 TableStats::default(),
             ));
             table.add_index(Arc::clone(&index));
+            table.refresh_throughput();
             self.save_catalog_record(&table)?;
             (table, index)
         };
@@ -194,6 +195,7 @@ impl Engine {
                 throughput.write_capacity_units = write;
             }
         });
+        table.refresh_throughput();
         self.save_catalog_record(&table)?;
         reported.table_status = "UPDATING".into();
         Ok(reported)

@@ -31,6 +31,8 @@ pub struct Table {
     streams: RwLock<Vec<StreamInfo>>,
     /// Provisioned read/write capacity buckets (unlimited when on-demand).
     pub throughput: Throughput,
+    /// Seconds of unused capacity the table and its GSIs bank.
+    burst_seconds: f64,
     /// Capacity consumed since start, by operation.
     pub usage: UsageLedger,
     item_count: AtomicI64,
@@ -46,9 +48,10 @@ impl Table {
         burst_seconds: f64,
     ) -> Table {
         let (read, write) = provisioned_rates(&description);
-        Table {
+        let table = Table {
             throughput: Throughput::new(read, write, burst_seconds),
             usage: UsageLedger::default(),
+            burst_seconds,
             id,
             name: description.table_name.clone(),
             schema: KeySchema::new(&description.key_schema, &description.attribute_definitions),
@@ -60,7 +63,9 @@ impl Table {
             next_index_id: std::sync::atomic::AtomicU32::new(1),
             item_count: AtomicI64::new(stats.item_count),
             size_bytes: AtomicI64::new(stats.size_bytes),
-        }
+        };
+        table.refresh_throughput();
+        table
     }
 
     /// The current description with live ItemCount and TableSizeBytes.
@@ -169,10 +174,88 @@ impl Table {
         self.usage.record(kind, units);
     }
 
-    /// Re-reads the provisioned rates after an UpdateTable.
+    /// Applies the description's provisioned rates to the table and to each
+    /// GSI (which has capacity of its own; LSIs share the table's).
     pub fn refresh_throughput(&self) {
-        let (read, write) = provisioned_rates(&self.description.read());
-        self.throughput.set_rates(read, write);
+        let description = self.description.read().clone();
+        let (read, write) = provisioned_rates(&description);
+        self.throughput.set_rates(read, write, self.burst_seconds);
+        let provisioned = description.billing_mode() == BillingMode::Provisioned;
+        for index in self.indexes() {
+            if index.kind != IndexKind::Global {
+                continue;
+            }
+            let rates = description
+                .global_secondary_indexes
+                .iter()
+                .flatten()
+                .find(|d| d.index_name == index.name)
+                .and_then(|d| d.provisioned_throughput.as_ref())
+                .filter(|_| provisioned)
+                .map_or((0, 0), |t| (t.read_capacity_units, t.write_capacity_units));
+            index
+                .throughput
+                .set_rates(rates.0, rates.1, self.burst_seconds);
+        }
+    }
+
+    /// Admits a write if the table, and every GSI it may update, have write
+    /// capacity left: in DynamoDB an under-provisioned GSI throttles the
+    /// table's writes.
+    pub fn admit_write(&self) -> ferrodyn_types::Result<()> {
+        self.throughput.admit(Capacity::Write)?;
+        if self
+            .indexes()
+            .iter()
+            .any(|i| i.kind == IndexKind::Global && !i.throughput.has_capacity(Capacity::Write))
+        {
+            return Err(crate::throughput::index_exceeded());
+        }
+        Ok(())
+    }
+
+    /// Whether a write can be admitted now (batch writes leave it unprocessed otherwise).
+    pub fn has_write_capacity(&self) -> bool {
+        self.admit_write().is_ok()
+    }
+
+    /// Charges a committed write: `base` units (the item and its LSI
+    /// entries) to the table, each GSI's units to that GSI.
+    pub fn charge_write(&self, base: f64, index_units: &[(String, IndexKind, f64)]) {
+        let mut table_units = base;
+        for (name, kind, units) in index_units {
+            match (kind, self.index(name)) {
+                (IndexKind::Global, Some(index)) => {
+                    index.throughput.charge(Capacity::Write, *units)
+                }
+                _ => table_units += units,
+            }
+        }
+        self.throughput.charge(Capacity::Write, table_units);
+        let total = base + index_units.iter().map(|(_, _, u)| u).sum::<f64>();
+        self.usage.record(Capacity::Write, total);
+    }
+
+    /// Admits a read of the table, or of one of its GSIs (which has its own
+    /// read capacity).
+    pub fn admit_read(&self, index: Option<&Index>) -> ferrodyn_types::Result<()> {
+        match index {
+            Some(index) if index.kind == IndexKind::Global => {
+                index.throughput.admit(Capacity::Read)
+            }
+            _ => self.throughput.admit(Capacity::Read),
+        }
+    }
+
+    /// Charges a read of the table or of one of its GSIs.
+    pub fn charge_read(&self, index: Option<&Index>, units: f64) {
+        match index {
+            Some(index) if index.kind == IndexKind::Global => {
+                index.throughput.charge(Capacity::Read, units)
+            }
+            _ => self.throughput.charge(Capacity::Read, units),
+        }
+        self.usage.record(Capacity::Read, units);
     }
 
     pub fn update_description(

@@ -21,21 +21,31 @@ struct Bucket {
     /// Units per second; 0 means unlimited (on-demand).
     rate: f64,
     tokens: f64,
+    /// Seconds of unused capacity the bucket banks.
+    burst_seconds: f64,
     updated: Instant,
 }
 
 impl Bucket {
-    fn refill(&mut self, burst_seconds: f64) {
+    fn full(rate: u64, burst_seconds: f64) -> Bucket {
+        Bucket {
+            rate: rate as f64,
+            tokens: rate as f64 * burst_seconds,
+            burst_seconds,
+            updated: Instant::now(),
+        }
+    }
+
+    fn refill(&mut self) {
         let now = Instant::now();
         let elapsed = now.duration_since(self.updated).as_secs_f64();
-        self.tokens = (self.tokens + elapsed * self.rate).min(self.rate * burst_seconds);
+        self.tokens = (self.tokens + elapsed * self.rate).min(self.rate * self.burst_seconds);
         self.updated = now;
     }
 }
 
-/// The read and write buckets of one table.
+/// The read and write buckets of one table (or one global secondary index).
 pub struct Throughput {
-    burst_seconds: f64,
     read: Mutex<Bucket>,
     write: Mutex<Bucket>,
 }
@@ -44,28 +54,26 @@ impl Throughput {
     /// Buckets for `read`/`write` units per second (0 = on-demand), starting
     /// full: a new table has a whole burst window of unused capacity.
     pub fn new(read: u64, write: u64, burst_seconds: f64) -> Throughput {
-        let bucket = |rate: u64| {
-            Mutex::new(Bucket {
-                rate: rate as f64,
-                tokens: rate as f64 * burst_seconds,
-                updated: Instant::now(),
-            })
-        };
         Throughput {
-            burst_seconds,
-            read: bucket(read),
-            write: bucket(write),
+            read: Mutex::new(Bucket::full(read, burst_seconds)),
+            write: Mutex::new(Bucket::full(write, burst_seconds)),
         }
     }
 
-    /// Changes the rates (UpdateTable), keeping banked capacity within the
-    /// new burst limit.
-    pub fn set_rates(&self, read: u64, write: u64) {
+    /// Changes the rates (UpdateTable, or a GSI configured by its table),
+    /// keeping banked capacity within the new burst limit.
+    pub fn set_rates(&self, read: u64, write: u64, burst_seconds: f64) {
         for (bucket, rate) in [(&self.read, read), (&self.write, write)] {
             let mut b = bucket.lock();
-            b.refill(self.burst_seconds);
+            if b.rate == 0.0 {
+                // From unlimited to provisioned: a whole burst window, as new.
+                *b = Bucket::full(rate, burst_seconds);
+                continue;
+            }
+            b.refill();
             b.rate = rate as f64;
-            b.tokens = b.tokens.min(b.rate * self.burst_seconds);
+            b.burst_seconds = burst_seconds;
+            b.tokens = b.tokens.min(b.rate * b.burst_seconds);
         }
     }
 
@@ -82,7 +90,7 @@ impl Throughput {
         if bucket.rate == 0.0 {
             return true;
         }
-        bucket.refill(self.burst_seconds);
+        bucket.refill();
         bucket.tokens > 0.0
     }
 
@@ -99,10 +107,18 @@ impl Throughput {
     pub fn charge(&self, kind: Capacity, units: f64) {
         let mut bucket = self.bucket(kind).lock();
         if bucket.rate > 0.0 {
-            bucket.refill(self.burst_seconds);
+            bucket.refill();
             bucket.tokens -= units;
         }
     }
+}
+
+/// The exception when a GSI, not the table, is out of write capacity.
+pub fn index_exceeded() -> DynamoError {
+    DynamoError::new(
+        ErrorKind::ProvisionedThroughputExceeded,
+        "The level of configured provisioned throughput for one or more global secondary indexes of the table was exceeded. Consider increasing your provisioning level for the under-provisioned global secondary indexes with the UpdateTable API",
+    )
 }
 
 /// DynamoDB's ProvisionedThroughputExceededException.

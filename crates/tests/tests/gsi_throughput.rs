@@ -113,3 +113,73 @@ async fn gsi_throughput_update_is_refused_on_demand_and_for_unknown_indexes() {
         Some("ResourceNotFoundException")
     );
 }
+
+/// A PROVISIONED table whose GSI has 1 write unit: once the GSI's burst is
+/// spent, writes to the table are throttled with DynamoDB's GSI message, while
+/// the table itself still has plenty of capacity.
+#[tokio::test]
+async fn an_under_provisioned_gsi_throttles_the_tables_writes() {
+    let Some((_server, client)) = common::own_server(&["--burst-seconds", "1"]) else {
+        return;
+    };
+    let name = unique_name("gsiwcu");
+    client
+        .create_table()
+        .table_name(&name)
+        .billing_mode(BillingMode::Provisioned)
+        .provisioned_throughput(throughput(1000, 1000))
+        .key_schema(key("p", KeyType::Hash))
+        .attribute_definitions(attr_def("p", ScalarAttributeType::S))
+        .attribute_definitions(attr_def("g", ScalarAttributeType::S))
+        .global_secondary_indexes(
+            GlobalSecondaryIndex::builder()
+                .index_name("by_g")
+                .key_schema(key("g", KeyType::Hash))
+                .projection(
+                    Projection::builder()
+                        .projection_type(ProjectionType::All)
+                        .build(),
+                )
+                .provisioned_throughput(throughput(1000, 1))
+                .build()
+                .unwrap(),
+        )
+        .send()
+        .await
+        .unwrap();
+    let mut throttled = None;
+    for i in 0..20 {
+        let result = client
+            .put_item()
+            .table_name(&name)
+            .item("p", common::s(&format!("k{i}")))
+            .item("g", common::s("x"))
+            .send()
+            .await;
+        if let Err(error) = result {
+            throttled = Some(error.into_service_error());
+            break;
+        }
+    }
+    let error = throttled.expect("writes through a 1-WCU GSI are throttled within 20 puts");
+    assert_eq!(
+        error.meta().code(),
+        Some("ProvisionedThroughputExceededException")
+    );
+    assert!(
+        error
+            .meta()
+            .message()
+            .unwrap_or_default()
+            .contains("global secondary indexes"),
+        "{error:?}"
+    );
+    // The table's own read capacity is untouched by the GSI's shortage.
+    client
+        .get_item()
+        .table_name(&name)
+        .key("p", common::s("k0"))
+        .send()
+        .await
+        .unwrap();
+}

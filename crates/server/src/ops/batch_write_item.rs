@@ -9,7 +9,6 @@ use crate::ops::conditional_write::wants_collection_metrics;
 use crate::validate::Violations;
 use ferrodyn_engine::capacity::CapacityDetail;
 use ferrodyn_engine::items::check_item_size;
-use ferrodyn_engine::throughput::Capacity;
 use ferrodyn_engine::{Engine, Mutation, PlannedWrite};
 use ferrodyn_types::{DynamoError, Item, Result};
 use serde::Deserialize;
@@ -127,7 +126,7 @@ pub fn run(engine: &Engine, faults: &Faults, request: Request) -> Result<Vec<u8>
     let mut admitted = Vec::with_capacity(writes.len());
     let mut throttled = false;
     for (table, key, mutation, original) in writes {
-        let no_capacity = !table.throughput.has_capacity(Capacity::Write);
+        let no_capacity = !table.has_write_capacity();
         throttled |= no_capacity;
         if no_capacity || faults.leave_unprocessed("BatchWriteItem", &table.name) {
             let entry = unprocessed
@@ -146,10 +145,9 @@ pub fn run(engine: &Engine, faults: &Faults, request: Request) -> Result<Vec<u8>
     }
     let planned = engine.batch_write(admitted)?;
     for write in &planned {
-        let index_units: f64 = write.index_units().iter().map(|(_, _, u)| u).sum();
         write
             .table
-            .charge(Capacity::Write, write.write_units + index_units);
+            .charge_write(write.write_units, &write.index_units());
     }
     let mut units: Vec<(String, f64)> = Vec::new();
     for write in &planned {

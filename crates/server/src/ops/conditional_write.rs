@@ -7,7 +7,6 @@ use crate::ops::common::{self, ResponseBody, ReturnValues};
 use crate::validate::{self, Violations};
 use ferrodyn_engine::capacity::Consumed;
 use ferrodyn_engine::table::Table;
-use ferrodyn_engine::throughput::Capacity;
 use ferrodyn_engine::{Engine, Mutation};
 use ferrodyn_expr::{
     legacy_expected, parse_condition, project_paths, Condition, ExpressionContext,
@@ -105,13 +104,13 @@ pub fn execute(
     condition: Option<&Condition>,
     options: &WriteOptions<'_>,
 ) -> Result<Vec<u8>> {
-    table.throughput.admit(Capacity::Write)?;
+    table.admit_write()?;
     let return_old_on_failure =
         options.return_values_on_condition_check_failure.as_deref() == Some("ALL_OLD");
     let outcome = engine.write_item(table, key, mutation, condition, return_old_on_failure)?;
     let consumed =
         Consumed::write(&table.name, outcome.write_units).with_indexes(outcome.index_units.clone());
-    table.charge(Capacity::Write, consumed.total());
+    table.charge_write(consumed.write, &consumed.indexes);
 
     let attributes = match options.return_values() {
         ReturnValues::None => None,

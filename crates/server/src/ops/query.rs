@@ -8,7 +8,6 @@ use ferrodyn_engine::catalog::prefix_end;
 use ferrodyn_engine::index::{encode_escaped, encode_escaped_prefix};
 use ferrodyn_engine::keys::{encode_sort_value, partition_prefix, KeyAttribute};
 use ferrodyn_engine::read::KeyRange;
-use ferrodyn_engine::throughput::Capacity;
 use ferrodyn_engine::Engine;
 use ferrodyn_expr::{
     legacy_key_conditions, legacy_query_filter, parse_filter, parse_key_condition, KeyOp,
@@ -215,7 +214,7 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
             range.end = Bound::Excluded(encoded);
         }
     }
-    table.throughput.admit(Capacity::Read)?;
+    table.admit_read(index.as_deref())?;
     let mut page = engine.read_page(
         &table,
         index.as_deref(),
@@ -225,7 +224,7 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
         filter.as_ref(),
     )?;
     reads::fetch_from_table(engine, &table, index.as_deref(), select, &mut page)?;
-    table.charge(Capacity::Read, page.read_units(consistent));
+    table.charge_read(index.as_deref(), page.read_units(consistent));
     reads::page_response(
         &table,
         page,

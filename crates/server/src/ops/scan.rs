@@ -9,7 +9,6 @@ use ferrodyn_engine::catalog::prefix_end;
 use ferrodyn_engine::index::{hash_bound as index_hash_bound, index_prefix};
 use ferrodyn_engine::keys::{hash_bound, partition_hash, table_prefix};
 use ferrodyn_engine::read::KeyRange;
-use ferrodyn_engine::throughput::Capacity;
 use ferrodyn_engine::Engine;
 use ferrodyn_expr::{legacy_scan_filter, parse_filter};
 use ferrodyn_types::{DynamoError, Item, Result};
@@ -180,7 +179,7 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
         }
         range.start = Bound::Excluded(encoded);
     }
-    table.throughput.admit(Capacity::Read)?;
+    table.admit_read(index.as_deref())?;
     let mut page = engine.read_page(
         &table,
         index.as_deref(),
@@ -190,7 +189,7 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
         filter.as_ref(),
     )?;
     reads::fetch_from_table(engine, &table, index.as_deref(), select, &mut page)?;
-    table.charge(Capacity::Read, page.read_units(consistent));
+    table.charge_read(index.as_deref(), page.read_units(consistent));
     reads::page_response(
         &table,
         page,

@@ -11,7 +11,6 @@ use ferrodyn_engine::capacity::CapacityDetail;
 use ferrodyn_engine::idempotency::Claim;
 use ferrodyn_engine::items::check_item_size;
 use ferrodyn_engine::table::Table;
-use ferrodyn_engine::throughput::Capacity;
 use ferrodyn_engine::transactions::TransactWrite;
 use ferrodyn_engine::{Engine, Mutation};
 use ferrodyn_expr::{parse_condition, parse_update, Condition, UpdateExpression};
@@ -254,7 +253,7 @@ pub fn run(engine: &Engine, faults: &Faults, request: Request, body_len: usize) 
             let key = key?;
             // An action on a table out of capacity is that action's
             // ProvisionedThroughputExceeded reason.
-            table.throughput.admit(Capacity::Write)?;
+            table.admit_write()?;
             let mutation = match p.kind {
                 Kind::Put => Mutation::Put(p.action.item.clone().expect("checked")),
                 Kind::Update => Mutation::Update(p.update.as_ref().expect("checked")),
@@ -291,7 +290,9 @@ pub fn run(engine: &Engine, faults: &Faults, request: Request, body_len: usize) 
         }
     }
     for write in &writes {
-        write.table.charge(Capacity::Write, 2.0 * write.write_units);
+        write
+            .table
+            .charge_write(2.0 * write.write_units, &write.index_units());
     }
     if let Some(token) = &request.client_request_token {
         engine.tokens.complete(token, units.clone());
