@@ -84,6 +84,32 @@ impl WriteOptions<'_> {
         })
     }
 
+    /// PutItem's and DeleteItem's shared checks after field validation: the
+    /// condition comes from ConditionExpression (every name and value used)
+    /// or from Expected, never both, and ReturnValues is NONE or ALL_OLD.
+    pub fn key_write_condition(
+        &self,
+        condition_expression: &Option<String>,
+        names: &common::Names,
+        values: &common::Values,
+    ) -> Result<Option<Condition>> {
+        self.check_conditional_operator()?;
+        common::no_mixing(
+            &self.legacy_parameters(),
+            &[("ConditionExpression", condition_expression.is_some())],
+        )?;
+        let mut ctx = common::expression_context(
+            names,
+            values,
+            condition_expression.is_some(),
+            "ConditionExpression",
+        )?;
+        let condition = self.condition(condition_expression, &mut ctx)?;
+        ctx.check_all_used()?;
+        common::only_none_or_all_old(self.return_values())?;
+        Ok(condition)
+    }
+
     pub fn return_values(&self) -> ReturnValues {
         ReturnValues::parse(self.return_values.as_deref())
     }

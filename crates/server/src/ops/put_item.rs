@@ -1,6 +1,6 @@
 //! PutItem: replace an item, optionally guarded by a condition.
 
-use crate::ops::common::{self, Names, Values};
+use crate::ops::common::{Names, Values};
 use crate::ops::conditional_write::{self, WriteOptions};
 use crate::validate::Violations;
 use ferrodyn_engine::items::check_item_size;
@@ -42,23 +42,11 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
     v.not_null("item", &request.item);
     options.check(&mut v);
     v.finish()?;
-    options.check_conditional_operator()?;
-    common::no_mixing(
-        &options.legacy_parameters(),
-        &[(
-            "ConditionExpression",
-            request.condition_expression.is_some(),
-        )],
-    )?;
-    let mut ctx = common::expression_context(
+    let condition = options.key_write_condition(
+        &request.condition_expression,
         &request.expression_attribute_names,
         &request.expression_attribute_values,
-        request.condition_expression.is_some(),
-        "ConditionExpression",
     )?;
-    let condition = options.condition(&request.condition_expression, &mut ctx)?;
-    ctx.check_all_used()?;
-    common::only_none_or_all_old(options.return_values())?;
 
     let table = engine.table_for_items(request.table_name.as_deref().expect("checked"))?;
     let item = request.item.expect("checked");
