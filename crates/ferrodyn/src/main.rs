@@ -6,6 +6,7 @@
 
 mod cli;
 mod cli_patterns;
+mod console;
 mod serve;
 
 use clap::{Parser, Subcommand};
@@ -30,8 +31,10 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run the DynamoDB-compatible server.
+    /// Run the DynamoDB-compatible server (and its web console at /console).
     Serve(serve::ServeArgs),
+    /// Run the web console in front of any DynamoDB endpoint, AWS included.
+    Console(console::ConsoleArgs),
     /// List, describe, create and delete tables.
     #[command(subcommand)]
     Tables(cli::tables::TablesCommand),
@@ -70,6 +73,7 @@ fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Serve(args) => serve::run(args),
+        Command::Console(args) => console::run(args),
         Command::Tables(command) => cli::tables::run(command),
         Command::Get(args) => cli::items::get(args),
         Command::Put(args) => cli::items::put(args),

@@ -73,6 +73,11 @@ pub struct ServeArgs {
     /// harness, tie the server's life to its own).
     #[arg(long, hide = true)]
     exit_on_stdin_eof: bool,
+    /// The web console at /console on the same port (on by default; a
+    /// token printed at start-up is required when --host is not loopback or
+    /// --credentials are given).
+    #[arg(long, value_enum, default_value_t = crate::console::Switch::On)]
+    console: crate::console::Switch,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -168,14 +173,26 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
             format!("data in {}", args.data_dir.display())
         };
         println!("ferrodyn listening on http://{address} ({storage_note})");
+        let mut extra = axum::Router::new();
+        if args.console == crate::console::Switch::On {
+            let (router, url) = crate::console::for_server(
+                &args.host,
+                address,
+                &args.region,
+                credentials.as_deref(),
+            )?;
+            println!("console: {url}");
+            extra = router;
+        }
         let _ = std::io::stdout().flush();
-        ferrodyn_server::serve(
+        ferrodyn_server::serve_with(
             ferrodyn_server::AppState {
                 engine: engine.clone(),
                 check_request_time: args.check_request_time,
                 faults,
                 credentials,
             },
+            extra,
             listener,
             shutdown_signal(args.exit_on_stdin_eof),
         )

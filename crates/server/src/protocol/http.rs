@@ -48,7 +48,19 @@ pub async fn serve(
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router(state))
+    serve_with(state, Router::new(), listener, shutdown).await
+}
+
+/// [`serve`] with `extra` routes beside the DynamoDB API on the same port
+/// (the web console at `/console`); they answer their own paths, every other
+/// path is the API's.
+pub async fn serve_with(
+    state: AppState,
+    extra: Router,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    axum::serve(listener, router(state).merge(extra))
         .with_graceful_shutdown(shutdown)
         .await
 }

@@ -1,0 +1,269 @@
+//! Bulk operations as background jobs the page polls: delete, set or remove
+//! an attribute on a selection of keys or on every item of a Query/Scan.
+//!
+//! Deletes go through `ferrodyn_client::batch::BatchWriter` (BatchWriteItem,
+//! unprocessed items retried with capped exponential backoff and full
+//! jitter); sets and removes are one guarded UpdateItem per item
+//! (`attribute_exists` on the key, so a bulk edit never creates items),
+//! retried on throttling with the same backoff. Progress (done, retried,
+//! failed) is read by `GET bulk/<id>`; `POST bulk/<id>/cancel` stops the job
+//! after the batch in flight.
+
+use crate::api::{required, ApiFailure, ApiResult};
+use crate::read;
+use ferrodyn_client::backoff::{Backoff, RetryPolicy, Rng};
+use ferrodyn_client::batch::BatchWriter;
+use ferrodyn_client::{paginate, Client, ClientError};
+use ferrodyn_patterns::expr::{Builder, Kind};
+use ferrodyn_patterns::table::KeySchema;
+use serde_json::{json, Map, Value};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+/// At most this many failures are listed in a report (all are counted).
+const MAX_LISTED_FAILURES: usize = 200;
+
+#[derive(Default)]
+pub struct Jobs {
+    next: AtomicU64,
+    jobs: Mutex<HashMap<u64, Arc<Job>>>,
+}
+
+#[derive(Default)]
+struct Job {
+    progress: Mutex<Progress>,
+    cancel: AtomicBool,
+}
+
+#[derive(Default, Clone)]
+struct Progress {
+    state: &'static str,
+    total: Option<u64>,
+    done: u64,
+    retried: u64,
+    unprocessed: u64,
+    failed: u64,
+    failures: Vec<Value>,
+    error: Option<String>,
+    millis: u128,
+}
+
+/// What a job does to each item.
+#[derive(Clone)]
+enum Action {
+    Delete,
+    Set(String, Value),
+    Remove(String),
+}
+
+impl Jobs {
+    /// Starts a job: `{table, action, attribute?, value?, keys? | read?}`.
+    pub fn start(&self, client: Client, request: &Value) -> ApiResult {
+        let table = required(request, "table")?.to_string();
+        let action = match required(request, "action")? {
+            "delete" => Action::Delete,
+            "set" => Action::Set(
+                required(request, "attribute")?.into(),
+                request
+                    .get("value")
+                    .filter(|v| v.is_object())
+                    .cloned()
+                    .ok_or_else(|| ApiFailure::invalid("`value` is a typed value"))?,
+            ),
+            "remove" => Action::Remove(required(request, "attribute")?.into()),
+            other => return Err(ApiFailure::invalid(format!("no bulk action {other}"))),
+        };
+        let source = Source::from_request(request)?;
+        let schema = KeySchema::describe(&client, &table)?;
+        let job = Arc::new(Job::default());
+        job.progress.lock().expect("lock").state = "running";
+        if let Source::Keys(keys) = &source {
+            job.progress.lock().expect("lock").total = Some(keys.len() as u64);
+        }
+        let id = self.next.fetch_add(1, Ordering::Relaxed) + 1;
+        self.jobs.lock().expect("lock").insert(id, job.clone());
+        std::thread::spawn(move || run(&client, &table, &schema, &action, source, &job));
+        Ok(json!({ "job": id.to_string() }))
+    }
+
+    fn get(&self, id: &str) -> Result<Arc<Job>, ApiFailure> {
+        id.parse::<u64>()
+            .ok()
+            .and_then(|id| self.jobs.lock().expect("lock").get(&id).cloned())
+            .ok_or_else(|| ApiFailure::invalid(format!("no bulk job {id}")))
+    }
+
+    pub fn progress(&self, id: &str) -> ApiResult {
+        let p = self.get(id)?.progress.lock().expect("lock").clone();
+        Ok(json!({
+            "state": p.state, "total": p.total, "done": p.done, "retried": p.retried,
+            "unprocessed": p.unprocessed, "failed": p.failed, "failures": p.failures,
+            "error": p.error, "millis": p.millis as u64,
+        }))
+    }
+
+    pub fn cancel(&self, id: &str) -> ApiResult {
+        self.get(id)?.cancel.store(true, Ordering::Relaxed);
+        Ok(json!({ "cancelling": true }))
+    }
+}
+
+/// Where the items come from.
+enum Source {
+    Keys(Vec<Value>),
+    Read(String, Value),
+}
+
+impl Source {
+    fn from_request(request: &Value) -> Result<Source, ApiFailure> {
+        if let Some(keys) = request["keys"].as_array() {
+            return Ok(Source::Keys(keys.clone()));
+        }
+        let form = request
+            .get("read")
+            .ok_or_else(|| ApiFailure::invalid("give `keys` or a `read` form"))?;
+        let (operation, mut request) = read::request(form)?;
+        if let Some(map) = request.as_object_mut() {
+            for field in ["Segment", "TotalSegments", "Limit", "ReturnConsumedCapacity"] {
+                map.remove(field);
+            }
+        }
+        Ok(Source::Read(operation, request))
+    }
+
+    fn items<'c>(self, client: &'c Client) -> Box<dyn Iterator<Item = Result<Value, ClientError>> + 'c> {
+        match self {
+            Source::Keys(keys) => Box::new(keys.into_iter().map(Ok)),
+            Source::Read(operation, request) if operation == "Query" => {
+                Box::new(paginate::query(client, request).items())
+            }
+            Source::Read(_, request) => Box::new(paginate::scan(client, request).items()),
+        }
+    }
+}
+
+fn run(client: &Client, table: &str, schema: &KeySchema, action: &Action, source: Source, job: &Job) {
+    let started = Instant::now();
+    let outcome = match action {
+        Action::Delete => delete_all(client, table, schema, source, job),
+        other => update_all(client, table, schema, other, source, job),
+    };
+    let mut p = job.progress.lock().expect("lock");
+    p.millis = started.elapsed().as_millis();
+    p.state = match outcome {
+        Err(message) => {
+            p.error = Some(message);
+            "failed"
+        }
+        Ok(()) if job.cancel.load(Ordering::Relaxed) => "cancelled",
+        Ok(()) => "done",
+    };
+}
+
+fn key_of(schema: &KeySchema, item: &Value) -> Result<Value, String> {
+    let map = item.as_object().ok_or("an item is not an object")?;
+    schema.key_of(map).map(Value::Object)
+}
+
+fn record_failure(p: &mut Progress, key: Value, reason: String) {
+    p.failed += 1;
+    if p.failures.len() < MAX_LISTED_FAILURES {
+        p.failures.push(json!({ "key": key, "reason": reason }));
+    }
+}
+
+fn delete_all(client: &Client, table: &str, schema: &KeySchema, source: Source, job: &Job) -> Result<(), String> {
+    let mut writer = BatchWriter::new(client, table);
+    let publish = |writer: &BatchWriter, job: &Job| {
+        let report = writer.report();
+        let mut p = job.progress.lock().expect("lock");
+        p.done = report.written;
+        p.retried = report.retries;
+        p.unprocessed = report.unprocessed_returned;
+    };
+    for item in source.items(client) {
+        if job.cancel.load(Ordering::Relaxed) {
+            break;
+        }
+        let item = item.map_err(|e| e.to_string())?;
+        match key_of(schema, &item) {
+            Ok(key) => writer.delete(key).map_err(|e| e.to_string())?,
+            Err(reason) => record_failure(&mut job.progress.lock().expect("lock"), item, reason),
+        }
+        publish(&writer, job);
+    }
+    writer.flush().map_err(|e| e.to_string())?;
+    publish(&writer, job);
+    let mut p = job.progress.lock().expect("lock");
+    for not_written in &writer.report().not_written {
+        let key = not_written.request["DeleteRequest"]["Key"].clone();
+        record_failure(&mut p, key, not_written.reason.clone());
+    }
+    Ok(())
+}
+
+/// The UpdateItem fields of a set/remove, guarded so it never creates items.
+fn update_fields(schema: &KeySchema, action: &Action) -> Map<String, Value> {
+    let mut b = Builder::new();
+    let p = b.placeholders();
+    let guard = format!("attribute_exists({})", p.name(&schema.partition));
+    let update = match action {
+        Action::Set(name, value) => {
+            let alias = p.name(name);
+            let v = p.value(name, value.clone());
+            format!("SET {alias} = {v}")
+        }
+        Action::Remove(name) => format!("REMOVE {}", p.name(name)),
+        Action::Delete => unreachable!("deletes are batched"),
+    };
+    b.add_raw(Kind::Condition, guard).add_raw(Kind::Update, update);
+    b.build().map(|e| e.request_fields()).unwrap_or_default()
+}
+
+fn update_all(client: &Client, table: &str, schema: &KeySchema, action: &Action, source: Source, job: &Job) -> Result<(), String> {
+    let fields = update_fields(schema, action);
+    let mut rng = Rng::from_entropy();
+    for item in source.items(client) {
+        if job.cancel.load(Ordering::Relaxed) {
+            break;
+        }
+        let item = item.map_err(|e| e.to_string())?;
+        let key = match key_of(schema, &item) {
+            Ok(key) => key,
+            Err(reason) => {
+                record_failure(&mut job.progress.lock().expect("lock"), item, reason);
+                continue;
+            }
+        };
+        let mut request = fields.clone();
+        request.insert("TableName".into(), json!(table));
+        request.insert("Key".into(), key.clone());
+        let mut backoff = Backoff::new(RetryPolicy::default(), Rng::seeded(rng.next_u64()));
+        loop {
+            match client.call("UpdateItem", &Value::Object(request.clone())) {
+                Ok(_) => {
+                    job.progress.lock().expect("lock").done += 1;
+                    break;
+                }
+                Err(e) if e.is_retryable() => match backoff.next_delay() {
+                    Some(delay) => {
+                        job.progress.lock().expect("lock").retried += 1;
+                        std::thread::sleep(delay);
+                    }
+                    None => {
+                        record_failure(&mut job.progress.lock().expect("lock"), key, e.to_string());
+                        break;
+                    }
+                },
+                Err(e) => {
+                    record_failure(&mut job.progress.lock().expect("lock"), key, e.to_string());
+                    break;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+

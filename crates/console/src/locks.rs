@@ -1,0 +1,89 @@
+//! The uniqueness-lock view: `ferrodyn unique locks` and `repair` for the
+//! page. Each UNIQ# marker comes back beside its owner with its status
+//! (held, orphan, stale) and owners missing a marker are listed; repair
+//! fixes each finding in its own guarded transaction.
+
+use crate::api::{required, text, ApiFailure, ApiResult};
+use ferrodyn_client::Client;
+use ferrodyn_patterns::unique::locks::LocksOptions;
+use ferrodyn_patterns::unique::{self, Constraint, LocksReport, MarkerStatus, UniqueError, UniqueSpec};
+use serde_json::{json, Value};
+
+fn failure(e: UniqueError) -> ApiFailure {
+    match e {
+        UniqueError::Api(e) => e.into(),
+        other => ApiFailure::invalid(other.to_string()),
+    }
+}
+
+/// Loads the constraint `{table, entity, attributes: [..] | "a,b"}` and
+/// lists its markers (`scanOwners`: also Scan owners with that key prefix).
+fn load(client: &Client, request: &Value) -> Result<(Constraint, LocksReport), ApiFailure> {
+    let attributes: Vec<String> = match &request["attributes"] {
+        Value::Array(list) => list.iter().filter_map(|v| v.as_str().map(str::to_string)).collect(),
+        Value::String(text) => text.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_string).collect(),
+        _ => Vec::new(),
+    };
+    if attributes.is_empty() {
+        return Err(ApiFailure::invalid("name at least one unique attribute"));
+    }
+    let spec = UniqueSpec {
+        table: required(request, "table")?.into(),
+        entity: required(request, "entity")?.into(),
+        attributes,
+    };
+    let constraint = Constraint::load(client, spec).map_err(failure)?;
+    let options = LocksOptions {
+        value_prefix: text(request, "valuePrefix").map(str::to_string),
+        scan_owners: text(request, "scanOwners").map(str::to_string),
+    };
+    let report = unique::locks::locks(client, &constraint, &options).map_err(failure)?;
+    Ok((constraint, report))
+}
+
+fn report_json(report: &LocksReport) -> Value {
+    let markers: Vec<Value> = report
+        .markers
+        .iter()
+        .map(|m| {
+            let (status, current) = match &m.status {
+                MarkerStatus::Held => ("held", None),
+                MarkerStatus::Orphan => ("orphan", None),
+                MarkerStatus::Stale { current } => ("stale", current.clone()),
+            };
+            json!({
+                "attribute": m.attribute, "name": m.name, "value": m.value,
+                "owner": m.owner, "status": status, "current": current,
+            })
+        })
+        .collect();
+    let missing: Vec<Value> = report
+        .missing
+        .iter()
+        .map(|m| json!({ "owner": m.owner, "attribute": m.attribute, "value": m.value, "heldBy": m.held_by }))
+        .collect();
+    json!({
+        "markers": markers,
+        "missing": missing,
+        "ownersScanned": report.owners_scanned,
+        "healthy": report.is_healthy(),
+    })
+}
+
+pub fn inspect(client: &Client, request: &Value) -> ApiResult {
+    let (_, report) = load(client, request)?;
+    Ok(report_json(&report))
+}
+
+/// Re-reads the markers, repairs what is wrong, and answers the fixes and
+/// the markers as they are afterwards.
+pub fn repair(client: &Client, request: &Value) -> ApiResult {
+    let (constraint, report) = load(client, request)?;
+    let repaired = unique::locks::repair(client, &constraint, &report).map_err(failure)?;
+    let (_, after) = load(client, request)?;
+    Ok(json!({
+        "fixed": repaired.fixed,
+        "skipped": repaired.skipped,
+        "after": report_json(&after),
+    }))
+}

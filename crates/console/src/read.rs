@@ -1,0 +1,239 @@
+//! The query/scan form: one Query or Scan page from the form's fields (table
+//! or index, partition key, sort-key operator, readable filter, projection,
+//! direction, consistency, segment), built with the patterns' expression
+//! builder so reserved words are aliased and values typed, plus the same
+//! request as JSON and as `aws` and `ferrodyn` commands to copy.
+
+use crate::api::{required, text, ApiFailure, ApiResult};
+use ferrodyn_client::Client;
+use ferrodyn_patterns::expr::{shell_quote, Builder, Kind};
+use serde_json::{json, Map, Value};
+
+/// Sort-key operators and how each is written.
+fn sort_clause(name: &str, op: &str, a: &str, b: Option<&str>) -> Result<String, ApiFailure> {
+    Ok(match (op, b) {
+        ("=" | "<" | "<=" | ">" | ">=", _) => format!("{name} {op} {a}"),
+        ("begins_with", _) => format!("begins_with({name}, {a})"),
+        ("between", Some(b)) => format!("{name} BETWEEN {a} AND {b}"),
+        ("between", None) => return Err(ApiFailure::invalid("between needs two values")),
+        _ => {
+            return Err(ApiFailure::invalid(format!(
+                "unknown sort-key operator {op}"
+            )))
+        }
+    })
+}
+
+/// Builds the Query/Scan request of the form.
+pub fn request(form: &Value) -> Result<(String, Value), ApiFailure> {
+    let table = required(form, "table")?;
+    let query = form["operation"] == "Query";
+    let mut b = Builder::new();
+    if query {
+        let pk = &form["pk"];
+        let name = required(pk, "name")?;
+        let p = b.placeholders();
+        let alias = p.name(name);
+        let value = p.value(name, pk["value"].clone());
+        let mut key = format!("{alias} = {value}");
+        if let Some(sk) = form.get("sk").filter(|s| text(s, "op").is_some()) {
+            let name = required(sk, "name")?;
+            let p = b.placeholders();
+            let alias = p.name(name);
+            let a = p.value(name, sk["value"].clone());
+            let second = sk.get("value2").filter(|v| v.is_object());
+            let b2 = second.map(|v| p.value(&format!("{name}2"), v.clone()));
+            key.push_str(" AND ");
+            key.push_str(&sort_clause(&alias, required(sk, "op")?, &a, b2.as_deref())?);
+        }
+        b.add_raw(Kind::KeyCondition, key);
+    }
+    if let Some(filter) = text(form, "filter") {
+        b.add(Kind::Condition, filter)
+            .map_err(|e| ApiFailure::invalid(format!("filter: {e}")))?;
+    }
+    let projection = text(form, "projection").map(|list| {
+        let p = b.placeholders();
+        list.split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(|path| path.split('.').map(|n| p.name(n)).collect::<Vec<_>>().join("."))
+            .collect::<Vec<_>>()
+            .join(", ")
+    });
+    let built = b
+        .build()
+        .map_err(|e| ApiFailure::invalid(e.to_string()))?;
+    let mut request = Map::new();
+    request.insert("TableName".into(), json!(table));
+    if let Some(index) = text(form, "index") {
+        request.insert("IndexName".into(), json!(index));
+    }
+    for (name, value) in built.request_fields() {
+        let name = if name == "ConditionExpression" { "FilterExpression".into() } else { name };
+        request.insert(name, value);
+    }
+    if let Some(projection) = projection.filter(|p| !p.is_empty()) {
+        request.insert("ProjectionExpression".into(), json!(projection));
+    }
+    if query && form["forward"] == json!(false) {
+        request.insert("ScanIndexForward".into(), json!(false));
+    }
+    if form["consistent"] == json!(true) {
+        request.insert("ConsistentRead".into(), json!(true));
+    }
+    if let Some(limit) = form["limit"].as_u64() {
+        request.insert("Limit".into(), json!(limit));
+    }
+    let segments = form["segments"].as_u64().unwrap_or(1);
+    if !query && segments > 1 {
+        request.insert("Segment".into(), json!(form["segment"].as_u64().unwrap_or(0)));
+        request.insert("TotalSegments".into(), json!(segments));
+    }
+    request.insert("ReturnConsumedCapacity".into(), json!("TOTAL"));
+    let operation = if query { "Query" } else { "Scan" };
+    Ok((operation.to_string(), Value::Object(request)))
+}
+
+/// Runs one page of the form (from `startKey` if given).
+pub fn page(client: &Client, form: &Value) -> ApiResult {
+    let (operation, mut request) = request(form)?;
+    let commands = json!({
+        "aws": aws_command(&operation, &request),
+        "ferrodyn": ferrodyn_command(&operation, form, &request),
+    });
+    let shown = request.clone();
+    if let Some(start) = form.get("startKey").filter(|k| k.is_object()) {
+        request["ExclusiveStartKey"] = start.clone();
+    }
+    let response = client.call(&operation, &request)?;
+    Ok(json!({
+        "operation": operation,
+        "request": shown,
+        "commands": commands,
+        "Items": response.get("Items").cloned().unwrap_or(json!([])),
+        "Count": response["Count"],
+        "ScannedCount": response["ScannedCount"],
+        "ConsumedCapacity": response["ConsumedCapacity"],
+        "LastEvaluatedKey": response.get("LastEvaluatedKey").cloned().unwrap_or(Value::Null),
+    }))
+}
+
+/// The request as an `aws dynamodb` command.
+fn aws_command(operation: &str, request: &Value) -> String {
+    let mut parts = vec![format!("aws dynamodb {}", operation.to_lowercase())];
+    for (field, value) in request.as_object().into_iter().flatten() {
+        if field == "ReturnConsumedCapacity" {
+            continue;
+        }
+        let option = kebab(field);
+        match value {
+            Value::Bool(true) => parts.push(format!("--{option}")),
+            Value::Bool(false) => parts.push(format!("--no-{option}")),
+            Value::String(s) => parts.push(format!("--{option} {}", shell_quote(s))),
+            Value::Number(n) => parts.push(format!("--{option} {n}")),
+            other => parts.push(format!("--{option} {}", shell_quote(&other.to_string()))),
+        }
+    }
+    parts.join(" \\\n  ")
+}
+
+/// `TableName` → `table-name`.
+fn kebab(field: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in field.chars().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 {
+            out.push('-');
+        }
+        out.push(c.to_ascii_lowercase());
+    }
+    out
+}
+
+/// The same read as a `ferrodyn query`/`ferrodyn scan` command.
+fn ferrodyn_command(operation: &str, form: &Value, request: &Value) -> String {
+    let table = shell_quote(form["table"].as_str().unwrap_or(""));
+    let mut parts = vec![format!("ferrodyn {} {table}", operation.to_lowercase())];
+    let scalar = |v: &Value| -> String {
+        v.as_object()
+            .and_then(|m| m.values().next())
+            .map(|v| v.as_str().map_or(v.to_string(), str::to_string))
+            .unwrap_or_default()
+    };
+    if operation == "Query" {
+        parts[0].push_str(&format!(" {}", shell_quote(&scalar(&form["pk"]["value"]))));
+        if let Some(op) = form["sk"]["op"].as_str().filter(|s| !s.is_empty()) {
+            let flag = match op {
+                "=" => "--sk-eq",
+                "<" => "--sk-lt",
+                "<=" => "--sk-le",
+                ">" => "--sk-gt",
+                ">=" => "--sk-ge",
+                "begins_with" => "--sk-begins-with",
+                _ => "--sk-between",
+            };
+            let mut clause = format!("{flag} {}", shell_quote(&scalar(&form["sk"]["value"])));
+            if op == "between" {
+                clause.push_str(&format!(" {}", shell_quote(&scalar(&form["sk"]["value2"]))));
+            }
+            parts.push(clause);
+        }
+        if request["ScanIndexForward"] == json!(false) {
+            parts.push("--descending".into());
+        }
+    }
+    if let Some(index) = request["IndexName"].as_str() {
+        parts.push(format!("--index {}", shell_quote(index)));
+    }
+    for (field, flag) in [
+        ("FilterExpression", "--filter"),
+        ("ProjectionExpression", "--projection"),
+    ] {
+        if let Some(text) = request[field].as_str() {
+            parts.push(format!("{flag} {}", shell_quote(text)));
+        }
+    }
+    if request["FilterExpression"].is_string() || request["ProjectionExpression"].is_string() {
+        if let Some(names) = request.get("ExpressionAttributeNames") {
+            parts.push(format!("--names {}", shell_quote(&names.to_string())));
+        }
+        if let Some(values) = request.get("ExpressionAttributeValues") {
+            parts.push(format!("--values {} --raw", shell_quote(&values.to_string())));
+        }
+    }
+    if request["ConsistentRead"] == json!(true) {
+        parts.push("--consistent".into());
+    }
+    if let Some(segments) = request["TotalSegments"].as_u64() {
+        parts.push(format!("--segments {segments} --paginate"));
+    } else if let Some(limit) = request["Limit"].as_u64() {
+        parts.push(format!("--limit {limit}"));
+    }
+    parts.join(" \\\n  ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_query_form_becomes_an_aliased_typed_request() {
+        let (op, request) = request(&json!({
+            "operation": "Query", "table": "app", "index": "gsi1",
+            "pk": {"name": "status", "value": {"S": "open"}},
+            "sk": {"name": "sk", "op": "begins_with", "value": {"S": "2024-"}},
+            "filter": "size > 3", "forward": false, "limit": 25
+        }))
+        .unwrap();
+        assert_eq!(op, "Query");
+        assert_eq!(
+            request["KeyConditionExpression"],
+            "#status = :status AND begins_with(sk, :sk)"
+        );
+        assert_eq!(request["ExpressionAttributeNames"]["#status"], "status");
+        assert_eq!(request["ExpressionAttributeValues"][":sk"], json!({"S": "2024-"}));
+        assert_eq!(request["FilterExpression"], "#size > :size");
+        assert_eq!(request["ScanIndexForward"], false);
+        assert!(aws_command(&op, &request).contains("--no-scan-index-forward"));
+    }
+}

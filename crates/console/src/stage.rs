@@ -1,0 +1,128 @@
+//! Staged edits for the browser: the stage lives in the page's localStorage
+//! as the `StageFile` JSON of `ferrodyn stage`, travels with each request,
+//! and comes back updated. Staging, the diff against live items, and the
+//! commit (one TransactWriteItems with optimistic-lock conditions and an
+//! idempotency token) are `ferrodyn_patterns::stage`'s, unchanged.
+
+use crate::api::{required, ApiFailure, ApiResult};
+use axum::http::StatusCode;
+use ferrodyn_client::Client;
+use ferrodyn_patterns::stage::{self, AttributeChange, StageError, StageFile};
+use serde_json::{json, Map, Value};
+
+pub fn handle(client: &Client, action: &str, request: &Value) -> ApiResult {
+    let stage: StageFile = match request.get("stage").filter(|s| !s.is_null()) {
+        Some(value) => serde_json::from_value(value.clone())
+            .map_err(|e| ApiFailure::invalid(format!("not a stage: {e}")))?,
+        None => StageFile::default(),
+    };
+    match action {
+        "add" => add(client, stage, request),
+        "diff" => diff(client, &stage),
+        "commit" => commit(client, &stage, request["allowSplit"] == json!(true)),
+        other => Err(ApiFailure::invalid(format!("no stage action {other}"))),
+    }
+}
+
+fn object(request: &Value, name: &str) -> Result<Map<String, Value>, ApiFailure> {
+    request
+        .get(name)
+        .and_then(Value::as_object)
+        .cloned()
+        .ok_or_else(|| ApiFailure::invalid(format!("`{name}` must be an object")))
+}
+
+fn failure(e: StageError) -> ApiFailure {
+    match e {
+        StageError::Api(e) => e.into(),
+        StageError::Invalid(message) => ApiFailure::invalid(message),
+        other => ApiFailure::invalid(other.to_string()),
+    }
+}
+
+/// Stages a put (`item`), update (`key`, `set`, `remove`) or delete (`key`).
+fn add(client: &Client, mut stage: StageFile, request: &Value) -> ApiResult {
+    let table = required(request, "table")?;
+    let number = match required(request, "op")? {
+        "put" => stage::stage_put(client, &mut stage, table, object(request, "item")?),
+        "update" => {
+            let remove: Vec<String> = request["remove"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect();
+            let set = request
+                .get("set")
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default();
+            stage::stage_update(client, &mut stage, table, object(request, "key")?, set, &remove)
+        }
+        "delete" => stage::stage_delete(client, &mut stage, table, object(request, "key")?),
+        other => return Err(ApiFailure::invalid(format!("no stage op {other}"))),
+    }
+    .map_err(failure)?;
+    Ok(json!({ "stage": stage, "number": number }))
+}
+
+fn changes(list: &[AttributeChange]) -> Value {
+    list.iter()
+        .map(|c| json!({ "name": c.name, "old": c.old, "new": c.new }))
+        .collect()
+}
+
+fn diff(client: &Client, stage: &StageFile) -> ApiResult {
+    let diffs = stage::diff(client, stage).map_err(failure)?;
+    let list: Vec<Value> = diffs
+        .iter()
+        .map(|d| {
+            json!({
+                "what": d.what,
+                "changes": changes(&d.changes),
+                "drift": changes(&d.drift),
+                "existenceDrift": d.existence_drift,
+            })
+        })
+        .collect();
+    Ok(json!({ "diffs": list }))
+}
+
+/// Commits; a cancellation answers 409 with each failing change's index in
+/// the stage, DynamoDB's reason code and the explanation.
+fn commit(client: &Client, stage: &StageFile, allow_split: bool) -> ApiResult {
+    match stage::commit(client, stage, allow_split) {
+        Ok(report) => Ok(json!({
+            "changes": report.changes,
+            "transactions": report.transactions,
+            "tokens": report.tokens,
+        })),
+        Err(StageError::Cancelled {
+            committed_changes,
+            failures,
+        }) => {
+            let list: Vec<Value> = failures
+                .iter()
+                .map(|f| {
+                    json!({
+                        "change": committed_changes + f.position,
+                        "what": f.what,
+                        "code": f.code,
+                        "explanation": f.explanation,
+                        "item": f.item,
+                    })
+                })
+                .collect();
+            Err(ApiFailure {
+                status: StatusCode::CONFLICT,
+                code: "TransactionCanceledException".into(),
+                message: format!(
+                    "the commit was cancelled; nothing of it was written ({} change(s) failed)",
+                    list.len()
+                ),
+                body: Some(json!({ "failures": list, "committedChanges": committed_changes })),
+            })
+        }
+        Err(e) => Err(failure(e)),
+    }
+}

@@ -1,0 +1,242 @@
+//! Import and export for the page: an uploaded file's text (JSON array,
+//! JSON lines, CSV, or DynamoDB JSON lines) written with the client's batch
+//! writer (unprocessed items retried with backoff and jitter, what could not
+//! be written reported); a table or a query/scan result read page by page
+//! into CSV, JSON lines or DynamoDB JSON for download.
+//!
+//! Plain JSON is converted with the client's lossless converter (numbers
+//! keep their digits; `{"$SS": [..]}` tags keep sets and binary).
+
+use crate::api::{required, ApiFailure, ApiResult};
+use crate::read;
+use ferrodyn_client::batch::BatchWriter;
+use ferrodyn_client::convert::{self, Plain};
+use ferrodyn_client::{paginate, Client};
+use ferrodyn_patterns::table::KeySchema;
+use serde_json::{json, Map, Value};
+
+/// Largest export the console builds in memory (rows).
+const MAX_EXPORT_ROWS: usize = 200_000;
+
+type Item = Map<String, Value>;
+
+/// Turns the uploaded text into items (DynamoDB JSON).
+fn parse(format: &str, text: &str) -> Result<Vec<Item>, ApiFailure> {
+    let plain_item = |plain: &Plain, line: usize| -> Result<Item, ApiFailure> {
+        convert::item_to_ddb(plain)
+            .map(|(item, _)| item)
+            .map_err(|e| ApiFailure::invalid(format!("item {line}: {e}")))
+    };
+    let lines = || text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
+    match format {
+        "json" => match Plain::parse(text).map_err(|e| ApiFailure::invalid(e.to_string()))? {
+            Plain::Array(items) => items
+                .iter()
+                .enumerate()
+                .map(|(i, p)| plain_item(p, i + 1))
+                .collect(),
+            other => Ok(vec![plain_item(&other, 1)?]),
+        },
+        "jsonl" => lines()
+            .map(|(i, line)| {
+                let plain = Plain::parse(line)
+                    .map_err(|e| ApiFailure::invalid(format!("line {}: {e}", i + 1)))?;
+                plain_item(&plain, i + 1)
+            })
+            .collect(),
+        "ddb-json" => lines()
+            .map(|(i, line)| {
+                let value: Value = serde_json::from_str(line)
+                    .map_err(|e| ApiFailure::invalid(format!("line {}: {e}", i + 1)))?;
+                let item = value.get("Item").cloned().unwrap_or(value);
+                item.as_object()
+                    .cloned()
+                    .ok_or_else(|| ApiFailure::invalid(format!("line {}: not an item", i + 1)))
+            })
+            .collect(),
+        "csv" => csv_items(text),
+        other => Err(ApiFailure::invalid(format!(
+            "format is json, jsonl, csv or ddb-json, not {other}"
+        ))),
+    }
+}
+
+/// CSV rows (RFC 4180 quoting) as items: the header names the attributes; a
+/// cell that reads as a JSON number is a number, `true`/`false` a boolean,
+/// an empty cell no attribute, anything else a string.
+fn csv_items(text: &str) -> Result<Vec<Item>, ApiFailure> {
+    let rows = csv_rows(text);
+    let Some((header, rows)) = rows.split_first() else {
+        return Ok(Vec::new());
+    };
+    Ok(rows
+        .iter()
+        .filter(|row| row.iter().any(|c| !c.is_empty()))
+        .map(|row| {
+            let mut item = Map::new();
+            for (name, cell) in header.iter().zip(row) {
+                if cell.is_empty() {
+                    continue;
+                }
+                let value = match cell.as_str() {
+                    "true" | "false" => json!({ "BOOL": cell == "true" }),
+                    _ if matches!(Plain::parse(cell), Ok(Plain::Number(_))) => json!({ "N": cell }),
+                    _ => json!({ "S": cell }),
+                };
+                item.insert(name.clone(), value);
+            }
+            item
+        })
+        .collect())
+}
+
+fn csv_rows(text: &str) -> Vec<Vec<String>> {
+    let (mut rows, mut row, mut cell) = (Vec::new(), Vec::new(), String::new());
+    let mut quoted = false;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                cell.push('"');
+                chars.next();
+            }
+            ('"', _) => quoted = !quoted,
+            (',', false) => row.push(std::mem::take(&mut cell)),
+            ('\n', false) => {
+                row.push(std::mem::take(&mut cell));
+                rows.push(std::mem::take(&mut row));
+            }
+            ('\r', false) => {}
+            (c, _) => cell.push(c),
+        }
+    }
+    if !cell.is_empty() || !row.is_empty() {
+        row.push(cell);
+        rows.push(row);
+    }
+    rows
+}
+
+/// `{table, format, text}` → what was written and what was not.
+pub fn import(client: &Client, request: &Value) -> ApiResult {
+    let table = required(request, "table")?;
+    let items = parse(required(request, "format")?, required(request, "text")?)?;
+    let mut writer = BatchWriter::new(client, table);
+    for item in items {
+        writer.put(Value::Object(item))?;
+    }
+    let report = writer.finish()?;
+    let failures: Vec<Value> = report
+        .not_written
+        .iter()
+        .take(200)
+        .map(|n| json!({ "item": n.request["PutRequest"]["Item"], "reason": n.reason }))
+        .collect();
+    Ok(json!({
+        "requested": report.requested,
+        "written": report.written,
+        "retries": report.retries,
+        "failed": report.not_written.len(),
+        "failures": failures,
+    }))
+}
+
+/// `{table, format, read?}` → `{text, rows}` of the whole table, or of the
+/// query/scan form's result.
+pub fn export(client: &Client, request: &Value) -> ApiResult {
+    let table = required(request, "table")?;
+    let format = required(request, "format")?;
+    let items: Box<dyn Iterator<Item = _>> = match request.get("read").filter(|r| r.is_object()) {
+        Some(form) => {
+            let (operation, mut r) = read::request(form)?;
+            for field in ["Limit", "Segment", "TotalSegments", "ReturnConsumedCapacity"] {
+                r.as_object_mut().map(|m| m.remove(field));
+            }
+            if operation == "Query" {
+                Box::new(paginate::query(client, r).items())
+            } else {
+                Box::new(paginate::scan(client, r).items())
+            }
+        }
+        None => Box::new(paginate::scan(client, json!({ "TableName": table })).items()),
+    };
+    let mut rows = Vec::new();
+    for item in items.take(MAX_EXPORT_ROWS) {
+        rows.push(item?);
+    }
+    let text = match format {
+        "jsonl" | "json" => {
+            let lines: Result<Vec<String>, ApiFailure> = rows
+                .iter()
+                .map(|item| {
+                    convert::item_from_ddb(item, true)
+                        .map(|(p, _)| p.to_json())
+                        .map_err(|e| ApiFailure::invalid(e.to_string()))
+                })
+                .collect();
+            let lines = lines?;
+            if format == "json" {
+                format!("[\n{}\n]\n", lines.join(",\n"))
+            } else {
+                lines.join("\n") + "\n"
+            }
+        }
+        "ddb-json" => rows
+            .iter()
+            .map(|item| json!({ "Item": item }).to_string() + "\n")
+            .collect(),
+        "csv" => csv_text(&KeySchema::describe(client, table)?, &rows),
+        other => {
+            return Err(ApiFailure::invalid(format!(
+                "format is csv, json, jsonl or ddb-json, not {other}"
+            )))
+        }
+    };
+    Ok(json!({ "text": text, "rows": rows.len() }))
+}
+
+fn csv_cell(text: &str) -> String {
+    if text.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text.to_string()
+    }
+}
+
+/// Columns: the key attributes, then every other attribute seen, sorted.
+fn csv_text(schema: &KeySchema, rows: &[Value]) -> String {
+    let mut columns: Vec<String> = schema.attributes().iter().map(|s| s.to_string()).collect();
+    let mut others: Vec<String> = rows
+        .iter()
+        .filter_map(Value::as_object)
+        .flat_map(|m| m.keys().cloned())
+        .filter(|k| !schema.is_key(k))
+        .collect();
+    others.sort();
+    others.dedup();
+    columns.extend(others);
+    let mut out = columns.iter().map(|c| csv_cell(c)).collect::<Vec<_>>().join(",") + "\n";
+    for row in rows {
+        let cells: Vec<String> = columns
+            .iter()
+            .map(|c| row.get(c).map(|v| csv_cell(&convert::display(v))).unwrap_or_default())
+            .collect();
+        out.push_str(&cells.join(","));
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_cells_are_typed_and_quotes_undone() {
+        let items = csv_items("id,n,ok,note\nu1,12345678901234567890123456789012345678,true,\"a, \"\"b\"\"\"\n").unwrap();
+        assert_eq!(items.len(), 1);
+        assert_eq!(items[0]["n"], json!({"N": "12345678901234567890123456789012345678"}));
+        assert_eq!(items[0]["ok"], json!({"BOOL": true}));
+        assert_eq!(items[0]["note"], json!({"S": "a, \"b\""}));
+    }
+}
