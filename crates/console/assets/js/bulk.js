@@ -1,0 +1,88 @@
+// Bulk delete / set / remove on a selection or a whole query result. The
+// server runs the job (BatchWriteItem with unprocessed items retried under
+// capped exponential backoff and full jitter, or guarded UpdateItems) and
+// this dialog polls its progress: done, retried, failed; cancellable; a
+// final report of what could not be written.
+
+import { api } from './api.js';
+import { el, fill, field, button, select, dialog, errorBox } from './ui.js';
+import { TYPES, parseTyped } from './values.js';
+
+export function bulkDialog(table, source, label) {
+  return dialog(`Bulk change: ${label}`, (close) => {
+    const action = select([['delete', 'Delete the items'], ['set', 'Set an attribute'], ['remove', 'Remove an attribute']], 'delete', { 'aria-label': 'Bulk action' });
+    const attribute = el('input', { 'aria-label': 'Attribute name', placeholder: 'status', autocomplete: 'off' });
+    const type = select(TYPES.filter((t) => !['L', 'M'].includes(t)), 'S', { 'aria-label': 'Value type' });
+    const value = el('input', { 'aria-label': 'Attribute value', autocomplete: 'off' });
+    const attrRow = el('div.row', { hidden: true }, field('Attribute', attribute), field('Type', type), field('Value', value));
+    action.addEventListener('change', () => {
+      attrRow.hidden = action.value === 'delete';
+      value.parentElement.hidden = type.parentElement.hidden = action.value !== 'set';
+    });
+    const progress = el('div.progress');
+    const status = el('div');
+    let job = null;
+    const start = el('button.btn.danger', { type: 'button' }, 'Start');
+    const cancel = button('Cancel job', async () => { if (job) await api(`bulk/${job}/cancel`, {}); }, 'ghost', { hidden: true });
+    start.addEventListener('click', async () => {
+      const request = { table, action: action.value, ...source };
+      try {
+        if (action.value !== 'delete') request.attribute = attribute.value.trim();
+        if (action.value === 'set') request.value = parseTyped(type.value, value.value);
+        job = (await api('bulk', request)).job;
+      } catch (e) {
+        fill(status, errorBox(e));
+        return;
+      }
+      start.hidden = true;
+      cancel.hidden = false;
+      poll(job, progress, () => { cancel.hidden = true; });
+    });
+    return el('div.form',
+      el('p', 'Applies to ', el('strong', label), '. Writes go out immediately (not staged), 25 per BatchWriteItem for deletes, with unprocessed items retried.'),
+      field('Action', action), attrRow, progress, status,
+      el('footer', el('span.spacer'), cancel, button('Close', () => close(), 'ghost'), start));
+  });
+}
+
+function poll(job, box, finished) {
+  const bar = el('div.bar-fill');
+  const counts = el('div.counts', { 'aria-live': 'polite' });
+  const report = el('div');
+  fill(box, el('div.bar', { role: 'progressbar', 'aria-label': 'Bulk progress' }, bar), counts, report);
+  const tick = async () => {
+    let p;
+    try {
+      p = await api(`bulk/${job}`);
+    } catch (e) {
+      fill(report, errorBox(e));
+      setTimeout(tick, 1000);
+      return;
+    }
+    const total = p.total ?? (p.state === 'running' ? null : p.done + p.failed);
+    if (total) {
+      bar.style.width = `${Math.min(100, (100 * (p.done + p.failed)) / total)}%`;
+      bar.parentElement.setAttribute('aria-valuenow', String(p.done + p.failed));
+      bar.parentElement.setAttribute('aria-valuemax', String(total));
+    } else {
+      bar.classList.add('indeterminate');
+    }
+    fill(counts,
+      el('span.metric.done', el('b', String(p.done)), ' done'),
+      el('span.metric.retried', el('b', String(p.retried)), ' retried'),
+      el('span.metric.failed', el('b', String(p.failed)), ' failed'),
+      el('span.metric', `state: `, el('b.state', p.state)));
+    if (p.state === 'running') {
+      setTimeout(tick, 200);
+      return;
+    }
+    bar.classList.remove('indeterminate');
+    bar.style.width = '100%';
+    finished();
+    fill(report, el('div.report', { role: 'status' },
+      el('p', `${p.state === 'done' ? 'Finished' : p.state === 'cancelled' ? 'Cancelled' : 'Failed'}: ${p.done} written, ${p.failed} not written, ${p.retried} retried call(s), ${p.unprocessed} unprocessed returned, ${(p.millis / 1000).toFixed(2)} s.`),
+      p.error && errorBox({ code: 'BulkFailed', message: p.error }),
+      p.failures.length ? el('ul.failures', p.failures.map((f) => el('li', el('code', JSON.stringify(f.key)), ' — ', f.reason))) : null));
+  };
+  tick();
+}

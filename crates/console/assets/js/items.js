@@ -1,0 +1,429 @@
+// The item explorer: a Query/Scan form above a paginated grid. Pages come
+// from the server one at a time (next page by LastEvaluatedKey), so a table
+// of a million items costs what one page costs. Columns are the union of the
+// page's attributes, keys first; cells are typed; columns sort and hide;
+// rows open as plain JSON or DynamoDB JSON; edits are staged (stage.js).
+
+import { api } from './api.js';
+import { el, fill, field, button, select, dialog, errorBox, toast, codeBlock, tabs, $ } from './ui.js';
+import { renderValue, typeOf, TYPES, editText, parseTyped, keyId, keyOf, compareValues } from './values.js';
+import { stageChange, stagedFor, stagedChanges, onStageChange } from './stage.js';
+import { bulkDialog } from './bulk.js';
+
+const PAGE_SIZES = [25, 50, 100, 250, 500, 1000];
+let view = null;
+
+onStageChange(() => { if (view && document.body.contains(view.root)) renderGrid(); });
+
+/** Key attribute names of the table (and of an index) from its description. */
+export function keyNames(schema) {
+  const hash = schema.find((k) => k.KeyType === 'HASH')?.AttributeName;
+  const range = schema.find((k) => k.KeyType === 'RANGE')?.AttributeName;
+  return range ? [hash, range] : [hash];
+}
+
+export function explorer(table) {
+  const tableKeys = keyNames(table.KeySchema);
+  const types = Object.fromEntries((table.AttributeDefinitions || []).map((d) => [d.AttributeName, d.AttributeType]));
+  const indexes = [
+    ...(table.GlobalSecondaryIndexes || []).map((i) => ({ ...i, kind: 'GSI' })),
+    ...(table.LocalSecondaryIndexes || []).map((i) => ({ ...i, kind: 'LSI' })),
+  ];
+  const previous = view && view.table.TableName === table.TableName ? view : null;
+  view = {
+    table, tableKeys, types, indexes,
+    pageSize: previous?.pageSize || Number(localStorage.getItem('ferrodyn.pageSize')) || 50,
+    hidden: previous?.hidden || new Set(), sort: previous?.sort || null,
+    selection: new Set(), starts: [null], page: 0, items: [], lastKey: null, segment: 0,
+    root: null, result: null,
+  };
+  view.form = buildForm();
+  view.summary = el('div.summary', { 'aria-live': 'polite' });
+  view.toolbar = el('div.toolbar');
+  view.grid = el('div.gridwrap');
+  view.requestBox = el('details.request', el('summary', 'Request, aws and ferrodyn commands'), el('div'));
+  view.root = el('div.explorer', view.form.root, el('div.bar', view.summary, view.toolbar), view.grid, view.requestBox);
+  run();
+  return view.root;
+}
+
+// ---- the form ------------------------------------------------------------------
+
+function buildForm() {
+  const f = {};
+  f.op = el('div.segmented', { role: 'radiogroup', 'aria-label': 'Operation' },
+    ['Scan', 'Query'].map((op) => el('label', el('input', { type: 'radio', name: 'op', value: op, checked: op === 'Scan' }), op)));
+  f.index = select([['', `Table: ${view.table.TableName}`], ...view.indexes.map((i) => [i.IndexName, `${i.kind}: ${i.IndexName}`])], '', { 'aria-label': 'Table or index' });
+  f.pk = el('input', { 'aria-label': 'Partition key value', autocomplete: 'off' });
+  f.skOp = select([['', '(any)'], '=', '<', '<=', '>', '>=', ['between', 'between'], ['begins_with', 'begins with']], '', { 'aria-label': 'Sort key condition' });
+  f.sk = el('input', { 'aria-label': 'Sort key value', autocomplete: 'off' });
+  f.sk2 = el('input', { 'aria-label': 'Sort key upper value', autocomplete: 'off', hidden: true });
+  f.filter = el('input', { 'aria-label': 'Filter', placeholder: 'e.g. status = "active" and visits > 3', autocomplete: 'off', class: 'mono' });
+  f.projection = el('input', { 'aria-label': 'Projection', placeholder: 'all attributes', autocomplete: 'off', class: 'mono' });
+  f.forward = select([['true', 'Ascending'], ['false', 'Descending']], 'true', { 'aria-label': 'Sort direction' });
+  f.consistent = el('input', { type: 'checkbox', 'aria-label': 'Strongly consistent read' });
+  f.segments = el('input', { type: 'number', min: 1, max: 64, value: 1, 'aria-label': 'Parallel scan segments', class: 'narrow' });
+  f.pageSize = select(PAGE_SIZES.map((n) => [String(n), `${n} per page`]), String(view.pageSize), { 'aria-label': 'Page size' });
+  f.run = el('button.btn.primary', { type: 'submit', 'aria-keyshortcuts': 'Control+Enter' }, 'Scan');
+  f.pkLabel = el('label', { for: (f.pk.id = 'pk-input') }, 'Partition key');
+  f.skLabel = el('label', { for: (f.sk.id = 'sk-input') }, 'Sort key');
+  const queryRow = el('div.row.query-only', { hidden: true },
+    el('div.field', f.pkLabel, f.pk),
+    el('div.field', f.skLabel, el('div.row', f.skOp, f.sk, f.sk2)),
+    el('div.field', el('label', 'Order'), f.forward));
+  const scanOnly = el('div.field.scan-only', el('label', { for: (f.segments.id = 'segments') }, 'Segments'), f.segments);
+  const sync = () => {
+    const query = opValue(f) === 'Query';
+    queryRow.hidden = !query;
+    scanOnly.hidden = query;
+    f.run.textContent = query ? 'Query' : 'Scan';
+    const [pk, sk] = currentKeys(f);
+    f.pkLabel.textContent = `Partition key · ${pk} (${view.types[pk] || 'S'})`;
+    f.skLabel.textContent = sk ? `Sort key · ${sk} (${view.types[sk] || 'S'})` : 'Sort key (none)';
+    f.skOp.disabled = f.sk.disabled = !sk;
+    f.sk2.hidden = f.skOp.value !== 'between';
+  };
+  f.op.addEventListener('change', sync);
+  f.index.addEventListener('change', sync);
+  f.skOp.addEventListener('change', sync);
+  f.pageSize.addEventListener('change', () => {
+    view.pageSize = Number(f.pageSize.value);
+    localStorage.setItem('ferrodyn.pageSize', f.pageSize.value);
+    run();
+  });
+  f.root = el('form.queryform', { 'aria-label': 'Query or scan', onsubmit: (e) => { e.preventDefault(); run(); } },
+    el('div.row', f.op, f.index, el('span.spacer'), el('label.check', f.consistent, 'Consistent read'), f.pageSize, f.run),
+    queryRow,
+    el('div.row', el('div.field.grow', el('label', { for: (f.filter.id = 'filter-input') }, 'Filter'), f.filter),
+      el('div.field', el('label', { for: (f.projection.id = 'projection-input') }, 'Projection'), f.projection),
+      scanOnly));
+  f.sync = sync;
+  setTimeout(sync);
+  return f;
+}
+
+const opValue = (f) => f.op.querySelector('input:checked').value;
+
+function currentKeys(f) {
+  const index = view.indexes.find((i) => i.IndexName === f.index.value);
+  return keyNames(index ? index.KeySchema : view.table.KeySchema);
+}
+
+function typed(name, text) {
+  const type = view.types[name] || 'S';
+  return type === 'N' ? parseTyped('N', text) : { [type]: text };
+}
+
+/** The form as the console API's read request. */
+export function readForm() {
+  const f = view.form;
+  const query = opValue(f) === 'Query';
+  const [pk, sk] = currentKeys(f);
+  const form = {
+    operation: query ? 'Query' : 'Scan',
+    table: view.table.TableName,
+    index: f.index.value || undefined,
+    filter: f.filter.value.trim() || undefined,
+    projection: f.projection.value.trim() || undefined,
+    consistent: f.consistent.checked,
+    limit: view.pageSize,
+  };
+  if (query) {
+    if (!f.pk.value) throw Object.assign(new Error(`a Query needs the partition key ${pk}`), { code: 'ValidationException' });
+    form.pk = { name: pk, value: typed(pk, f.pk.value) };
+    form.forward = f.forward.value === 'true';
+    if (sk && f.skOp.value) {
+      form.sk = { name: sk, op: f.skOp.value, value: typed(sk, f.sk.value) };
+      if (f.skOp.value === 'between') form.sk.value2 = typed(sk, f.sk2.value);
+    }
+  } else {
+    form.segments = Math.max(1, Number(f.segments.value) || 1);
+  }
+  return form;
+}
+
+/** Runs the form from its first page. */
+export function run() {
+  view.starts = [null];
+  view.page = 0;
+  view.segment = 0;
+  view.selection.clear();
+  return loadPage();
+}
+
+export function refresh() {
+  return view && document.body.contains(view.root) ? loadPage() : null;
+}
+
+async function loadPage() {
+  let form;
+  try {
+    form = readForm();
+  } catch (e) {
+    fill(view.summary, errorBox(e));
+    return;
+  }
+  const start = view.starts[view.page];
+  form.startKey = start?.key || undefined;
+  form.segment = start?.segment || 0;
+  view.summary.classList.add('loading');
+  try {
+    const result = await api('read', form);
+    view.result = result;
+    view.items = result.Items;
+    view.lastKey = result.LastEvaluatedKey;
+    // A parallel scan pages through each segment in turn.
+    if (!view.lastKey && form.segments > 1 && form.segment + 1 < form.segments) {
+      view.lastKey = null;
+      view.nextStart = { key: null, segment: form.segment + 1 };
+    } else {
+      view.nextStart = view.lastKey ? { key: view.lastKey, segment: form.segment } : null;
+    }
+    renderSummary(result, form);
+    renderRequest(result);
+    renderGrid();
+  } catch (e) {
+    fill(view.summary, errorBox(e));
+    fill(view.grid);
+  } finally {
+    view.summary.classList.remove('loading');
+  }
+}
+
+function renderSummary(result, form) {
+  const cap = result.ConsumedCapacity?.CapacityUnits;
+  fill(view.summary,
+    el('span.metric', el('b', String(result.Count)), ' items'),
+    el('span.metric', 'scanned ', el('b', String(result.ScannedCount))),
+    cap !== undefined && el('span.metric', el('b', String(Math.round(cap * 100) / 100)), ' RCU'),
+    form.segments > 1 && el('span.metric', `segment ${form.segment + 1}/${form.segments}`),
+    el('span.pager', { role: 'navigation', 'aria-label': 'Pages' },
+      button('‹ Prev', () => { view.page--; loadPage(); }, 'small ghost', { disabled: view.page === 0, 'aria-label': 'Previous page' }),
+      el('span.pageno', `Page ${view.page + 1}`),
+      button('Next ›', () => { view.starts[view.page + 1] = view.nextStart; view.page++; loadPage(); }, 'small ghost', { disabled: !view.nextStart, 'aria-label': 'Next page' })));
+}
+
+function renderRequest(result) {
+  fill(view.requestBox.querySelector('div'), tabs([
+    { label: 'Request JSON', render: () => codeBlock(JSON.stringify(result.request, null, 2), `${result.operation} request`) },
+    { label: 'aws CLI', render: () => codeBlock(result.commands.aws, 'aws command') },
+    { label: 'ferrodyn CLI', render: () => codeBlock(result.commands.ferrodyn, 'ferrodyn command') },
+  ], 'request formats'));
+}
+
+// ---- the grid ------------------------------------------------------------------
+
+function columnsOf(items) {
+  const keys = [...new Set([...view.tableKeys, ...currentKeys(view.form)])];
+  const others = new Set();
+  for (const item of items) for (const name of Object.keys(item)) if (!keys.includes(name)) others.add(name);
+  return [...keys, ...[...others].sort()];
+}
+
+/** Rows to show: the page (with staged values) plus staged new items. */
+function rows() {
+  const table = view.table.TableName;
+  const pageIds = new Set();
+  const list = view.items.map((item) => {
+    const key = keyOf(item, view.tableKeys);
+    const id = keyId(table, key);
+    pageIds.add(id);
+    return { item, key, id, change: stagedFor(table, key) };
+  });
+  const added = stagedChanges()
+    .filter((c) => c.table === table && c.after && !pageIds.has(keyId(table, c.key)) && !c.before)
+    .map((c) => ({ item: c.after, key: c.key, id: keyId(table, c.key), change: c, added: true }));
+  const all = [...added, ...list];
+  if (view.sort) {
+    const { col, dir } = view.sort;
+    all.sort((a, b) => dir * compareValues(shown(a)[col], shown(b)[col]));
+  }
+  return all;
+}
+
+const shown = (row) => (row.change?.after || row.item);
+
+function renderGrid() {
+  const list = rows();
+  const cols = columnsOf(list.map(shown));
+  const visible = cols.filter((c) => !view.hidden.has(c));
+  const allSelected = list.length > 0 && list.every((r) => view.selection.has(r.id));
+  const head = el('tr',
+    el('th.sel', el('input', { type: 'checkbox', 'aria-label': 'Select all rows', checked: allSelected,
+      onchange: (e) => { list.forEach((r) => (e.target.checked ? view.selection.add(r.id) : view.selection.delete(r.id))); renderGrid(); } })),
+    visible.map((c) => {
+      const sorted = view.sort?.col === c ? view.sort.dir : 0;
+      return el(`th${view.tableKeys.includes(c) ? '.key' : ''}`, { 'aria-sort': sorted ? (sorted > 0 ? 'ascending' : 'descending') : 'none' },
+        el('button.colname', { type: 'button', title: 'Sort', onclick: () => { view.sort = { col: c, dir: sorted === 1 ? -1 : 1 }; renderGrid(); } },
+          c, sorted ? (sorted > 0 ? ' ▲' : ' ▼') : ''),
+        el('button.hidecol', { type: 'button', title: `Hide ${c}`, 'aria-label': `Hide column ${c}`, onclick: () => { view.hidden.add(c); renderGrid(); } }, '×'));
+    }),
+    el('th.open', el('span.hint', 'JSON')));
+  const body = list.map((row) => {
+    const item = shown(row);
+    const op = row.change?.op;
+    const cls = row.added ? '.row-new' : op === 'delete' ? '.row-delete' : op ? '.row-update' : '';
+    return el(`tr${cls}${view.selection.has(row.id) ? '.selected' : ''}`, { dataset: { key: JSON.stringify(row.key) } },
+      el('td.sel', el('input', { type: 'checkbox', 'aria-label': `Select ${keyLabel(row.key)}`, checked: view.selection.has(row.id),
+        onchange: (e) => { e.target.checked ? view.selection.add(row.id) : view.selection.delete(row.id); renderToolbar(list); e.target.closest('tr').classList.toggle('selected', e.target.checked); } })),
+      visible.map((c) => {
+        const changed = op && op !== 'delete' && row.change.before && JSON.stringify(row.change.before[c]) !== JSON.stringify(row.change.after?.[c]);
+        return el(`td${view.tableKeys.includes(c) ? '.key' : ''}${changed ? '.cell-staged' : ''}`, {
+          dataset: { col: c },
+          tabindex: '-1',
+          title: changed ? `was: ${row.change.before[c] ? JSON.stringify(row.change.before[c]) : '(absent)'}` : null,
+          ondblclick: () => editCell(row, c),
+          onkeydown: (e) => { if (e.key === 'Enter') editCell(row, c); },
+        }, item[c] === undefined ? '' : renderValue(item[c]));
+      }),
+      el('td.open', button('{ }', () => openItem(row), 'small ghost', { 'aria-label': `Open ${keyLabel(row.key)} as JSON` })));
+  });
+  const hiddenCols = [...view.hidden];
+  fill(view.grid,
+    hiddenCols.length ? el('div.hiddencols', 'Hidden: ', hiddenCols.map((c) => button(`${c} ↺`, () => { view.hidden.delete(c); renderGrid(); }, 'small ghost', { 'aria-label': `Show column ${c}` }))) : null,
+    list.length
+      ? el('table.grid', { 'aria-label': `Items of ${view.table.TableName}` }, el('thead', head), el('tbody', body))
+      : el('div.empty', el('p', 'No items on this page.'), el('p.hint', 'Add one with “New item”, or import a file.')));
+  renderToolbar(list);
+}
+
+function keyLabel(key) {
+  return Object.values(key).map((v) => v[typeOf(v)]).join(' / ');
+}
+
+function renderToolbar(list) {
+  const selected = list.filter((r) => view.selection.has(r.id));
+  const form = () => readForm();
+  fill(view.toolbar,
+    button('+ New item', () => newItem(), 'small', { 'aria-keyshortcuts': 'n' }),
+    selected.length ? [
+      el('span.selcount', `${selected.length} selected`),
+      button('Stage delete', () => stageDeletes(selected), 'small'),
+      button('Bulk…', () => bulkDialog(view.table.TableName, { keys: selected.map((r) => r.key) }, `${selected.length} selected item(s)`).then(refresh), 'small'),
+    ] : null,
+    button('Bulk on whole result…', () => bulkDialog(view.table.TableName, { read: form() }, `every item of this ${form().operation.toLowerCase()}`).then(refresh), 'small ghost'));
+}
+
+async function stageDeletes(selected) {
+  try {
+    for (const row of selected) await stageChange({ op: 'delete', table: view.table.TableName, key: row.key });
+    view.selection.clear();
+    toast(`${selected.length} delete(s) staged`, 'ok');
+  } catch (e) {
+    toast(`${e.code}: ${e.message}`, 'error');
+  }
+}
+
+// ---- editing --------------------------------------------------------------------
+
+function editCell(row, col) {
+  if (view.tableKeys.includes(col)) {
+    toast('Key attributes cannot be updated: open the item as JSON and stage a new item instead', 'error');
+    return;
+  }
+  const current = shown(row)[col];
+  dialog(`Edit ${col}`, (close) => {
+    const type = select(TYPES, typeOf(current) || 'S', { 'aria-label': 'Type' });
+    const text = el('textarea.mono', { rows: 5, 'aria-label': 'Value', autofocus: true }, current ? editText(current) : '');
+    const status = el('div');
+    const stage = async (remove) => {
+      try {
+        const change = remove
+          ? { op: 'update', table: view.table.TableName, key: row.key, remove: [col] }
+          : { op: 'update', table: view.table.TableName, key: row.key, set: { [col]: parseTyped(type.value, text.value) } };
+        if (row.added) {
+          const item = structuredClone(shown(row));
+          if (remove) delete item[col]; else item[col] = change.set[col];
+          await stageChange({ op: 'put', table: view.table.TableName, item });
+        } else {
+          await stageChange(change);
+        }
+        close(true);
+      } catch (e) {
+        fill(status, errorBox(e));
+      }
+    };
+    text.addEventListener('keydown', (e) => { if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) stage(false); });
+    return el('div.form',
+      el('p.hint', `Item ${keyLabel(row.key)}`),
+      field('Type', type, 'sets: one element per line; L and M: DynamoDB JSON'),
+      field('Value', text),
+      status,
+      el('footer', button('Remove attribute', () => stage(true), 'ghost danger'), el('span.spacer'),
+        button('Cancel', () => close(), 'ghost'), button('Stage change', () => stage(false), 'primary')));
+  });
+}
+
+function newItem() {
+  const template = {};
+  for (const k of view.tableKeys) template[k] = view.types[k] === 'N' ? { N: '0' } : view.types[k] === 'B' ? { B: '' } : { S: '' };
+  openItem({ item: template, key: null, fresh: true });
+}
+
+/** The item drawer: plain JSON or DynamoDB JSON, editable, stageable. */
+export async function openItem(row) {
+  const item = shown(row);
+  let plainText = '';
+  try {
+    plainText = (await api('convert', { to: 'plain', item })).text;
+  } catch (e) {
+    plainText = `// ${e.code}: ${e.message}`;
+  }
+  dialog(row.fresh ? 'New item' : `Item ${keyLabel(row.key)}`, (close) => {
+    let mode = 'plain';
+    const area = el('textarea.mono.json', { rows: 18, spellcheck: 'false', 'aria-label': 'Item JSON', autofocus: true }, plainText);
+    const status = el('div');
+    const modeButtons = el('div.segmented', { role: 'radiogroup', 'aria-label': 'JSON format' },
+      [['plain', 'Plain JSON'], ['ddb', 'DynamoDB JSON']].map(([m, label]) =>
+        el('label', el('input', { type: 'radio', name: 'jsonmode', value: m, checked: m === 'plain' }), label)));
+    modeButtons.addEventListener('change', async (e) => {
+      const next = e.target.value;
+      try {
+        const ddb = await currentItem(mode, area.value);
+        area.value = next === 'ddb' ? JSON.stringify(ddb, null, 2) : (await api('convert', { to: 'plain', item: ddb })).text;
+        mode = next;
+        fill(status);
+      } catch (err) {
+        modeButtons.querySelector(`input[value=${mode}]`).checked = true;
+        fill(status, errorBox(err));
+      }
+    });
+    const stagePut = async () => {
+      try {
+        const ddb = await currentItem(mode, area.value);
+        await stageChange({ op: 'put', table: view.table.TableName, item: ddb });
+        toast('Put staged', 'ok');
+        close(true);
+      } catch (e) {
+        fill(status, errorBox(e));
+      }
+    };
+    const stageDelete = async () => {
+      try {
+        await stageChange({ op: 'delete', table: view.table.TableName, key: row.key });
+        close(true);
+      } catch (e) {
+        fill(status, errorBox(e));
+      }
+    };
+    return el('div.form',
+      el('div.row', modeButtons, el('span.hint', 'Plain JSON keeps sets and binary as {"$SS": […]}, {"$B": "…"}; numbers keep every digit.')),
+      area, status,
+      el('footer',
+        !row.fresh && button('Stage delete', stageDelete, 'ghost danger'),
+        el('span.spacer'),
+        button('Close', () => close(), 'ghost'),
+        button(row.fresh ? 'Stage new item' : 'Stage as put', stagePut, 'primary')));
+  }, { wide: true });
+}
+
+async function currentItem(mode, text) {
+  if (mode === 'ddb') {
+    try {
+      return JSON.parse(text);
+    } catch (e) {
+      throw Object.assign(new Error(`not JSON: ${e.message}`), { code: 'ValidationException' });
+    }
+  }
+  return (await api('convert', { to: 'ddb', text })).item;
+}

@@ -1,0 +1,196 @@
+// Staged edits. The stage is the StageFile JSON of `ferrodyn stage`, kept in
+// localStorage (one per endpoint) so it survives a reload; staging, the diff
+// against the live items and the commit (one TransactWriteItems with
+// optimistic locks and an idempotency token) happen in the server's Rust
+// (ferrodyn-patterns). This module only stores, shows and sends it.
+
+import { api } from './api.js';
+import { el, fill, button, errorBox, toast, $ } from './ui.js';
+import { renderValue, keyId } from './values.js';
+
+let storageKey = 'ferrodyn.stage';
+let stage = null;
+let failures = {}; // change index -> cancellation reason, from the last commit
+const listeners = [];
+
+export function initStage(endpoint) {
+  storageKey = `ferrodyn.stage:${endpoint}`;
+  try {
+    stage = JSON.parse(localStorage.getItem(storageKey) || 'null');
+  } catch {
+    stage = null;
+  }
+  changed();
+}
+
+export function onStageChange(listener) {
+  listeners.push(listener);
+}
+
+function save(next) {
+  stage = next && next.changes && next.changes.length ? next : null;
+  if (stage) localStorage.setItem(storageKey, JSON.stringify(stage));
+  else localStorage.removeItem(storageKey);
+  changed();
+}
+
+function changed() {
+  const count = stage?.changes?.length || 0;
+  const badge = $('#stage-count');
+  if (badge) {
+    badge.textContent = String(count);
+    badge.hidden = count === 0;
+  }
+  $('#stage-button')?.setAttribute('aria-label', `Staged changes: ${count}`);
+  listeners.forEach((l) => l());
+  if (panelBody && !panel.hidden) renderPanel();
+}
+
+export const stagedChanges = () => stage?.changes || [];
+
+/** The staged change of one item, if any. */
+export function stagedFor(table, key) {
+  const id = keyId(table, key);
+  return stagedChanges().find((c) => keyId(c.table, c.key) === id);
+}
+
+/** Stages one change: {op: put|update|delete, table, item|key, set, remove}. */
+export async function stageChange(change) {
+  const result = await api('stage/add', { stage, ...change });
+  failures = {};
+  save(result.stage);
+  return result.number;
+}
+
+export function discard(index) {
+  const next = structuredClone(stage);
+  next.changes.splice(index, 1);
+  failures = {};
+  save(next);
+}
+
+export function clearStage() {
+  failures = {};
+  save(null);
+}
+
+// ---- the panel --------------------------------------------------------------
+
+let panel = null;
+let panelBody = null;
+
+export function stagePanel() {
+  panelBody = el('div.stage-body', { 'aria-live': 'polite' });
+  panel = el('aside.drawer#stage-panel', { 'aria-label': 'Staged changes', hidden: true },
+    el('header',
+      el('h2', 'Staged changes'),
+      button('✕', closeStage, 'ghost icon', { 'aria-label': 'Close staged changes' })),
+    panelBody);
+  return panel;
+}
+
+export function toggleStage() {
+  if (panel.hidden) openStage();
+  else closeStage();
+}
+
+export function openStage() {
+  panel.hidden = false;
+  renderPanel();
+}
+
+export function closeStage() {
+  if (!panel || panel.hidden) return false;
+  panel.hidden = true;
+  return true;
+}
+
+export const stageOpen = () => panel && !panel.hidden;
+
+async function renderPanel() {
+  const changes = stagedChanges();
+  if (!changes.length) {
+    fill(panelBody, el('div.empty',
+      el('p', 'Nothing is staged.'),
+      el('p.hint', 'Double-click a cell to edit it, use “New item”, or select rows and “Stage delete”. Changes are kept here (even across reloads) until you commit them as one transaction.')));
+    return;
+  }
+  fill(panelBody, el('p.hint', 'Comparing with the live items…'));
+  let diffs;
+  try {
+    diffs = (await api('stage/diff', { stage })).diffs;
+  } catch (e) {
+    fill(panelBody, errorBox(e), footer());
+    return;
+  }
+  const cards = diffs.map((d, i) => diffCard(d, changes[i], i));
+  fill(panelBody,
+    el('p.summary', `${changes.length} change${changes.length > 1 ? 's' : ''}, committed together as one TransactWriteItems.`),
+    el('ol.cards', cards),
+    footer());
+}
+
+function attrRow(change, cls) {
+  const arrow = change.old && change.new ? '→' : '';
+  return el(`li.attr.${cls}`,
+    el('span.sign', change.old && change.new ? '~' : change.new ? '+' : '−'),
+    el('span.name', change.name),
+    change.old ? el('span.old', renderValue(change.old)) : null,
+    arrow && el('span.arrow', arrow),
+    change.new ? el('span.new', renderValue(change.new)) : null);
+}
+
+function diffCard(diff, change, index) {
+  const failure = failures[index];
+  return el(`li.card.change.op-${change.op}${failure ? '.failed' : ''}`, { dataset: { change: String(index) } },
+    el('header',
+      el(`span.op.op-${change.op}`, change.op),
+      el('span.what', diff.what),
+      button('Discard', () => discard(index), 'small ghost', { 'aria-label': `Discard change ${index + 1}` })),
+    failure && el('div.reason', { role: 'alert' },
+      el('strong.code', failure.code), ' ', failure.explanation,
+      failure.item ? el('div.hint', 'Current item: ', el('code', JSON.stringify(failure.item))) : null),
+    diff.changes.length
+      ? el('ul.attrs', diff.changes.map((c) => attrRow(c, 'change')))
+      : el('p.hint', 'No attribute changes against the live item.'),
+    diff.existenceDrift && el('div.warn', `⚠ ${diff.existenceDrift}: the commit will be cancelled unless you re-stage.`),
+    diff.drift.length ? el('div.warn', '⚠ Changed since staged (the commit will be cancelled):',
+      el('ul.attrs', diff.drift.map((c) => attrRow(c, 'drift')))) : null);
+}
+
+function footer() {
+  const commit = button('Commit', commitStage, 'primary', { 'aria-keyshortcuts': 'Control+Enter', id: 'commit-button' });
+  return el('footer.stage-actions',
+    commit, el('span.hint', 'Ctrl+Enter'),
+    el('span.spacer'),
+    button('Clear stage', () => { if (confirm('Drop every staged change?')) clearStage(); }, 'ghost danger'));
+}
+
+let commitListeners = [];
+export function onCommit(listener) {
+  commitListeners.push(listener);
+}
+
+export async function commitStage() {
+  if (!stagedChanges().length) return;
+  const btn = $('#commit-button');
+  if (btn) btn.disabled = true;
+  try {
+    const report = await api('stage/commit', { stage });
+    toast(`Committed ${report.changes} change(s) in ${report.transactions} transaction(s)`, 'ok');
+    clearStage();
+    commitListeners.forEach((l) => l());
+  } catch (e) {
+    failures = {};
+    if (e.code === 'TransactionCanceledException' && e.body?.failures) {
+      for (const f of e.body.failures) failures[f.change] = f;
+      toast('Commit cancelled: nothing was written; the stage is kept', 'error');
+      await renderPanel();
+    } else {
+      toast(`${e.code}: ${e.message}`, 'error');
+      panelBody.prepend(errorBox(e));
+    }
+  } finally {
+    if (btn) btn.disabled = false;
+  }
+}

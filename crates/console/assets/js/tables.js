@@ -1,0 +1,287 @@
+// Tables: the sidebar list (status, item count, size, billing), the create
+// dialog (keys, GSIs and LSIs with projections, billing, TTL, stream), the
+// delete dialog (type the name), and the details view.
+
+import { call } from './api.js';
+import { el, fill, field, button, select, dialog, errorBox, toast, formatBytes, $ } from './ui.js';
+import { app } from './app.js';
+
+export async function loadTables() {
+  const names = [];
+  let start;
+  do {
+    const page = await call('ListTables', start ? { ExclusiveStartTableName: start } : {});
+    names.push(...page.TableNames);
+    start = page.LastEvaluatedTableName;
+  } while (start);
+  const described = await Promise.all(names.map((name) =>
+    call('DescribeTable', { TableName: name }).then((d) => d.Table).catch(() => ({ TableName: name, TableStatus: '?' }))));
+  app.tables = described;
+  for (const t of described) app.described[t.TableName] = t;
+  renderTableList();
+  return described;
+}
+
+export function billing(table) {
+  return table.BillingModeSummary?.BillingMode === 'PAY_PER_REQUEST' ? 'On-demand' : 'Provisioned';
+}
+
+export function renderTableList() {
+  const filter = ($('#table-filter')?.value || '').toLowerCase();
+  const list = $('#table-list');
+  const shown = app.tables.filter((t) => t.TableName.toLowerCase().includes(filter));
+  fill(list, shown.length ? shown.map((t) => el('li',
+    el('a.table-link', {
+      href: `#/table/${encodeURIComponent(t.TableName)}`,
+      'aria-current': app.table === t.TableName ? 'page' : null,
+    },
+    el(`span.status.s-${(t.TableStatus || '').toLowerCase()}`, { title: t.TableStatus, 'aria-label': `status ${t.TableStatus}` }),
+    el('span.tname', t.TableName),
+    el('span.tmeta', `${(t.ItemCount ?? 0).toLocaleString()} items · ${formatBytes(t.TableSizeBytes)}`))))
+    : el('li.empty', app.tables.length ? 'No table matches.' : 'No tables yet.'));
+}
+
+// ---- create ---------------------------------------------------------------------
+
+const KEY_TYPES = [['S', 'String'], ['N', 'Number'], ['B', 'Binary']];
+
+function keyInputs(prefix, required) {
+  const name = el('input', { name: `${prefix}-name`, placeholder: required ? 'pk' : '(none)', required, autocomplete: 'off' });
+  const type = select(KEY_TYPES, 'S', { name: `${prefix}-type`, 'aria-label': `${prefix} key type` });
+  return { name, type, row: el('div.row', name, type) };
+}
+
+function projectionInputs(label) {
+  const type = select(['ALL', 'KEYS_ONLY', 'INCLUDE'], 'ALL', { 'aria-label': `${label} projection` });
+  const attrs = el('input', { placeholder: 'attributes, comma separated', 'aria-label': `${label} projected attributes`, hidden: true });
+  type.addEventListener('change', () => { attrs.hidden = type.value !== 'INCLUDE'; });
+  return {
+    row: el('div.row', type, attrs),
+    value: () => {
+      const p = { ProjectionType: type.value };
+      if (type.value === 'INCLUDE') p.NonKeyAttributes = attrs.value.split(',').map((s) => s.trim()).filter(Boolean);
+      return p;
+    },
+  };
+}
+
+function indexRow(kind, list) {
+  const name = el('input', { placeholder: `${kind.toLowerCase()}1`, 'aria-label': `${kind} name` });
+  const pk = kind === 'GSI' ? keyInputs(`${kind}-pk`, true) : null;
+  const sk = keyInputs(`${kind}-sk`, kind === 'LSI');
+  const projection = projectionInputs(kind);
+  const row = el('fieldset.index', el('legend', kind),
+    field('Index name', name),
+    pk && field('Partition key', pk.row),
+    field('Sort key', sk.row),
+    field('Projection', projection.row),
+    button('Remove', () => { row.remove(); list.splice(list.indexOf(entry), 1); }, 'small ghost danger'));
+  const entry = { row, read: () => ({ kind, name: name.value.trim(), pk, sk, projection: projection.value() }) };
+  list.push(entry);
+  return row;
+}
+
+/** The CreateTable request of the form. */
+function createRequest(form, indexes) {
+  const defs = new Map();
+  const key = (name, type, keyType) => {
+    defs.set(name, type);
+    return { AttributeName: name, KeyType: keyType };
+  };
+  const schema = (pk, sk) => [key(pk.name.value.trim(), pk.type.value, 'HASH'),
+    ...(sk.name.value.trim() ? [key(sk.name.value.trim(), sk.type.value, 'RANGE')] : [])];
+  const request = { TableName: form.name.value.trim(), KeySchema: schema(form.pk, form.sk) };
+  const provisioned = form.billing.value === 'PROVISIONED';
+  const throughput = { ReadCapacityUnits: Number(form.rcu.value), WriteCapacityUnits: Number(form.wcu.value) };
+  request.BillingMode = form.billing.value;
+  if (provisioned) request.ProvisionedThroughput = throughput;
+  const gsis = [], lsis = [];
+  for (const entry of indexes) {
+    const i = entry.read();
+    if (!i.name) continue;
+    const index = { IndexName: i.name, Projection: i.projection };
+    if (i.kind === 'GSI') {
+      index.KeySchema = schema(i.pk, i.sk);
+      if (provisioned) index.ProvisionedThroughput = throughput;
+      gsis.push(index);
+    } else {
+      index.KeySchema = [key(form.pk.name.value.trim(), form.pk.type.value, 'HASH'), key(i.sk.name.value.trim(), i.sk.type.value, 'RANGE')];
+      lsis.push(index);
+    }
+  }
+  if (gsis.length) request.GlobalSecondaryIndexes = gsis;
+  if (lsis.length) request.LocalSecondaryIndexes = lsis;
+  if (form.stream.value !== 'OFF') request.StreamSpecification = { StreamEnabled: true, StreamViewType: form.stream.value };
+  request.AttributeDefinitions = [...defs].map(([AttributeName, AttributeType]) => ({ AttributeName, AttributeType }));
+  return request;
+}
+
+export function createTableDialog() {
+  return dialog('Create table', (close) => {
+    const form = {
+      name: el('input', { name: 'table-name', required: true, autofocus: true, autocomplete: 'off', placeholder: 'app' }),
+      pk: keyInputs('pk', true),
+      sk: keyInputs('sk', false),
+      billing: select([['PAY_PER_REQUEST', 'On-demand (pay per request)'], ['PROVISIONED', 'Provisioned']], 'PAY_PER_REQUEST', { name: 'billing' }),
+      rcu: el('input', { type: 'number', min: 1, value: 5, 'aria-label': 'Read capacity units' }),
+      wcu: el('input', { type: 'number', min: 1, value: 5, 'aria-label': 'Write capacity units' }),
+      ttl: el('input', { name: 'ttl', placeholder: '(off) e.g. expiresAt', autocomplete: 'off' }),
+      stream: select([['OFF', 'Off'], ['NEW_AND_OLD_IMAGES', 'New and old images'], ['NEW_IMAGE', 'New image'], ['OLD_IMAGE', 'Old image'], ['KEYS_ONLY', 'Keys only']], 'OFF', { name: 'stream' }),
+    };
+    const capacity = el('div.row', { hidden: true }, form.rcu, el('span.hint', 'RCU'), form.wcu, el('span.hint', 'WCU'));
+    form.billing.addEventListener('change', () => { capacity.hidden = form.billing.value !== 'PROVISIONED'; });
+    const indexes = [];
+    const indexBox = el('div.indexes');
+    const status = el('div');
+    const submit = async (e) => {
+      e.preventDefault();
+      const request = createRequest(form, indexes);
+      try {
+        await call('CreateTable', request);
+        if (form.ttl.value.trim()) {
+          await waitActive(request.TableName);
+          await call('UpdateTimeToLive', { TableName: request.TableName, TimeToLiveSpecification: { Enabled: true, AttributeName: form.ttl.value.trim() } });
+        }
+        toast(`Table ${request.TableName} created`, 'ok');
+        close(request.TableName);
+        await loadTables();
+        location.hash = `#/table/${encodeURIComponent(request.TableName)}/details`;
+      } catch (err) {
+        fill(status, errorBox(err));
+      }
+    };
+    return el('form.form', { onsubmit: submit, 'aria-label': 'Create table' },
+      field('Table name', form.name),
+      el('div.grid2', field('Partition key', form.pk.row), field('Sort key', form.sk.row, 'optional')),
+      el('div.grid2', field('Capacity mode', form.billing), el('div.field', el('label', 'Capacity'), capacity)),
+      el('div.grid2', field('Time to Live attribute', form.ttl, 'epoch seconds; optional'), field('Stream', form.stream)),
+      el('h3', 'Secondary indexes'),
+      indexBox,
+      el('div.row',
+        button('+ Global secondary index', () => indexBox.append(indexRow('GSI', indexes)), 'small'),
+        button('+ Local secondary index', () => indexBox.append(indexRow('LSI', indexes)), 'small')),
+      status,
+      el('footer', button('Cancel', () => close(), 'ghost'), el('button.btn.primary', { type: 'submit' }, 'Create table')));
+  }, { wide: true });
+}
+
+async function waitActive(name) {
+  for (let i = 0; i < 50; i++) {
+    const t = (await call('DescribeTable', { TableName: name })).Table;
+    if (t.TableStatus === 'ACTIVE') return t;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+export function deleteTableDialog(name) {
+  return dialog(`Delete table ${name}`, (close) => {
+    const input = el('input', { autocomplete: 'off', 'aria-label': 'Type the table name to confirm', autofocus: true });
+    const go = button('Delete table', async () => {
+      try {
+        await call('DeleteTable', { TableName: name });
+        toast(`Table ${name} deleted`, 'ok');
+        close(true);
+        location.hash = '#/';
+        await loadTables();
+      } catch (e) {
+        status.replaceChildren(errorBox(e));
+      }
+    }, 'danger', { disabled: true });
+    const status = el('div');
+    input.addEventListener('input', () => { go.disabled = input.value !== name; });
+    return el('div.form',
+      el('p', 'This deletes the table, its indexes and every item. It cannot be undone.'),
+      field(`Type “${name}” to confirm`, input),
+      status,
+      el('footer', button('Cancel', () => close(), 'ghost'), go));
+  });
+}
+
+// ---- details ---------------------------------------------------------------------
+
+function kv(rows) {
+  return el('dl.kv', rows.filter(Boolean).map(([k, v]) => [el('dt', k), el('dd', v ?? '—')]));
+}
+
+function keys(schema) {
+  return (schema || []).map((k) => `${k.AttributeName} (${k.KeyType === 'HASH' ? 'partition' : 'sort'})`).join(', ');
+}
+
+function projection(p) {
+  return p ? p.ProjectionType + (p.NonKeyAttributes ? `: ${p.NonKeyAttributes.join(', ')}` : '') : '';
+}
+
+export async function renderDetails(name) {
+  const box = el('div.details', el('p.hint', 'Loading…'));
+  (async () => {
+    try {
+      const [t, ttl, tags] = await Promise.all([
+        call('DescribeTable', { TableName: name }).then((d) => d.Table),
+        call('DescribeTimeToLive', { TableName: name }).then((d) => d.TimeToLiveDescription).catch(() => null),
+        call('DescribeTable', { TableName: name }).then((d) => call('ListTagsOfResource', { ResourceArn: d.Table.TableArn })).then((d) => d.Tags).catch(() => []),
+      ]);
+      app.described[name] = t;
+      fill(box, detailsBody(t, ttl, tags));
+    } catch (e) {
+      fill(box, errorBox(e));
+    }
+  })();
+  return box;
+}
+
+function detailsBody(t, ttl, tags) {
+  const types = Object.fromEntries((t.AttributeDefinitions || []).map((d) => [d.AttributeName, d.AttributeType]));
+  const tp = (p) => p && billing(t) === 'Provisioned' ? `${p.ReadCapacityUnits} RCU / ${p.WriteCapacityUnits} WCU` : 'on-demand';
+  const indexTable = (list, kind) => list?.length ? el('table.plain', { 'aria-label': `${kind} indexes` },
+    el('thead', el('tr', ['Name', 'Keys', 'Projection', 'Status', 'Items', 'Throughput'].map((h) => el('th', h)))),
+    el('tbody', list.map((i) => el('tr',
+      el('td', i.IndexName), el('td', keys(i.KeySchema)), el('td', projection(i.Projection)),
+      el('td', i.IndexStatus ? el(`span.pill.s-${i.IndexStatus.toLowerCase()}`, i.IndexStatus + (i.Backfilling ? ' · backfilling' : '')) : 'ACTIVE'),
+      el('td', (i.ItemCount ?? 0).toLocaleString()), el('td', kind === 'LSI' ? 'table’s' : tp(i.ProvisionedThroughput))))))
+    : el('p.hint', `No ${kind}s.`);
+  const ttlBox = el('div');
+  renderTtl(ttlBox, t.TableName, ttl);
+  return el('div',
+    el('div.cards3',
+      el('div.stat', el('span.label', 'Status'), el(`span.pill.s-${t.TableStatus.toLowerCase()}`, t.TableStatus)),
+      el('div.stat', el('span.label', 'Items'), el('strong', (t.ItemCount ?? 0).toLocaleString())),
+      el('div.stat', el('span.label', 'Size'), el('strong', formatBytes(t.TableSizeBytes))),
+      el('div.stat', el('span.label', 'Capacity'), el('strong', billing(t)), el('small', tp(t.ProvisionedThroughput)))),
+    el('section', el('h3', 'Keys'), kv([
+      ['Partition key', t.KeySchema.filter((k) => k.KeyType === 'HASH').map((k) => `${k.AttributeName} (${types[k.AttributeName]})`).join('')],
+      ['Sort key', t.KeySchema.filter((k) => k.KeyType === 'RANGE').map((k) => `${k.AttributeName} (${types[k.AttributeName]})`).join('') || '—'],
+      ['Attribute definitions', (t.AttributeDefinitions || []).map((d) => `${d.AttributeName}: ${d.AttributeType}`).join(', ')],
+    ])),
+    el('section', el('h3', 'Global secondary indexes'), indexTable(t.GlobalSecondaryIndexes, 'GSI')),
+    el('section', el('h3', 'Local secondary indexes'), indexTable(t.LocalSecondaryIndexes, 'LSI')),
+    el('section', el('h3', 'Stream, Time to Live, tags'), kv([
+      ['Stream', t.StreamSpecification?.StreamEnabled ? `${t.StreamSpecification.StreamViewType} · ${t.LatestStreamArn}` : 'off'],
+      ['Deletion protection', t.DeletionProtectionEnabled ? 'on' : 'off'],
+      ['Table class', t.TableClassSummary?.TableClass || 'STANDARD'],
+      ['Tags', tags?.length ? tags.map((g) => `${g.Key}=${g.Value}`).join(', ') : 'none'],
+      ['ARN', el('code', t.TableArn)],
+      ['Created', t.CreationDateTime ? new Date(t.CreationDateTime * 1000).toLocaleString() : '—'],
+    ]), ttlBox),
+    el('section.danger-zone', el('h3', 'Danger zone'),
+      button('Delete table…', () => deleteTableDialog(t.TableName), 'danger')));
+}
+
+function renderTtl(box, table, ttl) {
+  const enabled = ttl?.TimeToLiveStatus === 'ENABLED';
+  const input = el('input', { placeholder: 'attribute name', value: ttl?.AttributeName || '', 'aria-label': 'TTL attribute' });
+  const status = el('span');
+  const apply = async (on) => {
+    try {
+      const r = await call('UpdateTimeToLive', { TableName: table, TimeToLiveSpecification: { Enabled: on, AttributeName: input.value.trim() } });
+      toast(`Time to Live ${on ? 'enabled' : 'disabled'}`, 'ok');
+      renderTtl(box, table, { TimeToLiveStatus: r.TimeToLiveSpecification.Enabled ? 'ENABLED' : 'DISABLED', AttributeName: input.value.trim() });
+    } catch (e) {
+      fill(status, errorBox(e));
+    }
+  };
+  fill(box, el('div.row.ttl',
+    el('strong', 'Time to Live: '), el(`span.pill.${enabled ? 's-active' : 's-off'}`, ttl?.TimeToLiveStatus || 'DISABLED'),
+    input,
+    enabled ? button('Disable', () => apply(false), 'small') : button('Enable', () => apply(true), 'small'),
+    status));
+}

@@ -1,0 +1,247 @@
+// The other screens: uniqueness locks of a table, import/export, the
+// expression builder, cost and measured usage, PartiQL. Each is a form over
+// one console API call; the logic behind each is the Rust the CLI uses.
+
+import { api, call } from './api.js';
+import { el, fill, field, button, select, errorBox, toast, codeBlock, tabs, download } from './ui.js';
+import { renderValue, summary } from './values.js';
+
+// ---- UNIQ# locks ----------------------------------------------------------------
+
+export function locksView(table) {
+  const saved = JSON.parse(localStorage.getItem(`ferrodyn.locks:${table}`) || '{}');
+  const entity = el('input', { 'aria-label': 'Entity', value: saved.entity || 'account', autocomplete: 'off' });
+  const attributes = el('input', { 'aria-label': 'Unique attributes', value: saved.attributes || 'email', autocomplete: 'off' });
+  const owners = el('input', { 'aria-label': 'Scan owners with key prefix', value: saved.scanOwners || '', placeholder: 'optional, e.g. ACCT#', autocomplete: 'off' });
+  const out = el('div');
+  const request = () => {
+    const r = { table, entity: entity.value.trim(), attributes: attributes.value, scanOwners: owners.value.trim() || undefined };
+    localStorage.setItem(`ferrodyn.locks:${table}`, JSON.stringify(r));
+    return r;
+  };
+  const inspect = async () => {
+    fill(out, el('p.hint', 'Querying the UNIQ# partitions…'));
+    try {
+      renderLocks(out, await api('locks', request()), repair);
+    } catch (e) {
+      fill(out, errorBox(e));
+    }
+  };
+  const repair = async () => {
+    try {
+      const r = await api('locks/repair', request());
+      toast(`${r.fixed.length} fixed, ${r.skipped.length} not fixed`, 'ok');
+      renderLocks(out, r.after, repair, r);
+    } catch (e) {
+      out.prepend(errorBox(e));
+    }
+  };
+  return el('div.locks',
+    el('p.hint', 'Markers UNIQ#<entity>#<attribute>#<value> keep non-key attributes unique (ferrodyn unique). Read with Query only, never a Scan of the table.'),
+    el('form.row', { onsubmit: (e) => { e.preventDefault(); inspect(); }, 'aria-label': 'Uniqueness constraint' },
+      field('Entity', entity), field('Unique attributes', attributes, 'comma separated'), field('Also scan owners', owners),
+      el('button.btn.primary', { type: 'submit' }, 'Inspect locks')),
+    out);
+}
+
+function renderLocks(out, report, repair, repaired) {
+  const problems = report.markers.filter((m) => m.status !== 'held').length + report.missing.length;
+  fill(out,
+    repaired && el('div.report', { role: 'status' },
+      repaired.fixed.map((f) => el('div.ok', `✓ fixed: ${f}`)),
+      repaired.skipped.map((f) => el('div.warn', `not fixed: ${f}`))),
+    el('div.row',
+      el(`span.pill.${problems ? 's-deleting' : 's-active'}`, problems ? `${problems} problem(s)` : 'healthy'),
+      el('span.hint', `${report.markers.length} marker(s)${report.ownersScanned ? ', owners scanned' : ''}`),
+      el('span.spacer'),
+      problems ? button('Repair', repair, 'primary') : null),
+    el('table.plain', { 'aria-label': 'Uniqueness markers' },
+      el('thead', el('tr', ['Attribute', 'Value', 'Marker', 'Owner', 'Status'].map((h) => el('th', h)))),
+      el('tbody',
+        report.markers.map((m) => el(`tr.lock-${m.status}`,
+          el('td', m.attribute), el('td', m.value ? renderValue(m.value) : '—'), el('td', el('code', m.name)),
+          el('td', m.owner ? el('code', ownerText(m.owner)) : '(no owner)'),
+          el('td', el(`span.pill.lock.${m.status}`, m.status === 'held' ? 'held' : m.status === 'orphan' ? 'ORPHAN: owner is gone'
+            : `STALE: owner now has ${m.current ? summary(m.current) : 'no value'}`)))),
+        report.missing.map((m) => el('tr.lock-missing',
+          el('td', m.attribute), el('td', renderValue(m.value)), el('td', '—'),
+          el('td', el('code', ownerText(m.owner))),
+          el('td', el('span.pill.lock.missing', m.heldBy ? `DUPLICATE: held by ${ownerText(m.heldBy)}` : 'MISSING marker')))))));
+}
+
+function ownerText(key) {
+  return Object.values(key).map((v) => Object.values(v)[0]).join(' / ');
+}
+
+// ---- import / export ------------------------------------------------------------
+
+export function transferView(table, currentRead) {
+  const file = el('input', { type: 'file', 'aria-label': 'File to import', accept: '.json,.jsonl,.csv,.ndjson,.txt' });
+  const format = select([['jsonl', 'JSON lines'], ['json', 'JSON array'], ['csv', 'CSV'], ['ddb-json', 'DynamoDB JSON lines']], 'jsonl', { 'aria-label': 'Import format' });
+  file.addEventListener('change', () => {
+    const name = file.files[0]?.name || '';
+    if (name.endsWith('.csv')) format.value = 'csv';
+    else if (name.endsWith('.json')) format.value = 'json';
+  });
+  const importOut = el('div');
+  const doImport = async () => {
+    if (!file.files[0]) return;
+    fill(importOut, el('div.bar', el('div.bar-fill.indeterminate')), el('p.hint', `Writing ${file.files[0].name}…`));
+    try {
+      const text = await file.files[0].text();
+      const r = await api('import', { table, format: format.value, text });
+      fill(importOut, el('div.report', { role: 'status' },
+        el('p', `${r.written} of ${r.requested} written, ${r.retries} retried call(s), ${r.failed} failed.`),
+        r.failures.length ? el('ul.failures', r.failures.map((f) => el('li', el('code', JSON.stringify(f.item)), ' — ', f.reason))) : null));
+    } catch (e) {
+      fill(importOut, errorBox(e));
+    }
+  };
+  const exportFormat = select([['csv', 'CSV'], ['jsonl', 'JSON lines'], ['json', 'JSON array'], ['ddb-json', 'DynamoDB JSON lines']], 'csv', { 'aria-label': 'Export format' });
+  const scope = select([['table', 'The whole table'], ['read', 'The current query/scan result']], 'table', { 'aria-label': 'Export scope' });
+  const exportOut = el('div');
+  const doExport = async () => {
+    try {
+      const read = scope.value === 'read' ? currentRead() : undefined;
+      const r = await api('export', { table, format: exportFormat.value, read });
+      const ext = { csv: 'csv', jsonl: 'jsonl', json: 'json', 'ddb-json': 'ddb.jsonl' }[exportFormat.value];
+      download(`${table}.${ext}`, r.text);
+      fill(exportOut, el('p.ok', `${r.rows} row(s) exported.`));
+    } catch (e) {
+      fill(exportOut, errorBox(e));
+    }
+  };
+  return el('div.transfer',
+    el('section.card', el('h3', 'Import'),
+      el('p.hint', 'Plain JSON numbers keep every digit; {"$SS": […]} and {"$B": "…"} keep sets and binary. Unprocessed items are retried with backoff.'),
+      el('div.row', file, format, button('Import', doImport, 'primary')), importOut),
+    el('section.card', el('h3', 'Export'),
+      el('div.row', scope, exportFormat, button('Download', doExport, 'primary')), exportOut));
+}
+
+// ---- expression builder ---------------------------------------------------------
+
+export function exprView() {
+  const f = {
+    operation: select(['UpdateItem', 'PutItem', 'DeleteItem', 'Query', 'Scan'], 'UpdateItem', { 'aria-label': 'Operation' }),
+    table: el('input', { 'aria-label': 'Table', value: 'users' }),
+    keyCondition: el('input.mono', { 'aria-label': 'Key condition', placeholder: 'pk = "ACCT#1" and begins_with(sk, "ORDER#")' }),
+    condition: el('input.mono', { 'aria-label': 'Condition', placeholder: 'attribute_exists(id) and status = "active"' }),
+    filter: el('input.mono', { 'aria-label': 'Filter', placeholder: 'visits > 3' }),
+    update: el('input.mono', { 'aria-label': 'Update', placeholder: 'SET visits = visits + 1, status = "gold" REMOVE temp' }),
+  };
+  const out = el('div');
+  const build = async (e) => {
+    e?.preventDefault();
+    const request = Object.fromEntries(Object.entries(f).map(([k, v]) => [k, v.value.trim() || undefined]));
+    try {
+      const r = await api('expr', request);
+      fill(out, tabs([
+        { label: 'Request JSON', render: () => codeBlock(JSON.stringify(r.fields, null, 2), 'request fields') },
+        { label: 'CLI options', render: () => codeBlock(r.cli, 'CLI options') },
+        { label: 'Rust', render: () => codeBlock(r.snippets.rust, 'Rust snippet') },
+        { label: 'Python', render: () => codeBlock(r.snippets.python, 'Python snippet') },
+        { label: 'JavaScript', render: () => codeBlock(r.snippets.javascript, 'JavaScript snippet') },
+      ], 'expression output'));
+    } catch (err) {
+      fill(out, errorBox(err));
+    }
+  };
+  return el('div.page',
+    el('h1', 'Expression builder'),
+    el('p.hint', 'Write expressions readably: strings in quotes, numbers bare. Reserved words (status, size, name…) are aliased and values typed; each expression is checked with the server’s own parser.'),
+    el('form.form', { onsubmit: build, 'aria-label': 'Expression builder' },
+      el('div.grid2', field('Operation', f.operation), field('Table', f.table)),
+      field('Key condition', f.keyCondition), field('Condition', f.condition), field('Filter', f.filter), field('Update', f.update),
+      el('footer', el('button.btn.primary', { type: 'submit' }, 'Build'))),
+    out);
+}
+
+// ---- cost and usage -------------------------------------------------------------
+
+export function costView() {
+  const num = (label, name, value = 0) => field(label, el('input', { type: 'number', min: 0, step: 'any', name, value, 'aria-label': label }));
+  const size = el('input', { name: 'itemSize', value: '1KB', 'aria-label': 'Item size' });
+  const form = el('form.form', { 'aria-label': 'Cost calculator' },
+    el('div.grid3', field('Item size', size, 'e.g. 2KB, 600B'), num('Writes / s', 'writes', 10), num('Transactional writes / s', 'transactionalWrites'),
+      num('Strong reads / s', 'reads'), num('Eventual reads / s', 'eventualReads', 100), num('Transactional reads / s', 'transactionalReads'),
+      num('Storage (GB)', 'storageGb', 1), num('Target utilization', 'utilization', 0.7)),
+    el('footer', el('button.btn.primary', { type: 'submit' }, 'Estimate')));
+  const out = el('div');
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const data = { itemSize: size.value };
+    for (const input of form.querySelectorAll('input[type=number]')) data[input.name] = Number(input.value);
+    try {
+      const r = await api('cost', data);
+      const money = (x) => `${r.currency} ${x.toFixed(2)}`;
+      fill(out, el('div.cards3',
+        el('div.stat', el('span.label', 'Per item'), el('strong', `${r.writeUnitsPerWrite} WCU / ${r.readUnitsPerRead} RCU`), el('small', `${r.itemBytes} bytes`)),
+        el('div.stat', el('span.label', 'On-demand / month'), el('strong', money(r.onDemand.total)), el('small', `writes ${money(r.onDemand.writes)} · reads ${money(r.onDemand.reads)} · storage ${money(r.onDemand.storage)}`)),
+        el('div.stat', el('span.label', 'Provisioned / month'), el('strong', money(r.provisioned.total)), el('small', `${r.provisionedWcu} WCU · ${r.provisionedRcu} RCU`))),
+      el('p.hint', `Prices: ${r.prices}`));
+    } catch (err) {
+      fill(out, errorBox(err));
+    }
+  });
+  const usage = el('div', el('p.hint', 'Loading measured usage…'));
+  loadUsage(usage);
+  return el('div.page', el('h1', 'Cost'), el('p.hint', 'The calculator of ferrodyn cost, by DynamoDB’s billing rules.'), form, out,
+    el('h2', 'Measured usage'), el('div.row', el('p.hint', 'Capacity this Ferrodyn server has seen consumed since it started (GET /ferrodyn/usage), priced on demand.'), el('span.spacer'), button('Refresh', () => loadUsage(usage), 'small')), usage);
+}
+
+async function loadUsage(box) {
+  try {
+    const r = await api('usage');
+    const rows = r.Consumed || [];
+    let read = 0, write = 0, price = 0;
+    fill(box, el('table.plain', { 'aria-label': 'Measured usage' },
+      el('thead', el('tr', ['Table', 'Operation', 'Read units', 'Write units', `On-demand ${r.Currency}`].map((h) => el('th', h)))),
+      el('tbody', rows.map((row) => {
+        read += row.ReadCapacityUnits; write += row.WriteCapacityUnits; price += row.Price;
+        return el('tr', el('td', row.TableName), el('td', row.Operation), el('td.num', row.ReadCapacityUnits.toFixed(1)),
+          el('td.num', row.WriteCapacityUnits.toFixed(1)), el('td.num', row.Price.toFixed(6)));
+      }), el('tr.total', el('td', 'total'), el('td'), el('td.num', read.toFixed(1)), el('td.num', write.toFixed(1)), el('td.num', price.toFixed(6))))),
+    r.Requests && el('p.hint', 'Requests since start: ', Object.entries(r.Requests).map(([op, n]) => `${op} ${n}`).join(', ')));
+  } catch (e) {
+    fill(box, errorBox(e));
+  }
+}
+
+// ---- PartiQL --------------------------------------------------------------------
+
+export function partiqlView(renderItems) {
+  const statement = el('textarea.mono', { rows: 5, 'aria-label': 'PartiQL statement', placeholder: 'SELECT * FROM "app" WHERE pk = \'ACCOUNT#1\'' },
+    localStorage.getItem('ferrodyn.partiql') || '');
+  const consistent = el('input', { type: 'checkbox', 'aria-label': 'Consistent read' });
+  const out = el('div');
+  let next = null;
+  const runStatement = async (more) => {
+    localStorage.setItem('ferrodyn.partiql', statement.value);
+    const request = { Statement: statement.value, ConsistentRead: consistent.checked || undefined };
+    if (more && next) request.NextToken = next;
+    try {
+      const r = await call('ExecuteStatement', request);
+      next = r.NextToken || null;
+      fill(out, el('p.summary', `${(r.Items || []).length} item(s)`, next ? button('More ›', () => runStatement(true), 'small ghost') : null),
+        renderItems(r.Items || []));
+    } catch (e) {
+      fill(out, errorBox(e), e.code === 'UnknownOperationException'
+        ? el('p.hint', 'This endpoint does not run PartiQL (ExecuteStatement) yet. The tab works against AWS and will work here as soon as the server implements it.') : null);
+    }
+  };
+  statement.addEventListener('keydown', (e) => { if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) { e.preventDefault(); runStatement(false); } });
+  return el('div.page', el('h1', 'PartiQL'),
+    el('p.hint', 'Runs ExecuteStatement on the endpoint; results appear in the same typed grid.'),
+    statement, el('div.row', el('label.check', consistent, 'Consistent read'), el('span.spacer'), button('Run', () => runStatement(false), 'primary', { 'aria-keyshortcuts': 'Control+Enter' })),
+    out);
+}
+
+/** A read-only typed grid of items (PartiQL results). */
+export function itemsTable(items) {
+  if (!items.length) return el('div.empty', 'No items.');
+  const cols = [...new Set(items.flatMap((i) => Object.keys(i)))];
+  return el('div.gridwrap', el('table.grid', { 'aria-label': 'Statement results' },
+    el('thead', el('tr', cols.map((c) => el('th', c)))),
+    el('tbody', items.map((item) => el('tr', cols.map((c) => el('td', item[c] === undefined ? '' : renderValue(item[c]))))))));
+}
