@@ -25,9 +25,9 @@ ARTIFACTS = ROOT / "target" / "console-tests"
 class Server:
     """A `ferrodyn serve` process and its console URL."""
 
-    def __init__(self, *args):
+    def __init__(self, *args, port=0):
         self.proc = subprocess.Popen(
-            [BINARY, "serve", "--in-memory", "--port", "0", "--exit-on-stdin-eof", *args],
+            [BINARY, "serve", "--in-memory", "--port", str(port), "--exit-on-stdin-eof", *args],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         first = self.proc.stdout.readline().strip()
         assert first.startswith("ferrodyn listening on http://"), first
@@ -121,7 +121,9 @@ def open_console(driver, server, fragment=""):
 
 
 def js_errors(driver):
-    return [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+    """JavaScript errors (uncaught exceptions, console.error); HTTP error
+    statuses the page expects and handles are logged as `network`, not here."""
+    return [e for e in driver.get_log("browser") if e["level"] == "SEVERE" and e.get("source") != "network"]
 
 
 def by_label(driver, label):

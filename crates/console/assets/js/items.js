@@ -81,6 +81,7 @@ function buildForm() {
     f.pkLabel.textContent = `Partition key · ${pk} (${view.types[pk] || 'S'})`;
     f.skLabel.textContent = sk ? `Sort key · ${sk} (${view.types[sk] || 'S'})` : 'Sort key (none)';
     f.skOp.disabled = f.sk.disabled = !sk;
+    if (!sk) f.skOp.value = '';
     f.sk2.hidden = f.skOp.value !== 'between';
   };
   f.op.addEventListener('change', sync);

@@ -179,6 +179,7 @@ export async function commitStage() {
     const report = await api('stage/commit', { stage });
     toast(`Committed ${report.changes} change(s) in ${report.transactions} transaction(s)`, 'ok');
     clearStage();
+    closeStage();
     commitListeners.forEach((l) => l());
   } catch (e) {
     failures = {};

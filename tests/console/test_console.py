@@ -1,0 +1,383 @@
+"""The web console in a real browser: what a person does, checked through the
+page and, behind its back, through the API (the server the test started)."""
+
+import json
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.common.action_chains import ActionChains
+
+from conftest import (BINARY, Server, open_console, wait, js_errors, by_label, button, grid_rows,
+                      create_table, put_many)
+
+BIG = "12345678901234567890123456789012345678"
+
+
+def visible(driver, css):
+    return [e for e in driver.find_elements(By.CSS_SELECTOR, css) if e.is_displayed()]
+
+
+def dialog(driver):
+    return wait(driver, lambda d: visible(d, ".dialog") and visible(d, ".dialog")[-1])
+
+
+def stage_count(driver):
+    badge = driver.find_element(By.ID, "stage-count")
+    return 0 if not badge.is_displayed() else int(badge.text)
+
+
+def scan_count(server, table):
+    return server.call("Scan", {"TableName": table, "Select": "COUNT"})["Count"]
+
+
+def test_page_loads_without_javascript_errors(server, browser):
+    open_console(browser, server)
+    assert js_errors(browser) == []
+    conn = browser.find_element(By.ID, "conn").text
+    assert server.base.replace("http://", "") in conn
+    assert "us-east-1" in conn
+
+
+def test_create_table_with_a_gsi_through_the_form(server, browser):
+    open_console(browser, server)
+    button(browser, "+ Create").click()
+    d = dialog(browser)
+    d.find_element(By.NAME, "table-name").send_keys("app")
+    d.find_element(By.NAME, "pk-name").send_keys("pk")
+    d.find_element(By.NAME, "sk-name").send_keys("sk")
+    button(browser, "+ Global secondary index", d).click()
+    by_label(browser, "GSI name").send_keys("gsi1")
+    d.find_element(By.NAME, "GSI-pk-name").send_keys("status")
+    d.find_element(By.NAME, "ttl").send_keys("expiresAt")
+    d.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    wait(browser, lambda b: "table/app/details" in b.current_url)
+    wait(browser, lambda b: "gsi1" in b.find_element(By.CSS_SELECTOR, '[aria-label="GSI indexes"]').text)
+    table = server.call("DescribeTable", {"TableName": "app"})["Table"]
+    assert [i["IndexName"] for i in table["GlobalSecondaryIndexes"]] == ["gsi1"]
+    assert table["GlobalSecondaryIndexes"][0]["KeySchema"] == [{"AttributeName": "status", "KeyType": "HASH"}]
+    ttl = server.call("DescribeTimeToLive", {"TableName": "app"})["TimeToLiveDescription"]
+    assert ttl == {"TimeToLiveStatus": "ENABLED", "AttributeName": "expiresAt"}
+    assert "app" in browser.find_element(By.ID, "table-list").text
+    assert js_errors(browser) == []
+
+
+def commit_from_panel(browser):
+    browser.find_element(By.ID, "stage-button").click()
+    commit = wait(browser, lambda b: visible(b, "#commit-button") and visible(b, "#commit-button")[0])
+    commit.click()
+
+
+def test_set_binary_and_38_digit_number_round_trip_in_both_json_views(server, browser):
+    create_table(server, "app", sk=None)
+    open_console(browser, server, "#/table/app")
+    wait(browser, lambda b: visible(b, ".toolbar"))
+    button(browser, "+ New item").click()
+    d = dialog(browser)
+    area = by_label(browser, "Item JSON")
+    area.clear()
+    area.send_keys('{"pk": "u1", "tags": {"$SS": ["red", "blue"]}, "blob": {"$B": "AAEC/w=="}, "n": %s}' % BIG)
+    button(browser, "Stage new item", d).click()
+    wait(browser, lambda b: stage_count(b) == 1)
+    commit_from_panel(browser)
+    wait(browser, lambda b: stage_count(b) == 0)
+    item = server.call("GetItem", {"TableName": "app", "Key": {"pk": {"S": "u1"}}})["Item"]
+    assert item["n"] == {"N": BIG}
+    assert sorted(item["tags"]["SS"]) == ["blue", "red"]
+    assert item["blob"] == {"B": "AAEC/w=="}
+    # The grid shows the exact digits; the item opens as plain JSON...
+    wait(browser, lambda b: BIG in b.find_element(By.CSS_SELECTOR, "table.grid").text)
+    by_label(browser, "Open u1 as JSON").click()
+    dialog(browser)
+    plain = wait(browser, lambda b: by_label(b, "Item JSON").get_attribute("value"))
+    assert BIG in plain and '"$SS"' in plain and '"$B": "AAEC/w=="' in plain
+    assert json.loads(plain)["tags"]["$SS"]
+    # ...and as DynamoDB JSON, and back, losslessly.
+    browser.find_element(By.XPATH, "//label[contains(., 'DynamoDB JSON')]").click()
+    wait(browser, lambda b: '"N"' in by_label(b, "Item JSON").get_attribute("value"))
+    ddb = json.loads(by_label(browser, "Item JSON").get_attribute("value"))
+    assert ddb["n"] == {"N": BIG} and ddb["blob"] == {"B": "AAEC/w=="}
+    assert sorted(ddb["tags"]["SS"]) == ["blue", "red"]
+    browser.find_element(By.XPATH, "//label[contains(., 'Plain JSON')]").click()
+    wait(browser, lambda b: '"$SS"' in by_label(b, "Item JSON").get_attribute("value"))
+    assert BIG in by_label(browser, "Item JSON").get_attribute("value")
+    assert js_errors(browser) == []
+
+
+def seed_orders(server, table, n, accounts=5):
+    put_many(server, table, [{
+        "pk": {"S": f"ACCOUNT#{i % accounts}"}, "sk": {"S": f"ORDER#{i:04}"},
+        "status": {"S": "closed" if i % 4 == 0 else "open"}, "total": {"N": str(i)},
+    } for i in range(n)])
+
+
+def keys_on_page(browser):
+    return [json.dumps(json.loads(r.get_attribute("data-key")), sort_keys=True) for r in grid_rows(browser)]
+
+
+def test_browse_250_items_across_pages(server, browser):
+    create_table(server, "app")
+    seed_orders(server, "app", 250)
+    open_console(browser, server, "#/table/app")
+    from selenium.webdriver.support.ui import Select
+    Select(by_label(browser, "Page size")).select_by_value("100")
+    seen, sizes = set(), []
+    for page in range(3):
+        wait(browser, lambda b: f"Page {page + 1}" in b.find_element(By.CSS_SELECTOR, ".pager").text
+             and len(grid_rows(b)) > 0)
+        time.sleep(0.2)
+        keys = keys_on_page(browser)
+        sizes.append(len(keys))
+        seen.update(keys)
+        if page < 2:
+            by_label(browser, "Next page").click()
+    assert sizes == [100, 100, 50]
+    assert len(seen) == 250
+    # The last page has no LastEvaluatedKey... unless it was exactly full.
+    headers = [h.text for h in browser.find_elements(By.CSS_SELECTOR, "table.grid thead th")]
+    assert headers[1].endswith("pk") and headers[2].endswith("sk")  # keys first
+    assert js_errors(browser) == []
+
+
+def test_query_with_begins_with_and_on_the_gsi(server, browser):
+    server.call("CreateTable", {
+        "TableName": "app", "BillingMode": "PAY_PER_REQUEST",
+        "AttributeDefinitions": [{"AttributeName": n, "AttributeType": "S"} for n in ("pk", "sk", "status")],
+        "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+        "GlobalSecondaryIndexes": [{"IndexName": "gsi1", "KeySchema": [{"AttributeName": "status", "KeyType": "HASH"}],
+                                    "Projection": {"ProjectionType": "ALL"}}],
+    })
+    seed_orders(server, "app", 100)
+    open_console(browser, server, "#/table/app")
+    from selenium.webdriver.support.ui import Select
+    browser.find_element(By.XPATH, "//div[@aria-label='Operation']/label[contains(., 'Query')]").click()
+    by_label(browser, "Partition key value").send_keys("ACCOUNT#1")
+    Select(by_label(browser, "Sort key condition")).select_by_value("begins_with")
+    by_label(browser, "Sort key value").send_keys("ORDER#00")
+    button(browser, "Query").click()
+    # ACCOUNT#1 holds orders 1, 6, 11, ...; those below 100 start with ORDER#00: 20 of them.
+    wait(browser, lambda b: len(grid_rows(b)) == 20)
+    assert all("ACCOUNT#1" in r.text for r in grid_rows(browser))
+    request = browser.find_element(By.CSS_SELECTOR, "details.request")
+    assert "begins_with" in request.get_attribute("textContent")
+    # On the GSI: every closed order (i % 4 == 0): 25.
+    Select(by_label(browser, "Table or index")).select_by_value("gsi1")
+    pk = by_label(browser, "Partition key value")
+    pk.clear()
+    pk.send_keys("closed")
+    assert not by_label(browser, "Sort key condition").is_enabled()  # gsi1 has no sort key
+    button(browser, "Query").click()
+    wait(browser, lambda b: len(grid_rows(b)) == 25 and all("closed" in r.text for r in grid_rows(b)))
+    summary = browser.find_element(By.CSS_SELECTOR, ".summary").text
+    assert "25 items" in summary and "scanned 25" in summary
+    assert '"IndexName": "gsi1"' in request.get_attribute("textContent")
+    assert js_errors(browser) == []
+
+
+def edit_cell(browser, key_text, column, value):
+    row = next(r for r in grid_rows(browser) if key_text in r.text)
+    cell = row.find_element(By.CSS_SELECTOR, f'td[data-col="{column}"]')
+    ActionChains(browser).double_click(cell).perform()
+    d = dialog(browser)
+    area = by_label(browser, "Value")
+    area.clear()
+    area.send_keys(value)
+    button(browser, "Stage change", d).click()
+
+
+def test_stage_three_edits_reload_diff_commit_as_one_transaction(server, browser):
+    create_table(server, "app", sk=None)
+    put_many(server, "app", [{"pk": {"S": f"u{i}"}, "name": {"S": f"user {i}"}} for i in range(1, 4)])
+    open_console(browser, server, "#/table/app")
+    wait(browser, lambda b: len(grid_rows(b)) == 3)
+    # 1: edit a cell.
+    edit_cell(browser, "u1", "name", "Ada")
+    wait(browser, lambda b: stage_count(b) == 1)
+    # 2: add a row.
+    button(browser, "+ New item").click()
+    d = dialog(browser)
+    area = by_label(browser, "Item JSON")
+    area.clear()
+    area.send_keys('{"pk": "u9", "name": "Grace"}')
+    button(browser, "Stage new item", d).click()
+    wait(browser, lambda b: stage_count(b) == 2)
+    # 3: delete a row.
+    by_label(browser, "Select u3").click()
+    button(browser, "Stage delete").click()
+    wait(browser, lambda b: stage_count(b) == 3)
+    wait(browser, lambda b: len(b.find_elements(By.CSS_SELECTOR, "tr.row-delete")) == 1
+         and len(b.find_elements(By.CSS_SELECTOR, "tr.row-new")) == 1
+         and len(b.find_elements(By.CSS_SELECTOR, "tr.row-update")) == 1)
+    # The stage survives a reload; nothing is written yet.
+    browser.refresh()
+    wait(browser, lambda b: b.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "true")
+    assert stage_count(browser) == 3
+    assert server.call("GetItem", {"TableName": "app", "Key": {"pk": {"S": "u1"}}})["Item"]["name"] == {"S": "user 1"}
+    assert scan_count(server, "app") == 3
+    before = server.usage()["Requests"].get("TransactWriteItems", 0)
+    # The diff, attribute by attribute.
+    browser.find_element(By.ID, "stage-button").click()
+    wait(browser, lambda b: len(b.find_elements(By.CSS_SELECTOR, "#stage-panel li.card")) == 3)
+    cards = browser.find_elements(By.CSS_SELECTOR, "#stage-panel li.card")
+    assert "user 1" in cards[0].text and "Ada" in cards[0].text
+    assert "Grace" in cards[1].text
+    assert "user 3" in cards[2].text
+    browser.find_element(By.ID, "commit-button").click()
+    wait(browser, lambda b: stage_count(b) == 0)
+    assert server.usage()["Requests"].get("TransactWriteItems", 0) == before + 1
+    get = lambda k: server.call("GetItem", {"TableName": "app", "Key": {"pk": {"S": k}}}).get("Item")
+    assert get("u1")["name"] == {"S": "Ada"}
+    assert get("u9")["name"] == {"S": "Grace"}
+    assert get("u3") is None
+    assert js_errors(browser) == []
+
+
+def test_conflicting_change_shows_its_cancellation_reason_and_nothing_is_applied(server, browser):
+    create_table(server, "app", sk=None)
+    put_many(server, "app", [{"pk": {"S": "u1"}, "status": {"S": "new"}}, {"pk": {"S": "u2"}, "status": {"S": "new"}}])
+    open_console(browser, server, "#/table/app")
+    wait(browser, lambda b: len(grid_rows(b)) == 2)
+    edit_cell(browser, "u1", "status", "active")
+    wait(browser, lambda b: stage_count(b) == 1)
+    edit_cell(browser, "u2", "status", "active")
+    wait(browser, lambda b: stage_count(b) == 2)
+    # Someone else changes u1 behind the console's back.
+    server.call("PutItem", {"TableName": "app", "Item": {"pk": {"S": "u1"}, "status": {"S": "closed"}}})
+    commit_from_panel(browser)
+    failed = wait(browser, lambda b: visible(b, "#stage-panel li.card.failed"))
+    assert len(failed) == 1
+    text = failed[0].text
+    assert "ConditionalCheckFailed" in text and "u1" in text
+    assert "closed" in text  # the current value is shown
+    assert stage_count(browser) == 2  # the stage is kept
+    get = lambda k: server.call("GetItem", {"TableName": "app", "Key": {"pk": {"S": k}}})["Item"]["status"]
+    assert get("u1") == {"S": "closed"} and get("u2") == {"S": "new"}  # nothing applied
+    assert js_errors(browser) == []
+
+
+@pytest.mark.serve_args("--fault", "BatchWriteItem=unprocessed@0.3", "--fault-seed", "7")
+def test_bulk_delete_120_rows_retries_unprocessed_items_and_leaves_none(server, browser):
+    create_table(server, "app")
+    for i in range(120):  # PutItem: the injected faults are for BatchWriteItem
+        server.call("PutItem", {"TableName": "app", "Item": {"pk": {"S": f"p{i % 7}"}, "sk": {"S": f"s{i:03}"}}})
+    open_console(browser, server, "#/table/app")
+    from selenium.webdriver.support.ui import Select
+    Select(by_label(browser, "Page size")).select_by_value("250")
+    wait(browser, lambda b: len(grid_rows(b)) == 120)
+    by_label(browser, "Select all rows").click()
+    wait(browser, lambda b: "120 selected" in b.find_element(By.CSS_SELECTOR, ".toolbar").text)
+    button(browser, "Bulk…").click()
+    d = dialog(browser)
+    button(browser, "Start", d).click()
+    wait(browser, lambda b: d.find_element(By.CSS_SELECTOR, ".state").text == "done", timeout=60)
+    counts = d.find_element(By.CSS_SELECTOR, ".counts").text
+    done = int(d.find_element(By.CSS_SELECTOR, ".counts .done b").text)
+    retried = int(d.find_element(By.CSS_SELECTOR, ".counts .retried b").text)
+    failed = int(d.find_element(By.CSS_SELECTOR, ".counts .failed b").text)
+    assert (done, failed) == (120, 0), counts
+    assert retried > 0, counts
+    assert scan_count(server, "app") == 0
+    assert js_errors(browser) == []
+
+
+def test_lock_view_flags_an_orphaned_marker_and_repairs_it(server, browser):
+    server.call("CreateTable", {
+        "TableName": "app", "BillingMode": "PAY_PER_REQUEST",
+        "AttributeDefinitions": [{"AttributeName": "PK", "AttributeType": "S"}, {"AttributeName": "SK", "AttributeType": "S"}],
+        "KeySchema": [{"AttributeName": "PK", "KeyType": "HASH"}, {"AttributeName": "SK", "KeyType": "RANGE"}],
+    })
+    for n, email in ((1, "ada@lovelace.io"), (2, "grace@hopper.io")):
+        subprocess.run([BINARY, "unique", "create", "--endpoint-url", server.base, "--table", "app",
+                        "--entity", "account", "--unique", "email",
+                        json.dumps({"PK": f"ACCT#{n}", "SK": "PROFILE", "email": email})],
+                       check=True, capture_output=True)
+    # Delete an owner without its marker: the marker is now an orphan.
+    server.call("DeleteItem", {"TableName": "app", "Key": {"PK": {"S": "ACCT#2"}, "SK": {"S": "PROFILE"}}})
+    open_console(browser, server, "#/table/app/locks")
+    for label, value in (("Entity", "account"), ("Unique attributes", "email")):
+        field = by_label(browser, label)
+        field.clear()
+        field.send_keys(value)
+    button(browser, "Inspect locks").click()
+    table = wait(browser, lambda b: visible(b, '[aria-label="Uniqueness markers"]'))[0]
+    wait(browser, lambda b: "ORPHAN" in table.text)
+    assert "grace@hopper.io" in table.text and "held" in table.text
+    button(browser, "Repair").click()
+    wait(browser, lambda b: "healthy" in b.find_element(By.CSS_SELECTOR, ".locks").text)
+    assert "fixed" in browser.find_element(By.CSS_SELECTOR, ".locks .report").text
+    markers = server.call("Query", {"TableName": "app", "KeyConditionExpression": "PK = :p",
+                                    "ExpressionAttributeValues": {":p": {"S": "UNIQ#account#email"}}})
+    assert markers["Count"] == 1
+    assert js_errors(browser) == []
+
+
+def raw(server, path, method="POST", headers=None, body=b"{}"):
+    request = urllib.request.Request(f"{server.base}{path}", data=body if method == "POST" else None,
+                                     method=method, headers=headers or {})
+    try:
+        with urllib.request.urlopen(request) as r:
+            return r.status, dict(r.headers), r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, dict(e.headers), e.read()
+
+
+def test_cross_origin_post_to_the_console_api_is_refused(server):
+    status, headers, body = raw(server, "/console/api/call/ListTables", headers={"Origin": "http://evil.example"})
+    assert status == 403, body
+    assert not any(h.lower().startswith("access-control") for h in headers)
+    status, _, _ = raw(server, "/console/api/call/ListTables", headers={"Sec-Fetch-Site": "cross-site"})
+    assert status == 403
+    # DNS rebinding: a foreign Host name is refused, page and API alike.
+    assert raw(server, "/console", method="GET", headers={"Host": "evil.example"})[0] == 403
+    assert raw(server, "/console/api/info", method="GET", headers={"Host": "evil.example:80"})[0] == 403
+    # Same origin passes, with no CORS headers either.
+    host = server.base.replace("http://", "")
+    status, headers, _ = raw(server, "/console/api/call/ListTables", headers={"Origin": server.base, "Host": host})
+    assert status == 200 and not any(h.lower().startswith("access-control") for h in headers)
+
+
+@pytest.mark.serve_args("--credentials", "AKIDCONSOLE:s3cr3t")
+def test_with_credentials_the_console_demands_its_token(server, browser):
+    assert "?token=" in server.console_url
+    token = server.console_url.split("token=")[1]
+    status, body = server.api("call/ListTables", {}, expect_error=True)
+    assert status == 401 and body["code"] == "MissingConsoleToken"
+    status, body = server.api("call/ListTables", {}, headers={"X-Console-Token": "wrong"}, expect_error=True)
+    assert status == 401
+    status, body = server.api("call/ListTables", {}, headers={"X-Console-Token": token})
+    assert status == 200  # signed with the configured key, or the server would refuse it
+    browser.get(server.base + "/console")
+    wait(browser, lambda b: "needs its token" in b.find_element(By.TAG_NAME, "h1").text)
+    open_console(browser, server)  # ?token= sets the cookie and redirects
+    assert "token" not in browser.current_url
+    assert "AKIDCONSOLE" not in browser.page_source and "s3cr3t" not in browser.page_source
+    assert js_errors(browser) == []
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_banner_when_the_server_goes_away_and_recovery_when_it_returns(browser):
+    port = str(free_port())
+    first = Server(port=port)
+    try:
+        open_console(browser, first)
+        first.stop()
+        browser.find_element(By.TAG_NAME, "body").send_keys("r")
+        wait(browser, lambda b: b.find_element(By.ID, "banner").is_displayed())
+        assert "not answering" in browser.find_element(By.ID, "banner").text
+        second = Server(port=port)
+        try:
+            wait(browser, lambda b: not b.find_element(By.ID, "banner").is_displayed(), timeout=15)
+        finally:
+            second.stop()
+    finally:
+        first.stop()
