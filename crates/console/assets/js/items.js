@@ -168,8 +168,10 @@ async function loadPage() {
   form.startKey = start?.key || undefined;
   form.segment = start?.segment || 0;
   view.summary.classList.add('loading');
+  const seq = (view.seq = (view.seq || 0) + 1);
   try {
     const result = await api('read', form);
+    if (seq !== view.seq) return; // a newer request superseded this one
     view.result = result;
     view.items = result.Items;
     view.lastKey = result.LastEvaluatedKey;
@@ -184,6 +186,7 @@ async function loadPage() {
     renderRequest(result);
     renderGrid();
   } catch (e) {
+    if (seq !== view.seq) return;
     fill(view.summary, errorBox(e));
     fill(view.grid);
   } finally {
