@@ -11,3 +11,5 @@ cargo build -p ferrodyn --bin ferrodyn
 cargo test --workspace
 # The other official clients: boto3 and the AWS CLI (installed locally by the script).
 ./scripts/smoke.sh
+# The web console in headless Chromium (installs chromium, chromium-driver and selenium when missing).
+./scripts/console-tests.sh

@@ -222,7 +222,7 @@ mod tests {
             "operation": "Query", "table": "app", "index": "gsi1",
             "pk": {"name": "status", "value": {"S": "open"}},
             "sk": {"name": "sk", "op": "begins_with", "value": {"S": "2024-"}},
-            "filter": "size > 3", "forward": false, "limit": 25
+            "filter": "visits > 3", "forward": false, "limit": 25
         }))
         .unwrap();
         assert_eq!(op, "Query");
@@ -232,7 +232,7 @@ mod tests {
         );
         assert_eq!(request["ExpressionAttributeNames"]["#status"], "status");
         assert_eq!(request["ExpressionAttributeValues"][":sk"], json!({"S": "2024-"}));
-        assert_eq!(request["FilterExpression"], "#size > :size");
+        assert_eq!(request["FilterExpression"], "visits > :visits");
         assert_eq!(request["ScanIndexForward"], false);
         assert!(aws_command(&op, &request).contains("--no-scan-index-forward"));
     }
