@@ -310,8 +310,8 @@ function renderToolbar(list) {
 
 async function stageDeletes(selected) {
   try {
-    for (const row of selected) await stageChange({ op: 'delete', table: view.table.TableName, key: row.key });
     view.selection.clear();
+    for (const row of selected) await stageChange({ op: 'delete', table: view.table.TableName, key: row.key });
     toast(`${selected.length} delete(s) staged`, 'ok');
   } catch (e) {
     toast(`${e.code}: ${e.message}`, 'error');
