@@ -383,3 +383,54 @@ def test_banner_when_the_server_goes_away_and_recovery_when_it_returns(browser):
             second.stop()
     finally:
         first.stop()
+
+
+def test_stream_records_newest_first_with_old_and_new_images(server, browser):
+    server.call("CreateTable", {
+        "TableName": "app", "BillingMode": "PAY_PER_REQUEST",
+        "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
+        "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+        "StreamSpecification": {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
+    })
+    key = {"pk": {"S": "u1"}}
+    server.call("PutItem", {"TableName": "app", "Item": {**key, "status": {"S": "new"}}})
+    server.call("PutItem", {"TableName": "app", "Item": {**key, "status": {"S": "paid"}}})
+    server.call("DeleteItem", {"TableName": "app", "Key": key})
+    open_console(browser, server, "#/table/app/streams")
+    records = wait(browser, lambda b: len(b.find_elements(By.CSS_SELECTOR, '[aria-label="Stream records"] > li')) == 3
+                   and b.find_elements(By.CSS_SELECTOR, '[aria-label="Stream records"] > li'))
+    assert [r.find_element(By.CSS_SELECTOR, ".op").text for r in records] == ["REMOVE", "MODIFY", "INSERT"]
+    modify = records[1].text
+    assert "new" in modify and "paid" in modify
+    assert js_errors(browser) == []
+
+
+def test_expression_builder_aliases_a_reserved_word(server, browser):
+    open_console(browser, server, "#/expr")
+    by_label(browser, "Condition").send_keys('attribute_exists(id) and status = "active"')
+    button(browser, "Build").click()
+    code = wait(browser, lambda b: visible(b, '[aria-label="request fields"]'))[0].text
+    fields = json.loads(code)
+    assert fields["ConditionExpression"] == "attribute_exists(id) AND #status = :status"
+    assert fields["ExpressionAttributeNames"] == {"#status": "status"}
+    assert fields["ExpressionAttributeValues"] == {":status": {"S": "active"}}
+    browser.find_element(By.XPATH, "//button[@role='tab'][.='Python']").click()
+    assert "update_item(" in wait(browser, lambda b: visible(b, '[aria-label="Python snippet"]'))[0].text
+    assert js_errors(browser) == []
+
+
+def test_dark_theme_persists_and_escape_closes_dialogs(server, browser):
+    open_console(browser, server)
+    body = browser.find_element(By.TAG_NAME, "body")
+    start = browser.execute_script("return document.documentElement.dataset.theme")
+    body.send_keys("t")
+    flipped = browser.execute_script("return document.documentElement.dataset.theme")
+    assert flipped != start
+    browser.refresh()
+    wait(browser, lambda b: b.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "true")
+    assert browser.execute_script("return document.documentElement.dataset.theme") == flipped
+    browser.find_element(By.TAG_NAME, "body").send_keys("?")
+    dialog(browser)
+    browser.find_element(By.TAG_NAME, "body").send_keys(Keys.ESCAPE)
+    wait(browser, lambda b: not visible(b, ".dialog"))
+    assert js_errors(browser) == []

@@ -101,6 +101,19 @@ impl Client {
         self.transport.call(&self.config, operation, request)
     }
 
+    /// One DynamoDB Streams call (ListStreams, DescribeStream,
+    /// GetShardIterator, GetRecords) to this endpoint. Ferrodyn serves
+    /// streams on its one endpoint; AWS serves them on
+    /// `streams.dynamodb.<region>.amazonaws.com` (connect a client there).
+    pub fn call_streams(
+        &self,
+        operation: &str,
+        request: &serde_json::Value,
+    ) -> Result<serde_json::Value, ClientError> {
+        let target = format!("DynamoDBStreams_20120810.{operation}");
+        self.transport.call_target(&self.config, &target, request)
+    }
+
     /// The base URL requests go to.
     /// GETs a JSON document of Ferrodyn's own under the endpoint (e.g.
     /// `/ferrodyn/usage`); AWS DynamoDB has no such paths.

@@ -52,8 +52,18 @@ impl Transport {
         operation: &str,
         request: &serde_json::Value,
     ) -> Result<serde_json::Value, ClientError> {
+        self.call_target(config, &format!("{TARGET_PREFIX}.{operation}"), request)
+    }
+
+    /// A call named by its whole `X-Amz-Target` (DynamoDB Streams'
+    /// operations are `DynamoDBStreams_20120810.<Op>`).
+    pub fn call_target(
+        &self,
+        config: &ResolvedConfig,
+        target: &str,
+        request: &serde_json::Value,
+    ) -> Result<serde_json::Value, ClientError> {
         let body = serde_json::to_vec(request).expect("a JSON value always serialises");
-        let target = format!("{TARGET_PREFIX}.{operation}");
         let content_type = "application/x-amz-json-1.0";
         let signed = sigv4::sign(
             &sigv4::Request {
@@ -63,7 +73,7 @@ impl Transport {
                 headers: &[
                     ("content-type", content_type),
                     ("host", &self.host),
-                    ("x-amz-target", &target),
+                    ("x-amz-target", target),
                 ],
                 body: &body,
             },
@@ -76,7 +86,7 @@ impl Transport {
             .agent
             .post(&self.url)
             .header("content-type", content_type)
-            .header("x-amz-target", &target);
+            .header("x-amz-target", target);
         for (name, value) in &signed {
             builder = builder.header(name, value);
         }

@@ -17,8 +17,9 @@
 //! | `POST expr` | expression builder with SDK snippets |
 //! | `POST cost`, `GET usage` | the calculator and the measured usage, priced |
 //! | `POST import`, `POST export` | files in and out |
+//! | `POST streams` | a table's stream records, newest first |
 
-use crate::{locks, read, snippets, stage, transfer, Console};
+use crate::{locks, read, snippets, stage, streams, transfer, Console};
 use axum::body::Body;
 use axum::http::{header, HeaderValue, Method, Response, StatusCode};
 use ferrodyn_client::convert::{self, Plain};
@@ -166,6 +167,7 @@ pub(crate) fn dispatch(console: &Console, method: &Method, path: &str, body: &[u
         (false, ["expr"]) => expressions(&request()?),
         (false, ["cost"]) => estimate(&request()?),
         (true, ["usage"]) => usage(console),
+        (false, ["streams"]) => streams::records(client, &console.streams_client, &request()?),
         (false, ["import"]) => transfer::import(client, &request()?),
         (false, ["export"]) => transfer::export(client, &request()?),
         _ => Err(ApiFailure {

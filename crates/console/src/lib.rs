@@ -23,6 +23,7 @@ mod locks;
 mod read;
 mod snippets;
 mod stage;
+mod streams;
 mod transfer;
 
 use axum::body::{Body, Bytes};
@@ -40,6 +41,9 @@ pub const BASE: &str = "/console";
 pub struct ConsoleOptions {
     /// The DynamoDB endpoint the console drives.
     pub client: Client,
+    /// Where DynamoDB Streams calls go, when not to `client`'s endpoint
+    /// (AWS serves them on `streams.dynamodb.<region>.amazonaws.com`).
+    pub streams_client: Option<Client>,
     /// The token every request must carry (None: open, loopback only).
     pub token: Option<String>,
     /// Host names (without port) the console answers to, besides
@@ -53,6 +57,7 @@ pub struct ConsoleOptions {
 /// The state every handler shares.
 pub(crate) struct Console {
     pub client: Client,
+    pub streams_client: Client,
     pub guard: guard::Guard,
     pub jobs: bulk::Jobs,
 }
@@ -60,6 +65,7 @@ pub(crate) struct Console {
 /// The console's routes: the page, its assets and its API.
 pub fn router(options: ConsoleOptions) -> Router {
     let console = Arc::new(Console {
+        streams_client: options.streams_client.unwrap_or_else(|| options.client.clone()),
         client: options.client,
         guard: guard::Guard::new(options.token, options.hosts, options.any_host),
         jobs: bulk::Jobs::default(),

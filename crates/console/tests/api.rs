@@ -51,6 +51,7 @@ fn start(token: Option<&str>) -> Console {
             .unwrap();
             let console = router(ConsoleOptions {
                 client,
+                streams_client: None,
                 token,
                 hosts: Vec::new(),
                 any_host: false,

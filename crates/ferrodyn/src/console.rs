@@ -61,7 +61,7 @@ pub fn for_server(
     let token = ferrodyn_console::needs_token(host, credentials.is_some())
         .then(ferrodyn_console::new_token);
     let shown = if ip.is_unspecified() { own } else { address_host(address) };
-    Ok(build(client, host, token, &format!("{shown}:{}", address.port())))
+    Ok(build(client, None, host, token, &format!("{shown}:{}", address.port())))
 }
 
 fn address_host(address: SocketAddr) -> String {
@@ -72,7 +72,13 @@ fn address_host(address: SocketAddr) -> String {
 }
 
 /// The router and the URL to print (with `?token=` when one is required).
-fn build(client: Client, host: &str, token: Option<String>, shown: &str) -> (axum::Router, String) {
+fn build(
+    client: Client,
+    streams_client: Option<Client>,
+    host: &str,
+    token: Option<String>,
+    shown: &str,
+) -> (axum::Router, String) {
     let bare = host.trim_start_matches('[').trim_end_matches(']');
     let any_host = bare.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_unspecified());
     let url = match &token {
@@ -81,6 +87,7 @@ fn build(client: Client, host: &str, token: Option<String>, shown: &str) -> (axu
     };
     let router = ferrodyn_console::router(ConsoleOptions {
         client,
+        streams_client,
         token,
         hosts: vec![bare.to_string()],
         any_host,
@@ -114,6 +121,22 @@ pub struct ConsoleArgs {
     port: u16,
 }
 
+/// AWS serves DynamoDB Streams on its own host; every other endpoint
+/// (Ferrodyn, DynamoDB Local) on the same one.
+fn streams_client(args: &ConsoleArgs, client: &Client) -> Result<Option<Client>, String> {
+    let endpoint = client.endpoint();
+    let Some(rest) = endpoint.strip_prefix("https://dynamodb.") else {
+        return Ok(None);
+    };
+    Client::connect(&ConnectionOptions {
+        endpoint_url: Some(format!("https://streams.dynamodb.{rest}")),
+        region: args.region.clone(),
+        profile: args.profile.clone(),
+    })
+    .map(Some)
+    .map_err(|e| e.to_string())
+}
+
 /// `ferrodyn console`: the console alone, in front of any endpoint.
 pub fn run(args: ConsoleArgs) -> Result<(), String> {
     let client = Client::connect(&ConnectionOptions {
@@ -123,6 +146,7 @@ pub fn run(args: ConsoleArgs) -> Result<(), String> {
     })
     .map_err(|e| e.to_string())?;
     let local = ferrodyn_client::config::is_local(client.endpoint());
+    let streams = streams_client(&args, &client)?;
     let token = ferrodyn_console::needs_token(&args.host, !local).then(ferrodyn_console::new_token);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -136,7 +160,7 @@ pub fn run(args: ConsoleArgs) -> Result<(), String> {
         let endpoint = client.endpoint().to_string();
         let source = client.credentials_source().to_string();
         let shown = format!("{}:{}", address_host(address), address.port());
-        let (router, url) = build(client, &args.host, token, &shown);
+        let (router, url) = build(client, streams, &args.host, token, &shown);
         println!("ferrodyn console on {url}");
         println!("driving {endpoint} (credentials: {source})");
         axum::serve(listener, router)

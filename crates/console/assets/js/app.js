@@ -7,12 +7,12 @@ import { el, fill, button, dialog, closeTopDialog, errorBox, formatBytes, $ } fr
 import { loadTables, renderTableList, createTableDialog, renderDetails, billing } from './tables.js';
 import { explorer, refresh, readForm } from './items.js';
 import { initStage, stagePanel, toggleStage, closeStage, stageOpen, commitStage, onCommit } from './stage.js';
-import { locksView, transferView, exprView, costView, partiqlView, itemsTable } from './tools.js';
+import { locksView, transferView, exprView, costView, partiqlView, itemsTable, streamsView } from './tools.js';
 
 export const app = { tables: [], described: {}, table: null, info: null };
 
 const TABLE_TABS = [
-  ['items', 'Items'], ['details', 'Details'], ['locks', 'Locks'], ['transfer', 'Import / export'],
+  ['items', 'Items'], ['details', 'Details'], ['locks', 'Locks'], ['streams', 'Streams'], ['transfer', 'Import / export'],
 ];
 
 function theme(next) {
@@ -69,6 +69,7 @@ async function tableView(main, name, tab) {
     body));
   if (tab === 'details') fill(body, await renderDetails(name));
   else if (tab === 'locks') fill(body, locksView(name));
+  else if (tab === 'streams') fill(body, streamsView(name));
   else if (tab === 'transfer') fill(body, transferView(name, () => { try { return readForm(); } catch { return undefined; } }));
   else fill(body, explorer(table));
 }

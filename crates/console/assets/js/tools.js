@@ -245,3 +245,44 @@ export function itemsTable(items) {
     el('thead', el('tr', cols.map((c) => el('th', c)))),
     el('tbody', items.map((item) => el('tr', cols.map((c) => el('td', item[c] === undefined ? '' : renderValue(item[c]))))))));
 }
+
+// ---- stream records ---------------------------------------------------------------
+
+export function streamsView(table) {
+  const out = el('div', el('p.hint', 'Reading the stream…'));
+  const load = async () => {
+    try {
+      const r = await api('streams', { table, limit: 200 });
+      if (!r.streamArn) {
+        fill(out, el('div.empty', el('p', 'This table has no stream.'),
+          el('p.hint', 'Enable one with UpdateTable (StreamSpecification) or when creating the table.')));
+        return;
+      }
+      fill(out,
+        el('div.row', el('p.hint', `${r.records.length} record(s), newest first · ${r.viewType} · `, el('code', r.streamArn)),
+          el('span.spacer'), button('Refresh', load, 'small')),
+        r.records.length ? el('ol.cards.records', { 'aria-label': 'Stream records' }, r.records.map(recordCard)) : el('div.empty', 'No records yet.'));
+    } catch (e) {
+      fill(out, errorBox(e));
+    }
+  };
+  load();
+  return el('div.streams', out);
+}
+
+function recordCard(record) {
+  const d = record.dynamodb || {};
+  const op = { INSERT: 'put', MODIFY: 'update', REMOVE: 'delete' }[record.eventName] || 'update';
+  const names = [...new Set([...Object.keys(d.OldImage || {}), ...Object.keys(d.NewImage || {})])].sort();
+  const rows = names.filter((n) => JSON.stringify(d.OldImage?.[n]) !== JSON.stringify(d.NewImage?.[n]) || !(n in (d.Keys || {})))
+    .map((n) => el('li.attr',
+      el('span.name', n),
+      d.OldImage?.[n] ? el('span.old', renderValue(d.OldImage[n])) : null,
+      d.OldImage?.[n] && d.NewImage?.[n] ? el('span.arrow', '→') : null,
+      d.NewImage?.[n] ? el('span.new', renderValue(d.NewImage[n])) : null));
+  return el(`li.card.change.op-${op}`,
+    el('header', el(`span.op.op-${op}`, record.eventName), el('span.what', ownerText(d.Keys || {})),
+      el('span.hint', d.ApproximateCreationDateTime ? new Date(d.ApproximateCreationDateTime * 1000).toLocaleString() : ''),
+      el('code.hint', `#${d.SequenceNumber}`)),
+    rows.length ? el('ul.attrs', rows) : el('p.hint', 'Keys only (the stream keeps no images).'));
+}
