@@ -203,7 +203,10 @@ fn call(console: &Console, operation: &str, request: &Value) -> ApiResult {
 
 /// The string field `name` of a request, if present.
 pub(crate) fn text<'a>(request: &'a Value, name: &str) -> Option<&'a str> {
-    request.get(name).and_then(Value::as_str).filter(|s| !s.is_empty())
+    request
+        .get(name)
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
 }
 
 /// The string field `name`, required.
@@ -215,21 +218,20 @@ pub(crate) fn required<'a>(request: &'a Value, name: &str) -> Result<&'a str, Ap
 /// `{"to": "plain", "item": {..}}` → `{"text": "<plain JSON, tagged>"}`.
 /// Plain JSON travels as text so 38-digit numbers stay exact in the browser.
 fn convert_item(request: &Value) -> ApiResult {
-    let warnings = |w: Vec<convert::Warning>| -> Vec<String> {
-        w.iter().map(ToString::to_string).collect()
-    };
+    let warnings =
+        |w: Vec<convert::Warning>| -> Vec<String> { w.iter().map(ToString::to_string).collect() };
     match required(request, "to")? {
         "ddb" => {
             let plain = Plain::parse(required(request, "text")?)
                 .map_err(|e| ApiFailure::invalid(format!("not plain JSON: {e}")))?;
-            let (item, w) = convert::item_to_ddb(&plain)
-                .map_err(|e| ApiFailure::invalid(e.to_string()))?;
+            let (item, w) =
+                convert::item_to_ddb(&plain).map_err(|e| ApiFailure::invalid(e.to_string()))?;
             Ok(json!({ "item": item, "warnings": warnings(w) }))
         }
         "plain" => {
             let item = request.get("item").cloned().unwrap_or(json!({}));
-            let (plain, w) =
-                convert::item_from_ddb(&item, true).map_err(|e| ApiFailure::invalid(e.to_string()))?;
+            let (plain, w) = convert::item_from_ddb(&item, true)
+                .map_err(|e| ApiFailure::invalid(e.to_string()))?;
             Ok(json!({ "text": plain.to_json_pretty(), "warnings": warnings(w) }))
         }
         other => Err(ApiFailure::invalid(format!(
@@ -267,9 +269,14 @@ fn expressions(request: &Value) -> ApiResult {
         json!(text(request, "table").unwrap_or("my-table")),
     );
     call.extend(fields.clone());
-    let cli = built
-        .cli_args()
-        .replace("--condition-expression", if filter.is_some() && text(request, "condition").is_none() { "--filter-expression" } else { "--condition-expression" });
+    let cli = built.cli_args().replace(
+        "--condition-expression",
+        if filter.is_some() && text(request, "condition").is_none() {
+            "--filter-expression"
+        } else {
+            "--condition-expression"
+        },
+    );
     Ok(json!({
         "fields": fields,
         "cli": cli,
@@ -301,9 +308,7 @@ fn estimate(request: &Value) -> ApiResult {
     }
     let prices = Prices::builtin();
     let e = cost::estimate(&[workload], number("storageGb"), utilization, &prices);
-    let monthly = |m: &cost::Monthly| {
-        json!({ "writes": m.writes, "reads": m.reads, "storage": m.storage, "total": m.total() })
-    };
+    let monthly = |m: &cost::Monthly| json!({ "writes": m.writes, "reads": m.reads, "storage": m.storage, "total": m.total() });
     Ok(json!({
         "itemBytes": size,
         "writeUnitsPerWrite": cost::write_units(size),

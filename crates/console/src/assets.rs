@@ -8,7 +8,11 @@ use axum::http::{header, HeaderValue, Response, StatusCode};
 
 /// `(path under /console/assets/, content type, bytes)`.
 pub const FILES: &[(&str, &str, &[u8])] = &[
-    ("style.css", "text/css; charset=utf-8", include_bytes!("../assets/style.css")),
+    (
+        "style.css",
+        "text/css; charset=utf-8",
+        include_bytes!("../assets/style.css"),
+    ),
     ("js/app.js", JS, include_bytes!("../assets/js/app.js")),
     ("js/api.js", JS, include_bytes!("../assets/js/api.js")),
     ("js/ui.js", JS, include_bytes!("../assets/js/ui.js")),
@@ -18,7 +22,11 @@ pub const FILES: &[(&str, &str, &[u8])] = &[
     ("js/stage.js", JS, include_bytes!("../assets/js/stage.js")),
     ("js/bulk.js", JS, include_bytes!("../assets/js/bulk.js")),
     ("js/tools.js", JS, include_bytes!("../assets/js/tools.js")),
-    ("favicon.svg", "image/svg+xml", include_bytes!("../assets/favicon.svg")),
+    (
+        "favicon.svg",
+        "image/svg+xml",
+        include_bytes!("../assets/favicon.svg"),
+    ),
 ];
 
 const JS: &str = "text/javascript; charset=utf-8";
@@ -45,7 +53,10 @@ fn respond(status: StatusCode, content_type: &str, bytes: &'static [u8]) -> Resp
         header::CONTENT_SECURITY_POLICY,
         HeaderValue::from_static(CSP),
     );
-    headers.insert("x-content-type-options", HeaderValue::from_static("nosniff"));
+    headers.insert(
+        "x-content-type-options",
+        HeaderValue::from_static("nosniff"),
+    );
     headers.insert("x-frame-options", HeaderValue::from_static("DENY"));
     headers.insert("referrer-policy", HeaderValue::from_static("no-referrer"));
     response

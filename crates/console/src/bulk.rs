@@ -126,14 +126,22 @@ impl Source {
             .ok_or_else(|| ApiFailure::invalid("give `keys` or a `read` form"))?;
         let (operation, mut request) = read::request(form)?;
         if let Some(map) = request.as_object_mut() {
-            for field in ["Segment", "TotalSegments", "Limit", "ReturnConsumedCapacity"] {
+            for field in [
+                "Segment",
+                "TotalSegments",
+                "Limit",
+                "ReturnConsumedCapacity",
+            ] {
                 map.remove(field);
             }
         }
         Ok(Source::Read(operation, request))
     }
 
-    fn items<'c>(self, client: &'c Client) -> Box<dyn Iterator<Item = Result<Value, ClientError>> + 'c> {
+    fn items<'c>(
+        self,
+        client: &'c Client,
+    ) -> Box<dyn Iterator<Item = Result<Value, ClientError>> + 'c> {
         match self {
             Source::Keys(keys) => Box::new(keys.into_iter().map(Ok)),
             Source::Read(operation, request) if operation == "Query" => {
@@ -144,7 +152,14 @@ impl Source {
     }
 }
 
-fn run(client: &Client, table: &str, schema: &KeySchema, action: &Action, source: Source, job: &Job) {
+fn run(
+    client: &Client,
+    table: &str,
+    schema: &KeySchema,
+    action: &Action,
+    source: Source,
+    job: &Job,
+) {
     let started = Instant::now();
     let outcome = match action {
         Action::Delete => delete_all(client, table, schema, source, job),
@@ -174,7 +189,13 @@ fn record_failure(p: &mut Progress, key: Value, reason: String) {
     }
 }
 
-fn delete_all(client: &Client, table: &str, schema: &KeySchema, source: Source, job: &Job) -> Result<(), String> {
+fn delete_all(
+    client: &Client,
+    table: &str,
+    schema: &KeySchema,
+    source: Source,
+    job: &Job,
+) -> Result<(), String> {
     let mut writer = BatchWriter::new(client, table);
     let publish = |writer: &BatchWriter, job: &Job| {
         let report = writer.report();
@@ -218,11 +239,19 @@ fn update_fields(schema: &KeySchema, action: &Action) -> Map<String, Value> {
         Action::Remove(name) => format!("REMOVE {}", p.name(name)),
         Action::Delete => unreachable!("deletes are batched"),
     };
-    b.add_raw(Kind::Condition, guard).add_raw(Kind::Update, update);
+    b.add_raw(Kind::Condition, guard)
+        .add_raw(Kind::Update, update);
     b.build().map(|e| e.request_fields()).unwrap_or_default()
 }
 
-fn update_all(client: &Client, table: &str, schema: &KeySchema, action: &Action, source: Source, job: &Job) -> Result<(), String> {
+fn update_all(
+    client: &Client,
+    table: &str,
+    schema: &KeySchema,
+    action: &Action,
+    source: Source,
+    job: &Job,
+) -> Result<(), String> {
     let fields = update_fields(schema, action);
     let mut rng = Rng::from_entropy();
     for item in source.items(client) {
@@ -266,4 +295,3 @@ fn update_all(client: &Client, table: &str, schema: &KeySchema, action: &Action,
     }
     Ok(())
 }
-

@@ -51,7 +51,7 @@ impl Guard {
     }
 
     /// Refuses a Host header the console was not bound to (DNS rebinding).
-    pub fn check_host(&self, headers: &HeaderMap) -> Result<(), Response<Body>> {
+    pub fn check_host(&self, headers: &HeaderMap) -> Result<(), ApiFailure> {
         let host = headers
             .get(header::HOST)
             .and_then(|h| h.to_str().ok())
@@ -63,22 +63,21 @@ impl Guard {
         }
         Err(ApiFailure::forbidden(&format!(
             "the console does not answer to Host '{host}' (DNS rebinding protection)"
-        ))
-        .response())
+        )))
     }
 
     /// Host, origin and token checks for an API request.
-    pub fn check_api(&self, method: &Method, headers: &HeaderMap) -> Result<(), Response<Body>> {
+    pub fn check_api(&self, method: &Method, headers: &HeaderMap) -> Result<(), ApiFailure> {
         self.check_host(headers)?;
         let site = headers
             .get("sec-fetch-site")
             .and_then(|v| v.to_str().ok())
             .unwrap_or("");
         if site == "cross-site" || site == "same-site" {
-            return Err(ApiFailure::forbidden("cross-origin requests are refused").response());
+            return Err(ApiFailure::forbidden("cross-origin requests are refused"));
         }
         if !matches!(*method, Method::GET | Method::HEAD) && !self.same_origin(headers) {
-            return Err(ApiFailure::forbidden("cross-origin requests are refused").response());
+            return Err(ApiFailure::forbidden("cross-origin requests are refused"));
         }
         if !self.has_token(headers) {
             return Err(ApiFailure {
@@ -88,8 +87,7 @@ impl Guard {
                           open the console URL with ?token=..."
                     .into(),
                 body: None,
-            }
-            .response());
+            });
         }
         Ok(())
     }
@@ -111,9 +109,7 @@ impl Guard {
         let Some(token) = &self.token else {
             return true;
         };
-        let from_header = headers
-            .get("x-console-token")
-            .and_then(|v| v.to_str().ok());
+        let from_header = headers.get("x-console-token").and_then(|v| v.to_str().ok());
         let from_cookie = headers
             .get_all(header::COOKIE)
             .iter()

@@ -65,7 +65,9 @@ pub(crate) struct Console {
 /// The console's routes: the page, its assets and its API.
 pub fn router(options: ConsoleOptions) -> Router {
     let console = Arc::new(Console {
-        streams_client: options.streams_client.unwrap_or_else(|| options.client.clone()),
+        streams_client: options
+            .streams_client
+            .unwrap_or_else(|| options.client.clone()),
         client: options.client,
         guard: guard::Guard::new(options.token, options.hosts, options.any_host),
         jobs: bulk::Jobs::default(),
@@ -114,7 +116,7 @@ async fn page(
     RawQuery(query): RawQuery,
 ) -> Response<Body> {
     if let Err(refused) = console.guard.check_host(&headers) {
-        return refused;
+        return refused.response();
     }
     console.guard.page(&headers, query.as_deref())
 }
@@ -125,7 +127,7 @@ async fn asset(
     headers: HeaderMap,
 ) -> Response<Body> {
     if let Err(refused) = console.guard.check_host(&headers) {
-        return refused;
+        return refused.response();
     }
     assets::serve(&file)
 }
@@ -138,7 +140,7 @@ async fn api_call(
     body: Bytes,
 ) -> Response<Body> {
     if let Err(refused) = console.guard.check_api(&method, &headers) {
-        return refused;
+        return refused.response();
     }
     let worker = console.clone();
     let outcome =
@@ -146,7 +148,8 @@ async fn api_call(
     match outcome {
         Ok(Ok(value)) => api::json(StatusCode::OK, &value),
         Ok(Err(error)) => error.response(),
-        Err(_) => api::ApiFailure::console("InternalError", "the request handler failed")
-            .response(),
+        Err(_) => {
+            api::ApiFailure::console("InternalError", "the request handler failed").response()
+        }
     }
 }

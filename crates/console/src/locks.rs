@@ -6,7 +6,9 @@
 use crate::api::{required, text, ApiFailure, ApiResult};
 use ferrodyn_client::Client;
 use ferrodyn_patterns::unique::locks::LocksOptions;
-use ferrodyn_patterns::unique::{self, Constraint, LocksReport, MarkerStatus, UniqueError, UniqueSpec};
+use ferrodyn_patterns::unique::{
+    self, Constraint, LocksReport, MarkerStatus, UniqueError, UniqueSpec,
+};
 use serde_json::{json, Value};
 
 fn failure(e: UniqueError) -> ApiFailure {
@@ -20,8 +22,16 @@ fn failure(e: UniqueError) -> ApiFailure {
 /// lists its markers (`scanOwners`: also Scan owners with that key prefix).
 fn load(client: &Client, request: &Value) -> Result<(Constraint, LocksReport), ApiFailure> {
     let attributes: Vec<String> = match &request["attributes"] {
-        Value::Array(list) => list.iter().filter_map(|v| v.as_str().map(str::to_string)).collect(),
-        Value::String(text) => text.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_string).collect(),
+        Value::Array(list) => list
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_string))
+            .collect(),
+        Value::String(text) => text
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect(),
         _ => Vec::new(),
     };
     if attributes.is_empty() {

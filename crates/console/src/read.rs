@@ -44,7 +44,12 @@ pub fn request(form: &Value) -> Result<(String, Value), ApiFailure> {
             let second = sk.get("value2").filter(|v| v.is_object());
             let b2 = second.map(|v| p.value(&format!("{name}2"), v.clone()));
             key.push_str(" AND ");
-            key.push_str(&sort_clause(&alias, required(sk, "op")?, &a, b2.as_deref())?);
+            key.push_str(&sort_clause(
+                &alias,
+                required(sk, "op")?,
+                &a,
+                b2.as_deref(),
+            )?);
         }
         b.add_raw(Kind::KeyCondition, key);
     }
@@ -57,20 +62,27 @@ pub fn request(form: &Value) -> Result<(String, Value), ApiFailure> {
         list.split(',')
             .map(str::trim)
             .filter(|s| !s.is_empty())
-            .map(|path| path.split('.').map(|n| p.name(n)).collect::<Vec<_>>().join("."))
+            .map(|path| {
+                path.split('.')
+                    .map(|n| p.name(n))
+                    .collect::<Vec<_>>()
+                    .join(".")
+            })
             .collect::<Vec<_>>()
             .join(", ")
     });
-    let built = b
-        .build()
-        .map_err(|e| ApiFailure::invalid(e.to_string()))?;
+    let built = b.build().map_err(|e| ApiFailure::invalid(e.to_string()))?;
     let mut request = Map::new();
     request.insert("TableName".into(), json!(table));
     if let Some(index) = text(form, "index") {
         request.insert("IndexName".into(), json!(index));
     }
     for (name, value) in built.request_fields() {
-        let name = if name == "ConditionExpression" { "FilterExpression".into() } else { name };
+        let name = if name == "ConditionExpression" {
+            "FilterExpression".into()
+        } else {
+            name
+        };
         request.insert(name, value);
     }
     if let Some(projection) = projection.filter(|p| !p.is_empty()) {
@@ -87,7 +99,10 @@ pub fn request(form: &Value) -> Result<(String, Value), ApiFailure> {
     }
     let segments = form["segments"].as_u64().unwrap_or(1);
     if !query && segments > 1 {
-        request.insert("Segment".into(), json!(form["segment"].as_u64().unwrap_or(0)));
+        request.insert(
+            "Segment".into(),
+            json!(form["segment"].as_u64().unwrap_or(0)),
+        );
         request.insert("TotalSegments".into(), json!(segments));
     }
     request.insert("ReturnConsumedCapacity".into(), json!("TOTAL"));
@@ -198,7 +213,10 @@ fn ferrodyn_command(operation: &str, form: &Value, request: &Value) -> String {
             parts.push(format!("--names {}", shell_quote(&names.to_string())));
         }
         if let Some(values) = request.get("ExpressionAttributeValues") {
-            parts.push(format!("--values {} --raw", shell_quote(&values.to_string())));
+            parts.push(format!(
+                "--values {} --raw",
+                shell_quote(&values.to_string())
+            ));
         }
     }
     if request["ConsistentRead"] == json!(true) {
@@ -231,7 +249,10 @@ mod tests {
             "#status = :status AND begins_with(sk, :sk)"
         );
         assert_eq!(request["ExpressionAttributeNames"]["#status"], "status");
-        assert_eq!(request["ExpressionAttributeValues"][":sk"], json!({"S": "2024-"}));
+        assert_eq!(
+            request["ExpressionAttributeValues"][":sk"],
+            json!({"S": "2024-"})
+        );
         assert_eq!(request["FilterExpression"], "visits > :visits");
         assert_eq!(request["ScanIndexForward"], false);
         assert!(aws_command(&op, &request).contains("--no-scan-index-forward"));

@@ -43,9 +43,16 @@ fn rust_value(value: &Value) -> String {
                 .iter()
                 .map(|v| format!("{}.into()", rust_string(v.as_str().unwrap_or(""))))
                 .collect();
-            format!("AttributeValue::{}(vec![{}])", if tag == "SS" { "Ss" } else { "Ns" }, items.join(", "))
+            format!(
+                "AttributeValue::{}(vec![{}])",
+                if tag == "SS" { "Ss" } else { "Ns" },
+                items.join(", ")
+            )
         }
-        _ => format!("/* {tag}: build with aws_sdk_dynamodb::types::AttributeValue */ todo!({})", rust_string(&value.to_string())),
+        _ => format!(
+            "/* {tag}: build with aws_sdk_dynamodb::types::AttributeValue */ todo!({})",
+            rust_string(&value.to_string())
+        ),
     }
 }
 
@@ -90,7 +97,13 @@ fn python_literal(value: &Value, indent: usize) -> String {
         Value::Object(map) => {
             let items: Vec<String> = map
                 .iter()
-                .map(|(k, v)| format!("{pad}{}: {},", Value::String(k.clone()), python_literal(v, indent + 1)))
+                .map(|(k, v)| {
+                    format!(
+                        "{pad}{}: {},",
+                        Value::String(k.clone()),
+                        python_literal(v, indent + 1)
+                    )
+                })
                 .collect();
             format!("{{\n{}\n{close}}}", items.join("\n"))
         }
@@ -133,8 +146,19 @@ mod tests {
         let s = all("UpdateItem", &request);
         let rust = s["rust"].as_str().unwrap();
         assert!(rust.contains(".update_item()"), "{rust}");
-        assert!(rust.contains(".expression_attribute_values(\":status\", AttributeValue::S(\"active\".into()))"), "{rust}");
-        assert!(s["python"].as_str().unwrap().contains("client.update_item("));
-        assert!(s["javascript"].as_str().unwrap().contains("new UpdateItemCommand("));
+        assert!(
+            rust.contains(
+                ".expression_attribute_values(\":status\", AttributeValue::S(\"active\".into()))"
+            ),
+            "{rust}"
+        );
+        assert!(s["python"]
+            .as_str()
+            .unwrap()
+            .contains("client.update_item("));
+        assert!(s["javascript"]
+            .as_str()
+            .unwrap()
+            .contains("new UpdateItemCommand("));
     }
 }

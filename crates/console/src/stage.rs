@@ -57,7 +57,14 @@ fn add(client: &Client, mut stage: StageFile, request: &Value) -> ApiResult {
                 .and_then(Value::as_object)
                 .cloned()
                 .unwrap_or_default();
-            stage::stage_update(client, &mut stage, table, object(request, "key")?, set, &remove)
+            stage::stage_update(
+                client,
+                &mut stage,
+                table,
+                object(request, "key")?,
+                set,
+                &remove,
+            )
         }
         "delete" => stage::stage_delete(client, &mut stage, table, object(request, "key")?),
         other => return Err(ApiFailure::invalid(format!("no stage op {other}"))),

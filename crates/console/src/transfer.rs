@@ -27,7 +27,11 @@ fn parse(format: &str, text: &str) -> Result<Vec<Item>, ApiFailure> {
             .map(|(item, _)| item)
             .map_err(|e| ApiFailure::invalid(format!("item {line}: {e}")))
     };
-    let lines = || text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
+    let lines = || {
+        text.lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty())
+    };
     match format {
         "json" => match Plain::parse(text).map_err(|e| ApiFailure::invalid(e.to_string()))? {
             Plain::Array(items) => items
@@ -149,7 +153,12 @@ pub fn export(client: &Client, request: &Value) -> ApiResult {
     let items: Box<dyn Iterator<Item = _>> = match request.get("read").filter(|r| r.is_object()) {
         Some(form) => {
             let (operation, mut r) = read::request(form)?;
-            for field in ["Limit", "Segment", "TotalSegments", "ReturnConsumedCapacity"] {
+            for field in [
+                "Limit",
+                "Segment",
+                "TotalSegments",
+                "ReturnConsumedCapacity",
+            ] {
                 r.as_object_mut().map(|m| m.remove(field));
             }
             if operation == "Query" {
@@ -215,11 +224,20 @@ fn csv_text(schema: &KeySchema, rows: &[Value]) -> String {
     others.sort();
     others.dedup();
     columns.extend(others);
-    let mut out = columns.iter().map(|c| csv_cell(c)).collect::<Vec<_>>().join(",") + "\n";
+    let mut out = columns
+        .iter()
+        .map(|c| csv_cell(c))
+        .collect::<Vec<_>>()
+        .join(",")
+        + "\n";
     for row in rows {
         let cells: Vec<String> = columns
             .iter()
-            .map(|c| row.get(c).map(|v| csv_cell(&convert::display(v))).unwrap_or_default())
+            .map(|c| {
+                row.get(c)
+                    .map(|v| csv_cell(&convert::display(v)))
+                    .unwrap_or_default()
+            })
             .collect();
         out.push_str(&cells.join(","));
         out.push('\n');
@@ -233,9 +251,15 @@ mod tests {
 
     #[test]
     fn csv_cells_are_typed_and_quotes_undone() {
-        let items = csv_items("id,n,ok,note\nu1,12345678901234567890123456789012345678,true,\"a, \"\"b\"\"\"\n").unwrap();
+        let items = csv_items(
+            "id,n,ok,note\nu1,12345678901234567890123456789012345678,true,\"a, \"\"b\"\"\"\n",
+        )
+        .unwrap();
         assert_eq!(items.len(), 1);
-        assert_eq!(items[0]["n"], json!({"N": "12345678901234567890123456789012345678"}));
+        assert_eq!(
+            items[0]["n"],
+            json!({"N": "12345678901234567890123456789012345678"})
+        );
         assert_eq!(items[0]["ok"], json!({"BOOL": true}));
         assert_eq!(items[0]["note"], json!({"S": "a, \"b\""}));
     }

@@ -131,13 +131,22 @@ impl Console {
 fn dynamodb_calls_pass_through_and_errors_keep_their_code() {
     let c = start(None);
     c.create_table("users");
-    assert_eq!(c.post("call/ListTables", json!({}))["TableNames"], json!(["users"]));
+    assert_eq!(
+        c.post("call/ListTables", json!({}))["TableNames"],
+        json!(["users"])
+    );
     let (status, error) = c.post_with("call/DescribeTable", &json!({"TableName": "nope"}), &[]);
     assert_eq!(status, 400);
     assert_eq!(error["code"], "ResourceNotFoundException");
-    assert!(error["message"].as_str().unwrap().contains("nope"), "{error}");
+    assert!(
+        error["message"].as_str().unwrap().contains("nope"),
+        "{error}"
+    );
     let (status, error) = c.post_with("call/List-Tables", &json!({}), &[]);
-    assert_eq!((status, error["code"].as_str()), (400, Some("ValidationException")));
+    assert_eq!(
+        (status, error["code"].as_str()),
+        (400, Some("ValidationException"))
+    );
     let (status, info) = c.get("info");
     assert_eq!(status, 200);
     assert_eq!(info["endpoint"], json!(c.base));
@@ -152,7 +161,11 @@ fn a_cross_origin_post_is_refused_and_no_cors_headers_are_sent() {
         &[("origin", "http://evil.example")],
     );
     assert_eq!(status, 403, "{error}");
-    let (status, _) = c.post_with("call/ListTables", &json!({}), &[("sec-fetch-site", "cross-site")]);
+    let (status, _) = c.post_with(
+        "call/ListTables",
+        &json!({}),
+        &[("sec-fetch-site", "cross-site")],
+    );
     assert_eq!(status, 403);
     let host = c.base.trim_start_matches("http://").to_string();
     let response = c
@@ -187,16 +200,34 @@ fn a_foreign_host_header_is_refused_against_dns_rebinding() {
 fn with_a_token_every_api_request_must_carry_it() {
     let c = start(Some("s3cret"));
     let (status, error) = c.post_with("call/ListTables", &json!({}), &[]);
-    assert_eq!((status, error["code"].as_str()), (401, Some("MissingConsoleToken")));
-    let (status, _) = c.post_with("call/ListTables", &json!({}), &[("x-console-token", "guess")]);
+    assert_eq!(
+        (status, error["code"].as_str()),
+        (401, Some("MissingConsoleToken"))
+    );
+    let (status, _) = c.post_with(
+        "call/ListTables",
+        &json!({}),
+        &[("x-console-token", "guess")],
+    );
     assert_eq!(status, 401);
-    let (status, _) = c.post_with("call/ListTables", &json!({}), &[("cookie", "a=b; ferrodyn_console=s3cret")]);
+    let (status, _) = c.post_with(
+        "call/ListTables",
+        &json!({}),
+        &[("cookie", "a=b; ferrodyn_console=s3cret")],
+    );
     assert_eq!(status, 200);
     // Opening the page with ?token= sets the cookie and drops the token from the URL.
-    let response = c.agent.get(format!("{}/console?token=s3cret", c.base)).call().unwrap();
+    let response = c
+        .agent
+        .get(format!("{}/console?token=s3cret", c.base))
+        .call()
+        .unwrap();
     assert_eq!(response.status().as_u16(), 303);
     let cookie = response.headers()["set-cookie"].to_str().unwrap();
-    assert!(cookie.starts_with("ferrodyn_console=s3cret;") && cookie.contains("HttpOnly"), "{cookie}");
+    assert!(
+        cookie.starts_with("ferrodyn_console=s3cret;") && cookie.contains("HttpOnly"),
+        "{cookie}"
+    );
     let page = c.agent.get(format!("{}/console", c.base)).call().unwrap();
     assert_eq!(page.status().as_u16(), 401);
 }
@@ -204,14 +235,19 @@ fn with_a_token_every_api_request_must_carry_it() {
 #[test]
 fn plain_json_and_dynamodb_json_convert_losslessly() {
     let c = start(None);
-    let text = format!(r#"{{"pk": "u1", "n": {BIG}, "tags": {{"$SS": ["a", "b"]}}, "bin": {{"$B": "AAEC"}}}}"#);
+    let text = format!(
+        r#"{{"pk": "u1", "n": {BIG}, "tags": {{"$SS": ["a", "b"]}}, "bin": {{"$B": "AAEC"}}}}"#
+    );
     let item = c.post("convert", json!({"to": "ddb", "text": text}))["item"].clone();
     assert_eq!(item["n"], json!({"N": BIG}));
     assert_eq!(item["tags"], json!({"SS": ["a", "b"]}));
     assert_eq!(item["bin"], json!({"B": "AAEC"}));
     let back = c.post("convert", json!({"to": "plain", "item": item}))["text"].clone();
     let back = back.as_str().unwrap();
-    assert!(back.contains(BIG) && back.contains("\"$SS\"") && back.contains("\"$B\""), "{back}");
+    assert!(
+        back.contains(BIG) && back.contains("\"$SS\"") && back.contains("\"$B\""),
+        "{back}"
+    );
     let again = c.post("convert", json!({"to": "ddb", "text": back}))["item"].clone();
     assert_eq!(again, item);
 }
@@ -229,7 +265,10 @@ fn stage_update(c: &Console, stage: Value, pk: &str, name: &str, value: &str) ->
 fn staged_edits_diff_and_commit_as_one_transaction() {
     let c = start(None);
     c.create_table("users");
-    c.post("call/PutItem", json!({"TableName": "users", "Item": {"pk": {"S": "u1"}, "name": {"S": "Ada"}}}));
+    c.post(
+        "call/PutItem",
+        json!({"TableName": "users", "Item": {"pk": {"S": "u1"}, "name": {"S": "Ada"}}}),
+    );
     let stage = stage_update(&c, Value::Null, "u1", "name", "Grace");
     let stage = c.post(
         "stage/add",
@@ -242,9 +281,16 @@ fn staged_edits_diff_and_commit_as_one_transaction() {
         diffs[0]["changes"],
         json!([{"name": "name", "old": {"S": "Ada"}, "new": {"S": "Grace"}}])
     );
-    assert_eq!(c.item("users", "u1")["name"], json!({"S": "Ada"}), "nothing written by staging");
+    assert_eq!(
+        c.item("users", "u1")["name"],
+        json!({"S": "Ada"}),
+        "nothing written by staging"
+    );
     let report = c.post("stage/commit", json!({"stage": stage}));
-    assert_eq!((report["changes"].as_u64(), report["transactions"].as_u64()), (Some(2), Some(1)));
+    assert_eq!(
+        (report["changes"].as_u64(), report["transactions"].as_u64()),
+        (Some(2), Some(1))
+    );
     assert_eq!(c.item("users", "u1")["name"], json!({"S": "Grace"}));
     assert_eq!(c.item("users", "u2")["name"], json!({"S": "Alan"}));
 }
@@ -254,11 +300,17 @@ fn a_commit_cancelled_by_a_concurrent_change_reports_that_change() {
     let c = start(None);
     c.create_table("users");
     for pk in ["u1", "u2"] {
-        c.post("call/PutItem", json!({"TableName": "users", "Item": {"pk": {"S": pk}, "s": {"S": "new"}}}));
+        c.post(
+            "call/PutItem",
+            json!({"TableName": "users", "Item": {"pk": {"S": pk}, "s": {"S": "new"}}}),
+        );
     }
     let stage = stage_update(&c, Value::Null, "u1", "s", "a");
     let stage = stage_update(&c, stage, "u2", "s", "a");
-    c.post("call/PutItem", json!({"TableName": "users", "Item": {"pk": {"S": "u2"}, "s": {"S": "closed"}}}));
+    c.post(
+        "call/PutItem",
+        json!({"TableName": "users", "Item": {"pk": {"S": "u2"}, "s": {"S": "closed"}}}),
+    );
     let (status, error) = c.post_with("stage/commit", &json!({"stage": stage}), &[]);
     assert_eq!(status, 409, "{error}");
     assert_eq!(error["code"], "TransactionCanceledException");
@@ -266,7 +318,11 @@ fn a_commit_cancelled_by_a_concurrent_change_reports_that_change() {
     assert_eq!(failures.len(), 1);
     assert_eq!(failures[0]["change"], 1);
     assert_eq!(failures[0]["code"], "ConditionalCheckFailed");
-    assert_eq!(c.item("users", "u1")["s"], json!({"S": "new"}), "nothing applied");
+    assert_eq!(
+        c.item("users", "u1")["s"],
+        json!({"S": "new"}),
+        "nothing applied"
+    );
 }
 
 #[test]
@@ -283,8 +339,14 @@ fn the_read_form_builds_the_request_and_pages() {
     assert_eq!(page["Count"], 2);
     assert!(page["LastEvaluatedKey"].is_object());
     assert_eq!(page["request"]["FilterExpression"], "#status = :status");
-    assert!(page["commands"]["aws"].as_str().unwrap().starts_with("aws dynamodb scan"));
-    assert!(page["commands"]["ferrodyn"].as_str().unwrap().starts_with("ferrodyn scan"));
+    assert!(page["commands"]["aws"]
+        .as_str()
+        .unwrap()
+        .starts_with("aws dynamodb scan"));
+    assert!(page["commands"]["ferrodyn"]
+        .as_str()
+        .unwrap()
+        .starts_with("ferrodyn scan"));
     let next = c.post(
         "read",
         json!({"operation": "Scan", "table": "users", "limit": 10, "startKey": page["LastEvaluatedKey"]}),
@@ -314,17 +376,39 @@ fn bulk_jobs_delete_and_set_with_progress() {
     let c = start(None);
     c.create_table("users");
     for i in 0..60 {
-        c.post("call/PutItem", json!({"TableName": "users", "Item": {"pk": {"S": format!("u{i}")}}}));
+        c.post(
+            "call/PutItem",
+            json!({"TableName": "users", "Item": {"pk": {"S": format!("u{i}")}}}),
+        );
     }
-    let keys: Vec<Value> = (0..10).map(|i| json!({"pk": {"S": format!("u{i}")}})).collect();
+    let keys: Vec<Value> = (0..10)
+        .map(|i| json!({"pk": {"S": format!("u{i}")}}))
+        .collect();
     let job = c.post("bulk", json!({"table": "users", "action": "set", "attribute": "status", "value": {"S": "gold"}, "keys": keys}));
     let done = wait_for_job(&c, job["job"].as_str().unwrap());
-    assert_eq!((done["state"].as_str(), done["done"].as_u64(), done["total"].as_u64()), (Some("done"), Some(10), Some(10)));
+    assert_eq!(
+        (
+            done["state"].as_str(),
+            done["done"].as_u64(),
+            done["total"].as_u64()
+        ),
+        (Some("done"), Some(10), Some(10))
+    );
     assert_eq!(c.item("users", "u3")["status"], json!({"S": "gold"}));
     let job = c.post("bulk", json!({"table": "users", "action": "delete", "read": {"operation": "Scan", "table": "users"}}));
     let done = wait_for_job(&c, job["job"].as_str().unwrap());
-    assert_eq!((done["state"].as_str(), done["done"].as_u64(), done["failed"].as_u64()), (Some("done"), Some(60), Some(0)));
-    let count = c.post("call/Scan", json!({"TableName": "users", "Select": "COUNT"}));
+    assert_eq!(
+        (
+            done["state"].as_str(),
+            done["done"].as_u64(),
+            done["failed"].as_u64()
+        ),
+        (Some("done"), Some(60), Some(0))
+    );
+    let count = c.post(
+        "call/Scan",
+        json!({"TableName": "users", "Select": "COUNT"}),
+    );
     assert_eq!(count["Count"], 0);
 }
 
@@ -333,40 +417,77 @@ fn the_expression_builder_aliases_reserved_words_and_writes_snippets() {
     let c = start(None);
     let out = c.post("expr", json!({"condition": "status = \"active\"", "update": "SET visits = visits + 1", "table": "users"}));
     assert_eq!(out["fields"]["ConditionExpression"], "#status = :status");
-    assert_eq!(out["fields"]["ExpressionAttributeValues"][":status"], json!({"S": "active"}));
-    assert!(out["cli"].as_str().unwrap().contains("--condition-expression"));
-    assert!(out["snippets"]["python"].as_str().unwrap().contains("update_item("));
+    assert_eq!(
+        out["fields"]["ExpressionAttributeValues"][":status"],
+        json!({"S": "active"})
+    );
+    assert!(out["cli"]
+        .as_str()
+        .unwrap()
+        .contains("--condition-expression"));
+    assert!(out["snippets"]["python"]
+        .as_str()
+        .unwrap()
+        .contains("update_item("));
     let (status, error) = c.post_with("expr", &json!({"condition": "status = = 1"}), &[]);
-    assert_eq!((status, error["code"].as_str()), (400, Some("ValidationException")));
+    assert_eq!(
+        (status, error["code"].as_str()),
+        (400, Some("ValidationException"))
+    );
 }
 
 #[test]
 fn cost_estimates_and_measured_usage_are_priced() {
     let c = start(None);
-    let estimate = c.post("cost", json!({"itemSize": "2KB", "writes": 10, "eventualReads": 100, "storageGb": 1}));
+    let estimate = c.post(
+        "cost",
+        json!({"itemSize": "2KB", "writes": 10, "eventualReads": 100, "storageGb": 1}),
+    );
     assert_eq!(estimate["writeUnitsPerWrite"], 2);
     assert!(estimate["onDemand"]["total"].as_f64().unwrap() > 0.0);
     c.create_table("users");
-    c.post("call/PutItem", json!({"TableName": "users", "Item": {"pk": {"S": "u1"}}}));
+    c.post(
+        "call/PutItem",
+        json!({"TableName": "users", "Item": {"pk": {"S": "u1"}}}),
+    );
     let (status, usage) = c.get("usage");
     assert_eq!(status, 200);
     let rows = usage["Consumed"].as_array().unwrap();
-    assert!(rows.iter().any(|r| r["Operation"] == "PutItem" && r["Price"].as_f64().unwrap() > 0.0), "{usage}");
+    assert!(
+        rows.iter()
+            .any(|r| r["Operation"] == "PutItem" && r["Price"].as_f64().unwrap() > 0.0),
+        "{usage}"
+    );
 }
 
 #[test]
 fn import_and_export_round_trip_exact_numbers() {
     let c = start(None);
     c.create_table("users");
-    let text = format!("{{\"pk\": \"u1\", \"n\": {BIG}}}\n{{\"pk\": \"u2\", \"tags\": {{\"$SS\": [\"x\"]}}}}\n");
-    let report = c.post("import", json!({"table": "users", "format": "jsonl", "text": text}));
-    assert_eq!((report["written"].as_u64(), report["failed"].as_u64()), (Some(2), Some(0)));
+    let text = format!(
+        "{{\"pk\": \"u1\", \"n\": {BIG}}}\n{{\"pk\": \"u2\", \"tags\": {{\"$SS\": [\"x\"]}}}}\n"
+    );
+    let report = c.post(
+        "import",
+        json!({"table": "users", "format": "jsonl", "text": text}),
+    );
+    assert_eq!(
+        (report["written"].as_u64(), report["failed"].as_u64()),
+        (Some(2), Some(0))
+    );
     assert_eq!(c.item("users", "u1")["n"], json!({"N": BIG}));
     let csv = c.post("export", json!({"table": "users", "format": "csv"}));
     let csv = csv["text"].as_str().unwrap();
     assert!(csv.starts_with("pk,n,tags\n") && csv.contains(BIG), "{csv}");
-    let (status, error) = c.post_with("import", &json!({"table": "users", "format": "xml", "text": "<a/>"}), &[]);
-    assert_eq!((status, error["code"].as_str()), (400, Some("ValidationException")));
+    let (status, error) = c.post_with(
+        "import",
+        &json!({"table": "users", "format": "xml", "text": "<a/>"}),
+        &[],
+    );
+    assert_eq!(
+        (status, error["code"].as_str()),
+        (400, Some("ValidationException"))
+    );
 }
 
 #[test]
@@ -376,11 +497,25 @@ fn the_page_and_assets_are_served_with_a_strict_content_security_policy() {
     assert_eq!(page.status().as_u16(), 200);
     let csp = page.headers()["content-security-policy"].to_str().unwrap();
     assert!(csp.contains("default-src 'self'") && csp.contains("frame-ancestors 'none'"));
-    let js = c.agent.get(format!("{}/console/assets/js/app.js", c.base)).call().unwrap();
-    assert_eq!(js.headers()["content-type"], "text/javascript; charset=utf-8");
-    let missing = c.agent.get(format!("{}/console/assets/nope.js", c.base)).call().unwrap();
+    let js = c
+        .agent
+        .get(format!("{}/console/assets/js/app.js", c.base))
+        .call()
+        .unwrap();
+    assert_eq!(
+        js.headers()["content-type"],
+        "text/javascript; charset=utf-8"
+    );
+    let missing = c
+        .agent
+        .get(format!("{}/console/assets/nope.js", c.base))
+        .call()
+        .unwrap();
     assert_eq!(missing.status().as_u16(), 404);
     assert!(ferrodyn_console::assets::total_bytes() < 500 * 1024);
     let (status, error) = c.get("no/such/thing");
-    assert_eq!((status, error["code"].as_str()), (404, Some("UnknownConsoleRequest")));
+    assert_eq!(
+        (status, error["code"].as_str()),
+        (404, Some("UnknownConsoleRequest"))
+    );
 }

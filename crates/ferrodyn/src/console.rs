@@ -60,8 +60,18 @@ pub fn for_server(
     .map_err(|e| format!("console: {e}"))?;
     let token = ferrodyn_console::needs_token(host, credentials.is_some())
         .then(ferrodyn_console::new_token);
-    let shown = if ip.is_unspecified() { own } else { address_host(address) };
-    Ok(build(client, None, host, token, &format!("{shown}:{}", address.port())))
+    let shown = if ip.is_unspecified() {
+        own
+    } else {
+        address_host(address)
+    };
+    Ok(build(
+        client,
+        None,
+        host,
+        token,
+        &format!("{shown}:{}", address.port()),
+    ))
 }
 
 fn address_host(address: SocketAddr) -> String {
@@ -80,7 +90,9 @@ fn build(
     shown: &str,
 ) -> (axum::Router, String) {
     let bare = host.trim_start_matches('[').trim_end_matches(']');
-    let any_host = bare.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_unspecified());
+    let any_host = bare
+        .parse::<std::net::IpAddr>()
+        .is_ok_and(|ip| ip.is_unspecified());
     let url = match &token {
         Some(token) => format!("http://{shown}{BASE}?token={token}"),
         None => format!("http://{shown}{BASE}"),
