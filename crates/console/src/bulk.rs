@@ -3,7 +3,7 @@
 //!
 //! Deletes go through `ferrodyn_client::batch::BatchWriter` (BatchWriteItem,
 //! unprocessed items retried with capped exponential backoff and full
-//! jitter); sets and removes are one guarded UpdateItem per item
+//! jitter), four writer threads fed 25 keys at a time by the reader; sets and removes are one guarded UpdateItem per item
 //! (`attribute_exists` on the key, so a bulk edit never creates items),
 //! retried on throttling with the same backoff. Progress (done, retried,
 //! failed) is read by `GET bulk/<id>`; `POST bulk/<id>/cancel` stops the job
@@ -12,14 +12,14 @@
 use crate::api::{required, ApiFailure, ApiResult};
 use crate::read;
 use ferrodyn_client::backoff::{Backoff, RetryPolicy, Rng};
-use ferrodyn_client::batch::BatchWriter;
+use ferrodyn_client::batch::{BatchWriter, WriteReport, MAX_WRITE_BATCH};
 use ferrodyn_client::{paginate, Client, ClientError};
 use ferrodyn_patterns::expr::{Builder, Kind};
 use ferrodyn_patterns::table::KeySchema;
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::Instant;
 
 /// At most this many failures are listed in a report (all are counted).
@@ -189,6 +189,11 @@ fn record_failure(p: &mut Progress, key: Value, reason: String) {
     }
 }
 
+/// Writer threads of a bulk delete (as `ferrodyn import`'s default).
+const WRITERS: usize = 4;
+
+/// Reads keys on this thread and hands chunks of 25 to [`WRITERS`] threads,
+/// each with its own BatchWriter (backoff and jitter per batch).
 fn delete_all(
     client: &Client,
     table: &str,
@@ -196,31 +201,84 @@ fn delete_all(
     source: Source,
     job: &Job,
 ) -> Result<(), String> {
-    let mut writer = BatchWriter::new(client, table);
-    let publish = |writer: &BatchWriter, job: &Job| {
-        let report = writer.report();
-        let mut p = job.progress.lock().expect("lock");
-        p.done = report.written;
-        p.retried = report.retries;
-        p.unprocessed = report.unprocessed_returned;
-    };
+    let (tx, rx) = mpsc::sync_channel::<Vec<Value>>(WRITERS * 2);
+    let rx = Mutex::new(rx);
+    std::thread::scope(|scope| {
+        let writers: Vec<_> = (0..WRITERS)
+            .map(|_| scope.spawn(|| delete_writer(client, table, &rx, job)))
+            .collect();
+        let read = read_keys(client, schema, source, job, &tx);
+        drop(tx);
+        let mut outcome = read;
+        for writer in writers {
+            let written = writer
+                .join()
+                .unwrap_or_else(|_| Err("a writer thread panicked".into()));
+            if let Err(e) = written {
+                outcome = outcome.and(Err(e));
+            }
+        }
+        outcome
+    })
+}
+
+fn read_keys(
+    client: &Client,
+    schema: &KeySchema,
+    source: Source,
+    job: &Job,
+    tx: &mpsc::SyncSender<Vec<Value>>,
+) -> Result<(), String> {
+    let mut chunk = Vec::with_capacity(MAX_WRITE_BATCH);
     for item in source.items(client) {
         if job.cancel.load(Ordering::Relaxed) {
-            break;
+            return Ok(());
         }
         let item = item.map_err(|e| e.to_string())?;
         match key_of(schema, &item) {
-            Ok(key) => writer.delete(key).map_err(|e| e.to_string())?,
+            Ok(key) => chunk.push(key),
             Err(reason) => record_failure(&mut job.progress.lock().expect("lock"), item, reason),
         }
-        publish(&writer, job);
+        if chunk.len() == MAX_WRITE_BATCH && tx.send(std::mem::take(&mut chunk)).is_err() {
+            return Ok(()); // every writer stopped; they say why
+        }
     }
-    writer.flush().map_err(|e| e.to_string())?;
-    publish(&writer, job);
-    let mut p = job.progress.lock().expect("lock");
-    for not_written in &writer.report().not_written {
-        let key = not_written.request["DeleteRequest"]["Key"].clone();
-        record_failure(&mut p, key, not_written.reason.clone());
+    if !chunk.is_empty() {
+        let _ = tx.send(chunk);
+    }
+    Ok(())
+}
+
+/// One writer: deletes each chunk it receives, publishing its counts.
+fn delete_writer(
+    client: &Client,
+    table: &str,
+    rx: &Mutex<mpsc::Receiver<Vec<Value>>>,
+    job: &Job,
+) -> Result<(), String> {
+    let mut writer = BatchWriter::new(client, table);
+    let mut published = WriteReport::default();
+    loop {
+        let Ok(chunk) = rx.lock().expect("lock").recv() else {
+            break;
+        };
+        if job.cancel.load(Ordering::Relaxed) {
+            continue; // drain without writing
+        }
+        for key in chunk {
+            writer.delete(key).map_err(|e| e.to_string())?;
+        }
+        writer.flush().map_err(|e| e.to_string())?;
+        let report = writer.report();
+        let mut p = job.progress.lock().expect("lock");
+        p.done += report.written - published.written;
+        p.retried += report.retries - published.retries;
+        p.unprocessed += report.unprocessed_returned - published.unprocessed_returned;
+        for not_written in &report.not_written[published.not_written.len()..] {
+            let key = not_written.request["DeleteRequest"]["Key"].clone();
+            record_failure(&mut p, key, not_written.reason.clone());
+        }
+        published = report.clone();
     }
     Ok(())
 }
