@@ -434,3 +434,20 @@ def test_dark_theme_persists_and_escape_closes_dialogs(server, browser):
     browser.find_element(By.TAG_NAME, "body").send_keys(Keys.ESCAPE)
     wait(browser, lambda b: not visible(b, ".dialog"))
     assert js_errors(browser) == []
+
+
+def test_import_a_csv_file_with_progress_and_export_it_again(server, browser, tmp_path):
+    create_table(server, "app", sk=None)
+    csv = tmp_path / "users.csv"
+    csv.write_text("pk,n,name\n" + "".join(f'u{i},{BIG if i == 0 else i},"User, {i}"\n' for i in range(40)))
+    open_console(browser, server, "#/table/app/transfer")
+    by_label(browser, "File to import").send_keys(str(csv))
+    assert by_label(browser, "Import format").get_attribute("value") == "csv"
+    button(browser, "Import").click()
+    wait(browser, lambda b: b.find_element(By.CSS_SELECTOR, ".transfer .state").text == "done")
+    assert "40 written, 0 not written" in browser.find_element(By.CSS_SELECTOR, ".transfer .report").text
+    item = server.call("GetItem", {"TableName": "app", "Key": {"pk": {"S": "u0"}}})["Item"]
+    assert item["n"] == {"N": BIG} and item["name"] == {"S": "User, 0"}
+    status, body = server.api("export", {"table": "app", "format": "csv"})
+    assert body["rows"] == 40 and body["text"].startswith("pk,n,name\n") and BIG in body["text"]
+    assert js_errors(browser) == []

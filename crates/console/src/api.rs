@@ -168,7 +168,7 @@ pub(crate) fn dispatch(console: &Console, method: &Method, path: &str, body: &[u
         (false, ["cost"]) => estimate(&request()?),
         (true, ["usage"]) => usage(console),
         (false, ["streams"]) => streams::records(client, &console.streams_client, &request()?),
-        (false, ["import"]) => transfer::import(client, &request()?),
+        (false, ["import"]) => transfer::import(client, &console.jobs, &request()?),
         (false, ["export"]) => transfer::export(client, &request()?),
         _ => Err(ApiFailure {
             status: StatusCode::NOT_FOUND,

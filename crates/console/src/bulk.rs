@@ -6,7 +6,7 @@
 //! jitter), four writer threads fed 25 keys at a time by the reader; sets and removes are one guarded UpdateItem per item
 //! (`attribute_exists` on the key, so a bulk edit never creates items),
 //! retried on throttling with the same backoff. Progress (done, retried,
-//! failed) is read by `GET bulk/<id>`; `POST bulk/<id>/cancel` stops the job
+//! failed) is read by `GET bulk/<id>`; imports run as the same kind of job; `POST bulk/<id>/cancel` stops the job
 //! after the batch in flight.
 
 use crate::api::{required, ApiFailure, ApiResult};
@@ -77,15 +77,39 @@ impl Jobs {
         };
         let source = Source::from_request(request)?;
         let schema = KeySchema::describe(&client, &table)?;
+        let total = match &source {
+            Source::Keys(keys) => Some(keys.len() as u64),
+            Source::Read(..) => None,
+        };
+        Ok(self.spawn(total, move |job| match action {
+            Action::Delete => delete_all(&client, &table, &schema, source, job),
+            other => update_all(&client, &table, &schema, &other, source, job),
+        }))
+    }
+
+    /// Writes `items` (an import) as a job with the same progress report.
+    pub fn start_import(&self, client: Client, table: String, items: Vec<Value>) -> Value {
+        self.spawn(Some(items.len() as u64), move |job| {
+            import_all(&client, &table, items, job)
+        })
+    }
+
+    /// Runs `work` on its own thread as a new job; answers its id.
+    fn spawn(
+        &self,
+        total: Option<u64>,
+        work: impl FnOnce(&Job) -> Result<(), String> + Send + 'static,
+    ) -> Value {
         let job = Arc::new(Job::default());
-        job.progress.lock().expect("lock").state = "running";
-        if let Source::Keys(keys) = &source {
-            job.progress.lock().expect("lock").total = Some(keys.len() as u64);
+        {
+            let mut p = job.progress.lock().expect("lock");
+            p.state = "running";
+            p.total = total;
         }
         let id = self.next.fetch_add(1, Ordering::Relaxed) + 1;
         self.jobs.lock().expect("lock").insert(id, job.clone());
-        std::thread::spawn(move || run(&client, &table, &schema, &action, source, &job));
-        Ok(json!({ "job": id.to_string() }))
+        std::thread::spawn(move || run(&job, work));
+        json!({ "job": id.to_string() })
     }
 
     fn get(&self, id: &str) -> Result<Arc<Job>, ApiFailure> {
@@ -152,19 +176,9 @@ impl Source {
     }
 }
 
-fn run(
-    client: &Client,
-    table: &str,
-    schema: &KeySchema,
-    action: &Action,
-    source: Source,
-    job: &Job,
-) {
+fn run(job: &Job, work: impl FnOnce(&Job) -> Result<(), String>) {
     let started = Instant::now();
-    let outcome = match action {
-        Action::Delete => delete_all(client, table, schema, source, job),
-        other => update_all(client, table, schema, other, source, job),
-    };
+    let outcome = work(job);
     let mut p = job.progress.lock().expect("lock");
     p.millis = started.elapsed().as_millis();
     p.state = match outcome {
@@ -175,6 +189,33 @@ fn run(
         Ok(()) if job.cancel.load(Ordering::Relaxed) => "cancelled",
         Ok(()) => "done",
     };
+}
+
+/// Puts every item with one BatchWriter, publishing counts as it goes.
+fn import_all(client: &Client, table: &str, items: Vec<Value>, job: &Job) -> Result<(), String> {
+    let mut writer = BatchWriter::new(client, table);
+    let publish = |writer: &BatchWriter, job: &Job| {
+        let report = writer.report();
+        let mut p = job.progress.lock().expect("lock");
+        p.done = report.written;
+        p.retried = report.retries;
+        p.unprocessed = report.unprocessed_returned;
+    };
+    for item in items {
+        if job.cancel.load(Ordering::Relaxed) {
+            break;
+        }
+        writer.put(item).map_err(|e| e.to_string())?;
+        publish(&writer, job);
+    }
+    writer.flush().map_err(|e| e.to_string())?;
+    publish(&writer, job);
+    let mut p = job.progress.lock().expect("lock");
+    for not_written in &writer.report().not_written {
+        let item = not_written.request["PutRequest"]["Item"].clone();
+        record_failure(&mut p, item, not_written.reason.clone());
+    }
+    Ok(())
 }
 
 fn key_of(schema: &KeySchema, item: &Value) -> Result<Value, String> {

@@ -17,7 +17,7 @@
 
 pub mod api;
 pub mod assets;
-mod bulk;
+pub(crate) mod bulk;
 pub mod guard;
 mod locks;
 mod read;

@@ -1,15 +1,15 @@
 //! Import and export for the page: an uploaded file's text (JSON array,
-//! JSON lines, CSV, or DynamoDB JSON lines) written with the client's batch
-//! writer (unprocessed items retried with backoff and jitter, what could not
-//! be written reported); a table or a query/scan result read page by page
+//! JSON lines, CSV, or DynamoDB JSON lines) written by a background job with
+//! the client's batch writer (unprocessed items retried with backoff and
+//! jitter, progress polled, what could not be written reported); a table or a query/scan result read page by page
 //! into CSV, JSON lines or DynamoDB JSON for download.
 //!
 //! Plain JSON is converted with the client's lossless converter (numbers
 //! keep their digits; `{"$SS": [..]}` tags keep sets and binary).
 
 use crate::api::{required, ApiFailure, ApiResult};
+use crate::bulk::Jobs;
 use crate::read;
-use ferrodyn_client::batch::BatchWriter;
 use ferrodyn_client::convert::{self, Plain};
 use ferrodyn_client::{paginate, Client};
 use ferrodyn_patterns::table::KeySchema;
@@ -121,28 +121,12 @@ fn csv_rows(text: &str) -> Vec<Vec<String>> {
     rows
 }
 
-/// `{table, format, text}` → what was written and what was not.
-pub fn import(client: &Client, request: &Value) -> ApiResult {
+/// `{table, format, text}` → a job (see `bulk`) writing the parsed items.
+pub fn import(client: &Client, jobs: &Jobs, request: &Value) -> ApiResult {
     let table = required(request, "table")?;
     let items = parse(required(request, "format")?, required(request, "text")?)?;
-    let mut writer = BatchWriter::new(client, table);
-    for item in items {
-        writer.put(Value::Object(item))?;
-    }
-    let report = writer.finish()?;
-    let failures: Vec<Value> = report
-        .not_written
-        .iter()
-        .take(200)
-        .map(|n| json!({ "item": n.request["PutRequest"]["Item"], "reason": n.reason }))
-        .collect();
-    Ok(json!({
-        "requested": report.requested,
-        "written": report.written,
-        "retries": report.retries,
-        "failed": report.not_written.len(),
-        "failures": failures,
-    }))
+    let items = items.into_iter().map(Value::Object).collect();
+    Ok(jobs.start_import(client.clone(), table.to_string(), items))
 }
 
 /// `{table, format, read?}` → `{text, rows}` of the whole table, or of the

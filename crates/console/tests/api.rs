@@ -467,12 +467,13 @@ fn import_and_export_round_trip_exact_numbers() {
     let text = format!(
         "{{\"pk\": \"u1\", \"n\": {BIG}}}\n{{\"pk\": \"u2\", \"tags\": {{\"$SS\": [\"x\"]}}}}\n"
     );
-    let report = c.post(
+    let job = c.post(
         "import",
         json!({"table": "users", "format": "jsonl", "text": text}),
     );
+    let report = wait_for_job(&c, job["job"].as_str().unwrap());
     assert_eq!(
-        (report["written"].as_u64(), report["failed"].as_u64()),
+        (report["done"].as_u64(), report["failed"].as_u64()),
         (Some(2), Some(0))
     );
     assert_eq!(c.item("users", "u1")["n"], json!({"N": BIG}));

@@ -132,6 +132,8 @@ async function boot() {
     return;
   }
   await route();
+  // First load: navigation start to the first view rendered (BENCHMARKS.md).
+  document.body.dataset.readyMs = String(Math.round(performance.now()));
   document.body.dataset.ready = 'true';
 }
 

@@ -36,7 +36,7 @@ export function bulkDialog(table, source, label) {
       }
       start.hidden = true;
       cancel.hidden = false;
-      poll(job, progress, () => { cancel.hidden = true; });
+      watchJob(job, progress, () => { cancel.hidden = true; });
     });
     return el('div.form',
       el('p', 'Applies to ', el('strong', label), '. Writes go out immediately (not staged), 25 per BatchWriteItem for deletes, with unprocessed items retried.'),
@@ -45,7 +45,8 @@ export function bulkDialog(table, source, label) {
   });
 }
 
-function poll(job, box, finished) {
+/** Polls job `job` into `box`: progress bar, counts, final report. */
+export function watchJob(job, box, finished = () => {}) {
   const bar = el('div.bar-fill');
   const counts = el('div.counts', { 'aria-live': 'polite' });
   const report = el('div');

@@ -5,6 +5,7 @@
 import { api, call } from './api.js';
 import { el, fill, field, button, select, errorBox, toast, codeBlock, tabs, download } from './ui.js';
 import { renderValue, summary } from './values.js';
+import { watchJob } from './bulk.js';
 
 // ---- UNIQ# locks ----------------------------------------------------------------
 
@@ -89,10 +90,10 @@ export function transferView(table, currentRead) {
     fill(importOut, el('div.bar', el('div.bar-fill.indeterminate')), el('p.hint', `Writing ${file.files[0].name}…`));
     try {
       const text = await file.files[0].text();
-      const r = await api('import', { table, format: format.value, text });
-      fill(importOut, el('div.report', { role: 'status' },
-        el('p', `${r.written} of ${r.requested} written, ${r.retries} retried call(s), ${r.failed} failed.`),
-        r.failures.length ? el('ul.failures', r.failures.map((f) => el('li', el('code', JSON.stringify(f.item)), ' — ', f.reason))) : null));
+      const { job } = await api('import', { table, format: format.value, text });
+      const box = el('div.progress');
+      fill(importOut, box);
+      watchJob(job, box);
     } catch (e) {
       fill(importOut, errorBox(e));
     }
