@@ -451,3 +451,38 @@ def test_import_a_csv_file_with_progress_and_export_it_again(server, browser, tm
     status, body = server.api("export", {"table": "app", "format": "csv"})
     assert body["rows"] == 40 and body["text"].startswith("pk,n,name\n") and BIG in body["text"]
     assert js_errors(browser) == []
+
+
+def test_dropping_one_attribute_keeps_the_rest_of_the_change(server, browser):
+    create_table(server, "app", sk=None)
+    put_many(server, "app", [{"pk": {"S": "u1"}, "a": {"S": "1"}, "b": {"S": "1"}}])
+    open_console(browser, server, "#/table/app")
+    wait(browser, lambda b: len(grid_rows(b)) == 1)
+    edit_cell(browser, "u1", "a", "2")
+    wait(browser, lambda b: stage_count(b) == 1)
+    edit_cell(browser, "u1", "b", "2")
+    browser.find_element(By.ID, "stage-button").click()
+    wait(browser, lambda b: len(b.find_elements(By.CSS_SELECTOR, "#stage-panel li.attr")) == 2)
+    by_label(browser, "Drop the change to b").click()
+    wait(browser, lambda b: len(b.find_elements(By.CSS_SELECTOR, "#stage-panel li.attr")) == 1)
+    assert "a" in browser.find_element(By.CSS_SELECTOR, "#stage-panel li.attr .name").text
+    browser.find_element(By.ID, "commit-button").click()
+    wait(browser, lambda b: stage_count(b) == 0)
+    item = server.call("GetItem", {"TableName": "app", "Key": {"pk": {"S": "u1"}}})["Item"]
+    assert item["a"] == {"S": "2"} and item["b"] == {"S": "1"}
+    assert js_errors(browser) == []
+
+
+@pytest.mark.serve_args("--fault", "TransactWriteItems=conflict@1")
+def test_an_injected_transaction_conflict_is_shown_per_change_and_the_stage_kept(server, browser):
+    create_table(server, "app", sk=None)
+    put_many(server, "app", [{"pk": {"S": "u1"}, "a": {"S": "1"}}])
+    open_console(browser, server, "#/table/app")
+    wait(browser, lambda b: len(grid_rows(b)) == 1)
+    edit_cell(browser, "u1", "a", "2")
+    wait(browser, lambda b: stage_count(b) == 1)
+    commit_from_panel(browser)
+    failed = wait(browser, lambda b: visible(b, "#stage-panel li.card.failed"))
+    assert "TransactionConflict" in failed[0].text
+    assert stage_count(browser) == 1
+    assert server.call("GetItem", {"TableName": "app", "Key": {"pk": {"S": "u1"}}})["Item"]["a"] == {"S": "1"}

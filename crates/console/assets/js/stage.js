@@ -130,9 +130,23 @@ async function renderPanel() {
     footer());
 }
 
-function attrRow(change, cls) {
+/** Drops one attribute from a staged change: stages it back to its live value. */
+async function revertAttribute(staged, change) {
+  try {
+    await stageChange(change.old
+      ? { op: 'update', table: staged.table, key: staged.key, set: { [change.name]: change.old } }
+      : { op: 'update', table: staged.table, key: staged.key, remove: [change.name] });
+  } catch (e) {
+    toast(`${e.code}: ${e.message}`, 'error');
+  }
+}
+
+function attrRow(change, cls, staged) {
   const arrow = change.old && change.new ? '→' : '';
+  const revertible = staged && staged.op !== 'delete' && !(change.name in staged.key);
   return el(`li.attr.${cls}`,
+    revertible && button('↶', () => revertAttribute(staged, change), 'small ghost revert',
+      { 'aria-label': `Drop the change to ${change.name}`, title: 'Drop this attribute from the change' }),
     el('span.sign', change.old && change.new ? '~' : change.new ? '+' : '−'),
     el('span.name', change.name),
     change.old ? el('span.old', renderValue(change.old)) : null,
@@ -151,7 +165,7 @@ function diffCard(diff, change, index) {
       el('strong.code', failure.code), ' ', failure.explanation,
       failure.item ? el('div.hint', 'Current item: ', el('code', JSON.stringify(failure.item))) : null),
     diff.changes.length
-      ? el('ul.attrs', diff.changes.map((c) => attrRow(c, 'change')))
+      ? el('ul.attrs', diff.changes.map((c) => attrRow(c, 'change', change)))
       : el('p.hint', 'No attribute changes against the live item.'),
     diff.existenceDrift && el('div.warn', `⚠ ${diff.existenceDrift}: the commit will be cancelled unless you re-stage.`),
     diff.drift.length ? el('div.warn', '⚠ Changed since staged (the commit will be cancelled):',
