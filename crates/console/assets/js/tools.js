@@ -40,7 +40,7 @@ export function locksView(table) {
   return el('div.locks',
     el('p.hint', 'Markers UNIQ#<entity>#<attribute>#<value> keep non-key attributes unique (ferrodyn unique). Read with Query only, never a Scan of the table.'),
     el('form.row', { onsubmit: (e) => { e.preventDefault(); inspect(); }, 'aria-label': 'Uniqueness constraint' },
-      field('Entity', entity), field('Unique attributes', attributes, 'comma separated'), field('Also scan owners', owners),
+      field('Entity', entity), field('Unique attributes (comma separated)', attributes), field('Also scan owners', owners),
       el('button.btn.primary', { type: 'submit' }, 'Inspect locks')),
     out);
 }
