@@ -172,7 +172,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         } else {
             format!("data in {}", args.data_dir.display())
         };
-        println!("ferrodyn listening on http://{address} ({storage_note})");
+        let mut banner = format!("ferrodyn listening on http://{address} ({storage_note})\n");
         let mut extra = axum::Router::new();
         if args.console == crate::console::Switch::On {
             let (router, url) = crate::console::for_server(
@@ -181,10 +181,13 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
                 &args.region,
                 credentials.as_deref(),
             )?;
-            println!("console: {url}");
+            banner.push_str(&format!("console: {url}\n"));
             extra = router;
         }
-        let _ = std::io::stdout().flush();
+        // One write: a parent that reads only the first line and closes the
+        // pipe must not make a later write fail.
+        let mut stdout = std::io::stdout();
+        let _ = stdout.write_all(banner.as_bytes()).and_then(|()| stdout.flush());
         ferrodyn_server::serve_with(
             ferrodyn_server::AppState {
                 engine: engine.clone(),
