@@ -187,7 +187,9 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         // One write: a parent that reads only the first line and closes the
         // pipe must not make a later write fail.
         let mut stdout = std::io::stdout();
-        let _ = stdout.write_all(banner.as_bytes()).and_then(|()| stdout.flush());
+        let _ = stdout
+            .write_all(banner.as_bytes())
+            .and_then(|()| stdout.flush());
         ferrodyn_server::serve_with(
             ferrodyn_server::AppState {
                 engine: engine.clone(),
