@@ -4,7 +4,7 @@
 
 import { api, onReconnect } from './api.js';
 import { el, fill, button, dialog, closeTopDialog, errorBox, formatBytes, $ } from './ui.js';
-import { loadTables, renderTableList, createTableDialog, renderDetails, billing } from './tables.js';
+import { loadTables, renderTableList, createTableDialog, renderDetails, billing, plural } from './tables.js';
 import { explorer, refresh, readForm } from './items.js';
 import { initStage, stagePanel, toggleStage, closeStage, stageOpen, commitStage, onCommit } from './stage.js';
 import { locksView, transferView, exprView, costView, partiqlView, itemsTable, streamsView } from './tools.js';
@@ -63,7 +63,7 @@ async function tableView(main, name, tab) {
     el('header.tablehead',
       el('div', el('h1', name),
         el('div.meta', el(`span.pill.s-${table.TableStatus.toLowerCase()}`, table.TableStatus),
-          ` ${(table.ItemCount ?? 0).toLocaleString()} items · ${formatBytes(table.TableSizeBytes)} · ${billing(table)}`)),
+          ` ${plural(table.ItemCount ?? 0, 'item')} · ${formatBytes(table.TableSizeBytes)} · ${billing(table)}`)),
       el('nav.tabs', { 'aria-label': 'Table views' }, TABLE_TABS.map(([id, label]) =>
         el('a.tab', { href: `#/table/${encodeURIComponent(name)}/${id}`, 'aria-current': id === tab ? 'page' : 'false' }, label)))),
     body));

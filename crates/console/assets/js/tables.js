@@ -22,6 +22,10 @@ export async function loadTables() {
   return described;
 }
 
+export function plural(n, word) {
+  return `${n.toLocaleString()} ${word}${n === 1 ? '' : 's'}`;
+}
+
 export function billing(table) {
   return table.BillingModeSummary?.BillingMode === 'PAY_PER_REQUEST' ? 'On-demand' : 'Provisioned';
 }
@@ -37,7 +41,7 @@ export function renderTableList() {
     },
     el(`span.status.s-${(t.TableStatus || '').toLowerCase()}`, { title: t.TableStatus, 'aria-label': `status ${t.TableStatus}` }),
     el('span.tname', t.TableName),
-    el('span.tmeta', `${(t.ItemCount ?? 0).toLocaleString()} items · ${formatBytes(t.TableSizeBytes)}`))))
+    el('span.tmeta', `${plural(t.ItemCount ?? 0, 'item')} · ${formatBytes(t.TableSizeBytes)}`))))
     : el('li.empty', app.tables.length ? 'No table matches.' : 'No tables yet.'));
 }
 

@@ -150,7 +150,7 @@ export function exprView() {
   };
   return el('div.page',
     el('h1', 'Expression builder'),
-    el('p.hint', 'Write expressions readably: strings in quotes, numbers bare. Reserved words (status, size, name…) are aliased and values typed; each expression is checked with the server’s own parser.'),
+    el('p.hint', 'Write expressions readably: strings in quotes, numbers bare. Reserved words (status, name, …) are aliased and values typed; each expression is checked with the server’s own parser.'),
     el('form.form', { onsubmit: build, 'aria-label': 'Expression builder' },
       el('div.grid2', field('Operation', f.operation), field('Table', f.table)),
       field('Key condition', f.keyCondition), field('Condition', f.condition), field('Filter', f.filter), field('Update', f.update),
