@@ -486,3 +486,25 @@ def test_an_injected_transaction_conflict_is_shown_per_change_and_the_stage_kept
     assert "TransactionConflict" in failed[0].text
     assert stage_count(browser) == 1
     assert server.call("GetItem", {"TableName": "app", "Key": {"pk": {"S": "u1"}}})["Item"]["a"] == {"S": "1"}
+
+
+def test_a_typed_filter_from_the_form_shows_only_matching_rows_with_counts(server, browser):
+    create_table(server, "app")
+    seed_orders(server, "app", 100)
+    open_console(browser, server, "#/table/app")
+    browser.find_element(By.CSS_SELECTOR, "details.composer summary").click()
+    from selenium.webdriver.support.ui import Select
+    for attribute, op, kind, value in (("status", "=", "S", "closed"), ("total", ">=", "N", "50")):
+        by_label(browser, "Condition attribute").send_keys(attribute)
+        Select(by_label(browser, "Condition operator")).select_by_value(op)
+        Select(by_label(browser, "Condition value type")).select_by_value(kind)
+        by_label(browser, "Condition value").send_keys(value)
+        button(browser, "Add to filter").click()
+    assert by_label(browser, "Filter").get_attribute("value") == 'status = "closed" and total >= 50'
+    # Limit applies before the filter (as in DynamoDB): one page of 250 reads all 100.
+    Select(by_label(browser, "Page size")).select_by_value("250")
+    # closed: i % 4 == 0; total >= 50: i in 52, 56, ..., 96 -> 12 items, all 100 scanned.
+    wait(browser, lambda b: len(grid_rows(b)) == 12)
+    summary = browser.find_element(By.CSS_SELECTOR, ".summary").text
+    assert "12 items" in summary and "scanned 100" in summary
+    assert js_errors(browser) == []

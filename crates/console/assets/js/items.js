@@ -92,15 +92,40 @@ function buildForm() {
     localStorage.setItem('ferrodyn.pageSize', f.pageSize.value);
     run();
   });
+  const composer = conditionComposer(f.filter);
   f.root = el('form.queryform', { 'aria-label': 'Query or scan', onsubmit: (e) => { e.preventDefault(); run(); } },
     el('div.row', f.op, f.index, el('span.spacer'), el('label.check', f.consistent, 'Consistent read'), f.pageSize, f.run),
     queryRow,
     el('div.row', el('div.field.grow', el('label', { for: (f.filter.id = 'filter-input') }, 'Filter'), f.filter),
       el('div.field', el('label', { for: (f.projection.id = 'projection-input') }, 'Projection'), f.projection),
-      scanOnly));
+      scanOnly),
+    composer);
   f.sync = sync;
   setTimeout(sync);
   return f;
+}
+
+/** A typed condition from a form, appended to the filter in the readable
+ * syntax (strings quoted, numbers bare), which the server aliases and types. */
+function conditionComposer(filter) {
+  const name = el('input', { 'aria-label': 'Condition attribute', placeholder: 'attribute', autocomplete: 'off' });
+  const op = select([['=', '='], ['<>', '≠'], ['<', '<'], ['<=', '≤'], ['>', '>'], ['>=', '≥'], ['begins_with', 'begins with'],
+    ['contains', 'contains'], ['attribute_exists', 'exists'], ['attribute_not_exists', 'does not exist']], '=', { 'aria-label': 'Condition operator' });
+  const type = select([['S', 'String'], ['N', 'Number'], ['BOOL', 'Boolean'], ['NULL', 'Null']], 'S', { 'aria-label': 'Condition value type' });
+  const value = el('input', { 'aria-label': 'Condition value', placeholder: 'value', autocomplete: 'off' });
+  const add = () => {
+    const path = /^[A-Za-z][A-Za-z0-9_]*$/.test(name.value.trim()) ? name.value.trim() : `\`${name.value.trim()}\``;
+    if (!name.value.trim()) return;
+    const literal = type.value === 'S' ? JSON.stringify(value.value)
+      : type.value === 'N' ? value.value.trim() : type.value === 'BOOL' ? String(value.value.trim() === 'true') : 'null';
+    const clause = ['attribute_exists', 'attribute_not_exists'].includes(op.value) ? `${op.value}(${path})`
+      : ['begins_with', 'contains'].includes(op.value) ? `${op.value}(${path}, ${literal})` : `${path} ${op.value} ${literal}`;
+    filter.value = filter.value.trim() ? `${filter.value.trim()} and ${clause}` : clause;
+    name.value = value.value = '';
+  };
+  op.addEventListener('change', () => { value.hidden = type.hidden = op.value.startsWith('attribute_'); });
+  return el('details.composer', el('summary', '+ Add a typed condition to the filter'),
+    el('div.row', name, op, type, value, button('Add to filter', add, 'small')));
 }
 
 const opValue = (f) => f.op.querySelector('input:checked').value;
