@@ -300,7 +300,8 @@ function renderGrid() {
         return el(`td${view.tableKeys.includes(c) ? '.key' : ''}${changed ? '.cell-staged' : ''}`, {
           dataset: { col: c },
           tabindex: '-1',
-          title: changed ? `was: ${row.change.before[c] ? JSON.stringify(row.change.before[c]) : '(absent)'}` : null,
+          title: changed ? `was: ${row.change.before[c] ? JSON.stringify(row.change.before[c]) : '(absent)'}`
+            : view.tableKeys.includes(c) ? null : 'Double-click (or Enter) to edit',
           ondblclick: () => editCell(row, c),
           onkeydown: (e) => { if (e.key === 'Enter') editCell(row, c); },
         }, item[c] === undefined ? '' : renderValue(item[c]));

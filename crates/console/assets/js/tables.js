@@ -14,8 +14,12 @@ export async function loadTables() {
     names.push(...page.TableNames);
     start = page.LastEvaluatedTableName;
   } while (start);
-  const described = await Promise.all(names.map((name) =>
-    call('DescribeTable', { TableName: name }).then((d) => d.Table).catch(() => ({ TableName: name, TableStatus: '?' }))));
+  // Eight DescribeTable calls at a time: AWS rate-limits control-plane calls.
+  const described = [];
+  for (let i = 0; i < names.length; i += 8) {
+    described.push(...await Promise.all(names.slice(i, i + 8).map((name) =>
+      call('DescribeTable', { TableName: name }).then((d) => d.Table).catch(() => ({ TableName: name, TableStatus: '?' })))));
+  }
   app.tables = described;
   for (const t of described) app.described[t.TableName] = t;
   renderTableList();
