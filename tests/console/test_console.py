@@ -28,8 +28,9 @@ def dialog(driver):
 
 
 def stage_count(driver):
-    badge = driver.find_element(By.ID, "stage-count")
-    return 0 if not badge.is_displayed() else int(badge.text)
+    # One script, so the badge cannot change between two reads.
+    return driver.execute_script(
+        "const b = document.getElementById('stage-count'); return b.hidden ? 0 : Number(b.textContent)")
 
 
 def scan_count(server, table):
