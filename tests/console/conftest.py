@@ -15,6 +15,7 @@ import pytest
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.support.ui import WebDriverWait
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -112,7 +113,9 @@ def pytest_configure(config):
 # ---- helpers used by the tests ---------------------------------------------------
 
 def wait(driver, condition, timeout=10):
-    return WebDriverWait(driver, timeout).until(lambda d: condition(d))
+    """Waits for `condition`; an element re-rendered mid-check counts as not yet."""
+    return WebDriverWait(driver, timeout, ignored_exceptions=[StaleElementReferenceException, ValueError]).until(
+        lambda d: condition(d))
 
 
 def open_console(driver, server, fragment=""):
