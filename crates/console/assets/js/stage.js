@@ -145,8 +145,9 @@ function attrRow(change, cls, staged) {
   const arrow = change.old && change.new ? '→' : '';
   const revertible = staged && staged.op !== 'delete' && !(change.name in staged.key);
   return el(`li.attr.${cls}`,
-    revertible && button('↶', () => revertAttribute(staged, change), 'small ghost revert',
-      { 'aria-label': `Drop the change to ${change.name}`, title: 'Drop this attribute from the change' }),
+    revertible ? button('↶', () => revertAttribute(staged, change), 'small ghost revert',
+      { 'aria-label': `Drop the change to ${change.name}`, title: 'Drop this attribute from the change' })
+      : staged && el('span.revert-space'),
     el('span.sign', change.old && change.new ? '~' : change.new ? '+' : '−'),
     el('span.name', change.name),
     change.old ? el('span.old', renderValue(change.old)) : null,
