@@ -509,3 +509,26 @@ def test_a_typed_filter_from_the_form_shows_only_matching_rows_with_counts(serve
     summary = browser.find_element(By.CSS_SELECTOR, ".summary").text
     assert "12 items" in summary and "scanned 100" in summary
     assert js_errors(browser) == []
+
+
+def test_console_off_serves_no_console(tmp_path):
+    proc = subprocess.Popen([BINARY, "serve", "--in-memory", "--port", "0", "--exit-on-stdin-eof", "--console", "off"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        base = proc.stdout.readline().split()[3]
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(f"{base}/console")
+        assert refused.value.code == 404
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=5)
+
+
+@pytest.mark.serve_args("--host", "0.0.0.0")
+def test_beyond_loopback_the_console_demands_its_token(server):
+    assert "?token=" in server.console_url
+    status, body = server.api("info", expect_error=True)
+    assert status == 401 and body["code"] == "MissingConsoleToken"
+    token = server.console_url.split("token=")[1]
+    status, _ = server.api("info", headers={"X-Console-Token": token})
+    assert status == 200

@@ -22,6 +22,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::Instant;
 
+/// Finished jobs whose reports are kept for the page to read.
+const KEPT_JOBS: usize = 100;
+
 /// At most this many failures are listed in a report (all are counted).
 const MAX_LISTED_FAILURES: usize = 200;
 
@@ -107,7 +110,15 @@ impl Jobs {
             p.total = total;
         }
         let id = self.next.fetch_add(1, Ordering::Relaxed) + 1;
-        self.jobs.lock().expect("lock").insert(id, job.clone());
+        let mut jobs = self.jobs.lock().expect("lock");
+        // Keep the reports of the last KEPT_JOBS jobs; running ones always stay.
+        if jobs.len() >= KEPT_JOBS {
+            jobs.retain(|old, j| {
+                *old + KEPT_JOBS as u64 > id || j.progress.lock().expect("lock").state == "running"
+            });
+        }
+        jobs.insert(id, job.clone());
+        drop(jobs);
         std::thread::spawn(move || run(&job, work));
         json!({ "job": id.to_string() })
     }
