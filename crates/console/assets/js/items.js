@@ -304,7 +304,9 @@ function renderGrid() {
             : view.tableKeys.includes(c) ? null : 'Double-click (or Enter) to edit',
           ondblclick: () => editCell(row, c),
           onkeydown: (e) => { if (e.key === 'Enter') editCell(row, c); },
-        }, item[c] === undefined ? '' : renderValue(item[c]));
+        }, item[c] === undefined ? '' : renderValue(item[c]),
+        c === view.tableKeys[view.tableKeys.length - 1] && item[c]?.S?.startsWith('UNIQ#')
+          ? el('span.pill.lockpill', { title: 'A uniqueness marker (see the Locks tab)' }, 'lock') : null);
       }),
       el('td.open', button('{ }', () => openItem(row), 'small ghost', { 'aria-label': `Open ${keyLabel(row.key)} as JSON` })));
   });
