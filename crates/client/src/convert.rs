@@ -72,6 +72,19 @@ impl Plain {
         Ok(value)
     }
 
+    /// Parses the one JSON value that `text` starts with and returns it with
+    /// the byte length it took, so a caller can read a JSON literal embedded
+    /// in other syntax (the expression builder's `[..]` and `{..}`).
+    pub fn parse_prefix(text: &str) -> Result<(Plain, usize), ConvertError> {
+        let mut parser = Parser {
+            bytes: text.as_bytes(),
+            text,
+            pos: 0,
+        };
+        let value = parser.value(0)?;
+        Ok((value, parser.pos))
+    }
+
     /// From a `serde_json::Value` (its numbers are whatever serde_json kept).
     pub fn from_json(value: &Value) -> Plain {
         match value {

@@ -73,6 +73,27 @@ fn expr_prints_sdk_json_and_aws_cli_options() {
 }
 
 #[test]
+fn expr_keeps_numbers_inside_list_and_map_literals_exact() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = offline(
+        &[
+            "expr",
+            "update",
+            r#"SET l = [12345678901234567890.5], m = {"n": 0.12345678901234567890123456789012345678}"#,
+        ],
+        dir.path(),
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let values = &json["ExpressionAttributeValues"];
+    assert_eq!(values[":l"]["L"][0]["N"], "12345678901234567890.5");
+    assert_eq!(
+        values[":m"]["M"]["n"]["N"],
+        "0.12345678901234567890123456789012345678"
+    );
+}
+
+#[test]
 fn cost_prints_units_and_both_billing_modes() {
     let dir = tempfile::tempdir().unwrap();
     let out = offline(
