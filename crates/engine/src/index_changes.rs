@@ -18,14 +18,13 @@ use crate::schema::{AttributeDefinition, IndexDescription, TableDescription};
 use crate::table::{Table, TableStats};
 use crate::Engine;
 use ferrodyn_storage::WriteOp;
+use ferrodyn_types::limits::MAX_GSIS;
 use ferrodyn_types::{item_size, DynamoError, ErrorKind, Result};
 use std::ops::Bound;
 use std::sync::Arc;
 
 /// Base items read per backfill step (one write-lock hold).
 const BACKFILL_CHUNK: usize = 256;
-/// DynamoDB's per-table GSI limit.
-const MAX_GSIS: usize = 20;
 
 impl Engine {
     /// Adds a GSI and starts backfilling it in the background.

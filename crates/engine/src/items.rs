@@ -18,6 +18,7 @@ use crate::table::{Table, TableStats};
 use crate::Engine;
 use ferrodyn_expr::{Condition, Path, UpdateExpression};
 use ferrodyn_storage::WriteOp;
+use ferrodyn_types::limits::MAX_ATTRIBUTE_NAME_BYTES;
 use ferrodyn_types::{item_size, DynamoError, ErrorKind, Item, Result, MAX_ITEM_SIZE};
 use std::sync::Arc;
 
@@ -436,9 +437,6 @@ impl PlannedWrite {
         }
     }
 }
-
-/// Longest attribute name DynamoDB accepts, in bytes.
-pub const MAX_ATTRIBUTE_NAME_BYTES: usize = 65535;
 
 /// Rejects an item over DynamoDB's 400 KB limit, or with an attribute name
 /// over 64 KB, before any work is done.

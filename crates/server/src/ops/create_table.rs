@@ -9,6 +9,7 @@ use ferrodyn_engine::schema::{
     StreamSpecification,
 };
 use ferrodyn_engine::{Engine, NewTable};
+use ferrodyn_types::limits::{MAX_GSIS, MAX_LSIS};
 use ferrodyn_types::{DynamoError, Result, ScalarType};
 use serde::Deserialize;
 
@@ -76,8 +77,6 @@ pub struct RawStreamSpecification {
 
 const STREAM_VIEW_TYPES: &[&str] = &["NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES", "KEYS_ONLY"];
 const PROJECTION_TYPES: &[&str] = &["ALL", "KEYS_ONLY", "INCLUDE"];
-const MAX_GSIS: usize = 20;
-const MAX_LSIS: usize = 5;
 /// A GSI key: up to 4 HASH and up to 4 RANGE elements.
 pub(crate) const MAX_GSI_KEY_ELEMENTS: usize = 2 * MAX_INDEX_KEY_ATTRIBUTES;
 
