@@ -190,11 +190,6 @@ impl CollectionTracker {
 }
 
 impl Engine {
-    /// The limit on an item collection's size, in bytes.
-    pub fn item_collection_limit(&self) -> u64 {
-        self.collection_limit_bytes
-    }
-
     /// The committed size of a collection.
     fn collection_size(&self, table: &Table, change: &CollectionChange) -> Result<u64> {
         match self

@@ -7,7 +7,7 @@
 //! sequence is atomic with respect to every other write; readers never take
 //! the lock and see either the old or the new item, never a mix.
 
-use crate::capacity::{read_units, write_units};
+use crate::capacity::write_units;
 use crate::catalog::{index_stats_key, stats_key};
 use crate::collections::{
     tracks_collections, CollectionChange, CollectionMetrics, CollectionTracker,
@@ -113,11 +113,6 @@ impl Engine {
             Some(bytes) => Ok(Some(StoredItem::decode(bytes)?)),
             None => Ok(None),
         }
-    }
-
-    /// Read units a GetItem of an item of this size costs.
-    pub fn get_item_units(size: Option<usize>, consistent: bool) -> f64 {
-        read_units(size.unwrap_or(0), consistent)
     }
 
     /// Conditionally writes one item. `key` must already be validated against

@@ -2,7 +2,6 @@
 
 use axum::body::Body;
 use axum::http::{HeaderValue, Response, StatusCode};
-use ferrodyn_types::DynamoError;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 pub const CONTENT_TYPE: &str = "application/x-amz-json-1.0";
@@ -62,10 +61,6 @@ pub fn encoded_json_response(
         headers.insert("content-encoding", HeaderValue::from_static(encoding));
     }
     response
-}
-
-pub fn error_response(error: &DynamoError) -> Response<Body> {
-    json_response(error.kind.status(), error.to_body())
 }
 
 #[cfg(test)]
