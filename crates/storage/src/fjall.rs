@@ -120,8 +120,9 @@ fn spawn_journal_syncer(db: Database) -> std::io::Result<(mpsc::Sender<()>, Join
 
 impl FjallStorage {
     /// Opens (creating if needed) the database in directory `path`,
-    /// replaying its journal. Only one process may open a directory at once.
+    /// replaying its journal, after checking its format version. Only one process may open a directory at once.
     pub fn open(path: &Path, options: FjallOptions) -> Result<Self, StorageError> {
+        crate::format::check_or_create(path)?;
         let db = Database::builder(path)
             .cache_size(options.cache_size_bytes)
             .open()?;

@@ -18,10 +18,12 @@ use std::sync::Arc;
 
 mod error;
 mod fjall;
+mod format;
 mod memory;
 
 pub use crate::error::StorageError;
 pub use crate::fjall::{FjallOptions, FjallStorage};
+pub use crate::format::{DATA_FORMAT, FORMAT_FILE};
 pub use crate::memory::MemoryStorage;
 
 /// A stored key. Plain owned bytes: keys are short (tens of bytes), so a
