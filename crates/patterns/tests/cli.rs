@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{client, create_table, endpoint, server_binary, table_name};
+use common::{cli_command, client, create_table, endpoint, table_name};
 use std::process::Output;
 
 /// Runs a client command against the shared server.
@@ -14,9 +14,10 @@ fn ferrodyn(args: &[&str], dir: &std::path::Path) -> Output {
     offline(&all, dir)
 }
 
-/// Runs a command that needs no server (`expr`, `cost`).
+/// Runs a command that needs no server (`expr`, `cost`), with the
+/// user's AWS settings out of the way.
 fn offline(args: &[&str], dir: &std::path::Path) -> Output {
-    std::process::Command::new(server_binary())
+    cli_command()
         .args(args)
         .current_dir(dir)
         .env_remove("FERRODYN_STAGE")
