@@ -5,7 +5,6 @@
 //! running Ferrodyn or to AWS DynamoDB.
 
 mod cli;
-mod cli_patterns;
 mod serve;
 
 use clap::{Parser, Subcommand};
@@ -55,13 +54,13 @@ enum Command {
     #[command(subcommand)]
     Convert(cli::convert::ConvertCommand),
     /// Stage several writes, review a diff, commit them all or nothing.
-    Stage(cli_patterns::StageArgs),
+    Stage(cli::patterns::StageArgs),
     /// Keep non-key attributes (e-mail, username) unique with marker items.
-    Unique(cli_patterns::UniqueArgs),
+    Unique(cli::patterns::UniqueArgs),
     /// Build condition, update and key-condition expressions.
-    Expr(cli_patterns::ExprArgs),
+    Expr(cli::patterns::ExprArgs),
     /// Estimate capacity units and monthly price of a workload.
-    Cost(cli_patterns::CostArgs),
+    Cost(cli::patterns::CostArgs),
     /// Show the capacity a running Ferrodyn has seen consumed, and its price.
     Usage(cli::usage::UsageArgs),
 }
@@ -80,10 +79,10 @@ fn main() {
         Command::Import(args) => cli::import::run(args),
         Command::Export(args) => cli::export::run(args),
         Command::Convert(command) => cli::convert::run(command),
-        Command::Stage(args) => cli_patterns::stage(args),
-        Command::Unique(args) => cli_patterns::unique(args),
-        Command::Expr(args) => cli_patterns::expr(args),
-        Command::Cost(args) => cli_patterns::cost(args),
+        Command::Stage(args) => cli::patterns::stage(args),
+        Command::Unique(args) => cli::patterns::unique(args),
+        Command::Expr(args) => cli::patterns::expr(args),
+        Command::Cost(args) => cli::patterns::cost(args),
         Command::Usage(args) => cli::usage::run(args),
     };
     if let Err(message) = result {

@@ -14,6 +14,7 @@ pub mod import;
 pub mod items;
 pub mod keys;
 pub mod output;
+pub mod patterns;
 pub mod read;
 pub mod tables;
 pub mod usage;

@@ -2,7 +2,7 @@
 //! and `cost` — as a thin layer over the `ferrodyn-patterns` library: parse
 //! flags, call the library, print its reports.
 
-use crate::cli::{parse_item, parse_value, read_argument, CliResult};
+use super::{parse_item, parse_value, read_argument, CliResult};
 use clap::{Args, Subcommand};
 use ferrodyn_client::{Client, ConnectionOptions};
 use ferrodyn_patterns::cost::{self, Prices, Workload};
