@@ -443,82 +443,91 @@ pub struct ExprArgs {
 #[derive(Subcommand, Debug)]
 enum ExprCommand {
     /// A ConditionExpression (also good as a FilterExpression).
-    Condition {
-        /// The condition in the readable syntax; flags below are AND-ed to it.
-        expression: Option<String>,
-        #[arg(long, value_name = "PATH=VALUE")]
-        eq: Vec<String>,
-        #[arg(long, value_name = "PATH=VALUE")]
-        ne: Vec<String>,
-        #[arg(long, value_name = "PATH=VALUE")]
-        lt: Vec<String>,
-        #[arg(long, value_name = "PATH=VALUE")]
-        le: Vec<String>,
-        #[arg(long, value_name = "PATH=VALUE")]
-        gt: Vec<String>,
-        #[arg(long, value_name = "PATH=VALUE")]
-        ge: Vec<String>,
-        /// The attribute exists.
-        #[arg(long, value_name = "PATH")]
-        exists: Vec<String>,
-        /// The attribute does not exist (for a create: the key attribute).
-        #[arg(long, value_name = "PATH")]
-        not_exists: Vec<String>,
-        #[arg(long, value_name = "PATH=PREFIX")]
-        begins_with: Vec<String>,
-        #[arg(long, value_name = "PATH=VALUE")]
-        contains: Vec<String>,
-    },
+    Condition(ConditionFlags),
     /// An UpdateExpression, optionally with a ConditionExpression sharing its
     /// placeholders.
-    Update {
-        /// The update in the readable syntax (SET/REMOVE/ADD/DELETE clauses).
-        expression: Option<String>,
-        #[arg(long, value_name = "PATH=VALUE")]
-        set: Vec<String>,
-        /// Set only if the attribute is absent.
-        #[arg(long, value_name = "PATH=VALUE")]
-        set_if_absent: Vec<String>,
-        /// Add N to a number, counting from 0 if absent.
-        #[arg(long, value_name = "PATH=N")]
-        increment: Vec<String>,
-        /// Append a value (or a JSON list of values) to a list.
-        #[arg(long, value_name = "PATH=VALUE")]
-        append: Vec<String>,
-        #[arg(long, value_name = "PATH")]
-        remove: Vec<String>,
-        /// DynamoDB's ADD: add to a number or to a set.
-        #[arg(long, value_name = "PATH=VALUE")]
-        add: Vec<String>,
-        /// DynamoDB's DELETE: remove members from a set.
-        #[arg(long, value_name = "PATH=VALUE")]
-        delete: Vec<String>,
-        /// A condition in the readable syntax, for the same request.
-        #[arg(long, value_name = "CONDITION")]
-        condition: Option<String>,
-    },
+    Update(UpdateFlags),
     /// A KeyConditionExpression for Query.
-    Key {
-        /// The key condition in the readable syntax.
-        expression: Option<String>,
-        /// The partition key's value.
-        #[arg(long, value_name = "NAME=VALUE")]
-        partition: Option<String>,
-        #[arg(long, value_name = "NAME=VALUE")]
-        sort_eq: Option<String>,
-        #[arg(long, value_name = "NAME=VALUE")]
-        sort_lt: Option<String>,
-        #[arg(long, value_name = "NAME=VALUE")]
-        sort_le: Option<String>,
-        #[arg(long, value_name = "NAME=VALUE")]
-        sort_gt: Option<String>,
-        #[arg(long, value_name = "NAME=VALUE")]
-        sort_ge: Option<String>,
-        #[arg(long, value_name = "NAME=PREFIX")]
-        sort_begins_with: Option<String>,
-        #[arg(long, value_name = "NAME=LOW..HIGH")]
-        sort_between: Option<String>,
-    },
+    Key(KeyFlags),
+}
+
+#[derive(Args, Debug)]
+struct ConditionFlags {
+    /// The condition in the readable syntax; flags below are AND-ed to it.
+    expression: Option<String>,
+    #[arg(long, value_name = "PATH=VALUE")]
+    eq: Vec<String>,
+    #[arg(long, value_name = "PATH=VALUE")]
+    ne: Vec<String>,
+    #[arg(long, value_name = "PATH=VALUE")]
+    lt: Vec<String>,
+    #[arg(long, value_name = "PATH=VALUE")]
+    le: Vec<String>,
+    #[arg(long, value_name = "PATH=VALUE")]
+    gt: Vec<String>,
+    #[arg(long, value_name = "PATH=VALUE")]
+    ge: Vec<String>,
+    /// The attribute exists.
+    #[arg(long, value_name = "PATH")]
+    exists: Vec<String>,
+    /// The attribute does not exist (for a create: the key attribute).
+    #[arg(long, value_name = "PATH")]
+    not_exists: Vec<String>,
+    #[arg(long, value_name = "PATH=PREFIX")]
+    begins_with: Vec<String>,
+    #[arg(long, value_name = "PATH=VALUE")]
+    contains: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+struct UpdateFlags {
+    /// The update in the readable syntax (SET/REMOVE/ADD/DELETE clauses).
+    expression: Option<String>,
+    #[arg(long, value_name = "PATH=VALUE")]
+    set: Vec<String>,
+    /// Set only if the attribute is absent.
+    #[arg(long, value_name = "PATH=VALUE")]
+    set_if_absent: Vec<String>,
+    /// Add N to a number, counting from 0 if absent.
+    #[arg(long, value_name = "PATH=N")]
+    increment: Vec<String>,
+    /// Append a value (or a JSON list of values) to a list.
+    #[arg(long, value_name = "PATH=VALUE")]
+    append: Vec<String>,
+    #[arg(long, value_name = "PATH")]
+    remove: Vec<String>,
+    /// DynamoDB's ADD: add to a number or to a set.
+    #[arg(long, value_name = "PATH=VALUE")]
+    add: Vec<String>,
+    /// DynamoDB's DELETE: remove members from a set.
+    #[arg(long, value_name = "PATH=VALUE")]
+    delete: Vec<String>,
+    /// A condition in the readable syntax, for the same request.
+    #[arg(long, value_name = "CONDITION")]
+    condition: Option<String>,
+}
+
+#[derive(Args, Debug)]
+struct KeyFlags {
+    /// The key condition in the readable syntax.
+    expression: Option<String>,
+    /// The partition key's value.
+    #[arg(long, value_name = "NAME=VALUE")]
+    partition: Option<String>,
+    #[arg(long, value_name = "NAME=VALUE")]
+    sort_eq: Option<String>,
+    #[arg(long, value_name = "NAME=VALUE")]
+    sort_lt: Option<String>,
+    #[arg(long, value_name = "NAME=VALUE")]
+    sort_le: Option<String>,
+    #[arg(long, value_name = "NAME=VALUE")]
+    sort_gt: Option<String>,
+    #[arg(long, value_name = "NAME=VALUE")]
+    sort_ge: Option<String>,
+    #[arg(long, value_name = "NAME=PREFIX")]
+    sort_begins_with: Option<String>,
+    #[arg(long, value_name = "NAME=LOW..HIGH")]
+    sort_between: Option<String>,
 }
 
 fn compare(
@@ -537,13 +546,116 @@ fn pairs(list: &[String]) -> Result<Vec<(String, String)>, String> {
     list.iter().map(|s| flags::split_assignment(s)).collect()
 }
 
-/// `text` and `extra` joined with AND (either may be missing).
-fn joined(text: Option<String>, extra: String) -> Result<String, String> {
+/// `text` and `extra` joined by `glue` (either may be missing).
+fn joined(
+    text: Option<String>,
+    extra: String,
+    glue: fn(String, String) -> String,
+) -> Result<String, String> {
     match (text, extra.is_empty()) {
         (Some(t), true) => Ok(t),
-        (Some(t), false) => Ok(format!("({t}) AND {extra}")),
+        (Some(t), false) => Ok(glue(t, extra)),
         (None, false) => Ok(extra),
         (None, true) => Err("give an expression or at least one flag (see --help)".into()),
+    }
+}
+
+impl ConditionFlags {
+    /// The condition in the readable syntax: the expression AND the flags.
+    fn text(self) -> Result<String, String> {
+        let mut clauses = Vec::new();
+        for (list, op) in [
+            (&self.eq, "="),
+            (&self.ne, "<>"),
+            (&self.lt, "<"),
+            (&self.le, "<="),
+            (&self.gt, ">"),
+            (&self.ge, ">="),
+        ] {
+            compare(list, op, &mut clauses)?;
+        }
+        clauses.extend(self.exists.into_iter().map(ConditionClause::Exists));
+        clauses.extend(self.not_exists.into_iter().map(ConditionClause::NotExists));
+        for (path, prefix) in pairs(&self.begins_with)? {
+            clauses.push(ConditionClause::BeginsWith { path, prefix });
+        }
+        for (path, value) in pairs(&self.contains)? {
+            clauses.push(ConditionClause::Contains { path, value });
+        }
+        joined(
+            self.expression.map(|e| read_argument(&e)).transpose()?,
+            flags::condition_text(&clauses),
+            |t, extra| format!("({t}) AND {extra}"),
+        )
+    }
+}
+
+impl UpdateFlags {
+    /// The update in the readable syntax: the expression, then the flags'
+    /// clauses.
+    fn text(&self) -> Result<String, String> {
+        let mut clauses = Vec::new();
+        for (path, value) in pairs(&self.set)? {
+            clauses.push(UpdateClause::Set { path, value });
+        }
+        for (path, value) in pairs(&self.set_if_absent)? {
+            clauses.push(UpdateClause::SetIfAbsent { path, value });
+        }
+        for (path, by) in pairs(&self.increment)? {
+            clauses.push(UpdateClause::Increment { path, by });
+        }
+        for (path, value) in pairs(&self.append)? {
+            clauses.push(UpdateClause::Append { path, value });
+        }
+        clauses.extend(self.remove.iter().cloned().map(UpdateClause::Remove));
+        for (path, value) in pairs(&self.add)? {
+            clauses.push(UpdateClause::Add { path, value });
+        }
+        for (path, value) in pairs(&self.delete)? {
+            clauses.push(UpdateClause::Delete { path, value });
+        }
+        let expression = self.expression.as_deref().map(read_argument).transpose()?;
+        joined(expression, flags::update_text(&clauses), |t, extra| {
+            format!("{t} {extra}")
+        })
+        .map_err(|_| "give an update or at least one flag (see --help)".to_string())
+    }
+}
+
+impl KeyFlags {
+    /// The key condition in the readable syntax: as written, or from
+    /// `--partition` and at most one `--sort-*` flag.
+    fn text(self) -> Result<String, String> {
+        match (self.expression, self.partition) {
+            (Some(e), None) => read_argument(&e),
+            (None, Some(p)) => {
+                let (name, value) = flags::split_assignment(&p)?;
+                let sorts = [
+                    ("=", self.sort_eq),
+                    ("<", self.sort_lt),
+                    ("<=", self.sort_le),
+                    (">", self.sort_gt),
+                    (">=", self.sort_ge),
+                    ("begins_with", self.sort_begins_with),
+                    ("between", self.sort_between),
+                ];
+                let given: Vec<(&str, String)> = sorts
+                    .into_iter()
+                    .filter_map(|(op, v)| v.map(|v| (op, v)))
+                    .collect();
+                let sort = match given.as_slice() {
+                    [] => None,
+                    [(op, v)] => {
+                        let (sort_name, sort_value) = flags::split_assignment(v)?;
+                        Some(flags::sort_clause(&sort_name, op, &sort_value)?)
+                    }
+                    _ => return Err("a key condition has at most one sort-key clause".into()),
+                };
+                Ok(flags::key_text((&name, &value), sort.as_deref()))
+            }
+            (Some(_), Some(_)) => Err("give the key condition or --partition, not both".into()),
+            (None, None) => Err("give a key condition or --partition NAME=VALUE".into()),
+        }
     }
 }
 
@@ -553,140 +665,22 @@ pub fn expr(args: ExprArgs) -> CliResult {
     } else {
         Builder::new()
     };
+    let failed = |e: ferrodyn_patterns::expr::ExprError| e.to_string();
     match args.command {
-        ExprCommand::Condition {
-            expression,
-            eq,
-            ne,
-            lt,
-            le,
-            gt,
-            ge,
-            exists,
-            not_exists,
-            begins_with,
-            contains,
-        } => {
-            let mut clauses = Vec::new();
-            for (list, op) in [
-                (&eq, "="),
-                (&ne, "<>"),
-                (&lt, "<"),
-                (&le, "<="),
-                (&gt, ">"),
-                (&ge, ">="),
-            ] {
-                compare(list, op, &mut clauses)?;
-            }
-            clauses.extend(exists.into_iter().map(ConditionClause::Exists));
-            clauses.extend(not_exists.into_iter().map(ConditionClause::NotExists));
-            for (path, prefix) in pairs(&begins_with)? {
-                clauses.push(ConditionClause::BeginsWith { path, prefix });
-            }
-            for (path, value) in pairs(&contains)? {
-                clauses.push(ConditionClause::Contains { path, value });
-            }
-            let text = joined(
-                expression.map(|e| read_argument(&e)).transpose()?,
-                flags::condition_text(&clauses),
-            )?;
-            builder.condition(&text).map_err(|e| e.to_string())?;
+        ExprCommand::Condition(flags) => {
+            builder.condition(&flags.text()?).map_err(failed)?;
         }
-        ExprCommand::Update {
-            expression,
-            set,
-            set_if_absent,
-            increment,
-            append,
-            remove,
-            add,
-            delete,
-            condition,
-        } => {
-            let mut clauses = Vec::new();
-            for (path, value) in pairs(&set)? {
-                clauses.push(UpdateClause::Set { path, value });
-            }
-            for (path, value) in pairs(&set_if_absent)? {
-                clauses.push(UpdateClause::SetIfAbsent { path, value });
-            }
-            for (path, by) in pairs(&increment)? {
-                clauses.push(UpdateClause::Increment { path, by });
-            }
-            for (path, value) in pairs(&append)? {
-                clauses.push(UpdateClause::Append { path, value });
-            }
-            clauses.extend(remove.into_iter().map(UpdateClause::Remove));
-            for (path, value) in pairs(&add)? {
-                clauses.push(UpdateClause::Add { path, value });
-            }
-            for (path, value) in pairs(&delete)? {
-                clauses.push(UpdateClause::Delete { path, value });
-            }
-            let from_flags = flags::update_text(&clauses);
-            let text = match (
-                expression.map(|e| read_argument(&e)).transpose()?,
-                from_flags.is_empty(),
-            ) {
-                (Some(t), true) => t,
-                (Some(t), false) => format!("{t} {from_flags}"),
-                (None, false) => from_flags,
-                (None, true) => {
-                    return Err("give an update or at least one flag (see --help)".into())
-                }
-            };
-            builder.update(&text).map_err(|e| e.to_string())?;
-            if let Some(condition) = condition {
-                builder.condition(&condition).map_err(|e| e.to_string())?;
+        ExprCommand::Update(flags) => {
+            builder.update(&flags.text()?).map_err(failed)?;
+            if let Some(condition) = &flags.condition {
+                builder.condition(condition).map_err(failed)?;
             }
         }
-        ExprCommand::Key {
-            expression,
-            partition,
-            sort_eq,
-            sort_lt,
-            sort_le,
-            sort_gt,
-            sort_ge,
-            sort_begins_with,
-            sort_between,
-        } => {
-            let text = match (expression, partition) {
-                (Some(e), None) => read_argument(&e)?,
-                (None, Some(p)) => {
-                    let (name, value) = flags::split_assignment(&p)?;
-                    let sorts = [
-                        ("=", sort_eq),
-                        ("<", sort_lt),
-                        ("<=", sort_le),
-                        (">", sort_gt),
-                        (">=", sort_ge),
-                        ("begins_with", sort_begins_with),
-                        ("between", sort_between),
-                    ];
-                    let given: Vec<(&str, String)> = sorts
-                        .into_iter()
-                        .filter_map(|(op, v)| v.map(|v| (op, v)))
-                        .collect();
-                    let sort = match given.as_slice() {
-                        [] => None,
-                        [(op, v)] => {
-                            let (sort_name, sort_value) = flags::split_assignment(v)?;
-                            Some(flags::sort_clause(&sort_name, op, &sort_value)?)
-                        }
-                        _ => return Err("a key condition has at most one sort-key clause".into()),
-                    };
-                    flags::key_text((&name, &value), sort.as_deref())
-                }
-                (Some(_), Some(_)) => {
-                    return Err("give the key condition or --partition, not both".into())
-                }
-                (None, None) => return Err("give a key condition or --partition NAME=VALUE".into()),
-            };
-            builder.key_condition(&text).map_err(|e| e.to_string())?;
+        ExprCommand::Key(flags) => {
+            builder.key_condition(&flags.text()?).map_err(failed)?;
         }
     }
-    let built = builder.build().map_err(|e| e.to_string())?;
+    let built = builder.build().map_err(failed)?;
     if args.cli {
         println!("{}", built.cli_args());
     } else {
