@@ -63,113 +63,103 @@ const KEYWORDS: [&str; 9] = [
 
 /// Splits `src` into tokens.
 fn tokenize(src: &str) -> Result<Vec<Token>, String> {
-    let bytes = src.as_bytes();
     let mut tokens: Vec<Token> = Vec::new();
     let mut i = 0;
-    while i < bytes.len() {
-        let c = bytes[i] as char;
-        match c {
-            ' ' | '\t' | '\n' | '\r' => i += 1,
-            '(' => {
-                tokens.push(Token::LParen);
-                i += 1
-            }
-            ')' => {
-                tokens.push(Token::RParen);
-                i += 1
-            }
-            ',' => {
-                tokens.push(Token::Comma);
-                i += 1
-            }
-            '=' | '+' => {
-                tokens.push(Token::Word(c.to_string()));
-                i += 1
-            }
-            '<' | '>' => {
-                let two = src.get(i..i + 2).unwrap_or("");
-                let op = if two == "<=" || two == ">=" || two == "<>" {
-                    two
-                } else {
-                    &src[i..i + 1]
-                };
-                tokens.push(Token::Word(op.to_string()));
-                i += op.len();
-            }
-            '-' => {
-                let value_position = !matches!(
-                    tokens.last(),
-                    Some(Token::Path(_) | Token::Literal(_) | Token::RParen)
-                );
-                let next_is_digit = bytes.get(i + 1).is_some_and(u8::is_ascii_digit);
-                if value_position && next_is_digit {
-                    let (text, end) = number(src, i);
-                    tokens.push(Token::Literal(json!({ "N": text })));
-                    i = end;
-                } else {
-                    tokens.push(Token::Word("-".into()));
-                    i += 1;
-                }
-            }
-            '0'..='9' => {
-                let (text, end) = number(src, i);
-                tokens.push(Token::Literal(json!({ "N": text })));
-                i = end;
-            }
-            '"' | '[' | '{' => {
-                let (value, end) = json_literal(src, i)?;
-                tokens.push(Token::Literal(value));
-                i = end;
-            }
-            '\'' => {
-                let (text, end) = single_quoted(src, i)?;
-                tokens.push(Token::Literal(json!({ "S": text })));
-                i = end;
-            }
-            '`' => {
-                let (path, end) = path(src, i)?;
-                tokens.push(Token::Path(path));
-                i = end;
-            }
-            '#' | ':' => {
-                return Err(format!(
-                    "write attribute names and values directly (found `{c}` at offset {i}): \
-                     placeholders are generated for you"
-                ))
-            }
-            c if c.is_ascii_alphabetic() || c == '_' => {
-                let end = ident_end(bytes, i);
-                let word = &src[i..end];
-                let lower = word.to_ascii_lowercase();
-                let followed_by_paren = src[end..].trim_start().starts_with('(');
-                if KEYWORDS.contains(&word.to_ascii_uppercase().as_str()) {
-                    tokens.push(Token::Word(word.to_ascii_uppercase()));
-                    i = end;
-                } else if followed_by_paren && FUNCTIONS.contains(&lower.as_str()) {
-                    tokens.push(Token::Function(lower));
-                    i = end;
-                } else if followed_by_paren && ["ss", "ns", "bs", "b64"].contains(&lower.as_str()) {
-                    let (value, after) = typed_constructor(src, &lower, end)?;
-                    tokens.push(Token::Literal(value));
-                    i = after;
-                } else if followed_by_paren {
-                    return Err(format!("unknown function `{word}`"));
-                } else if lower == "true" || lower == "false" {
-                    tokens.push(Token::Literal(json!({ "BOOL": lower == "true" })));
-                    i = end;
-                } else if lower == "null" {
-                    tokens.push(Token::Literal(json!({ "NULL": true })));
-                    i = end;
-                } else {
-                    let (path, after) = path(src, i)?;
-                    tokens.push(Token::Path(path));
-                    i = after;
-                }
-            }
-            other => return Err(format!("unexpected character `{other}` at offset {i}")),
-        }
+    while i < src.len() {
+        let (token, end) = token_at(src, i, tokens.last())?;
+        tokens.extend(token);
+        i = end;
     }
     Ok(tokens)
+}
+
+/// The token starting at byte `i` (None for whitespace) and where it ends;
+/// `previous` tells a minus sign from a negative number.
+fn token_at(
+    src: &str,
+    i: usize,
+    previous: Option<&Token>,
+) -> Result<(Option<Token>, usize), String> {
+    let c = src.as_bytes()[i] as char;
+    let one = |token: Token| Ok((Some(token), i + 1));
+    let literal = |(value, end): (Value, usize)| Ok((Some(Token::Literal(value)), end));
+    match c {
+        ' ' | '\t' | '\n' | '\r' => Ok((None, i + 1)),
+        '(' => one(Token::LParen),
+        ')' => one(Token::RParen),
+        ',' => one(Token::Comma),
+        '=' | '+' => one(Token::Word(c.to_string())),
+        '<' | '>' => {
+            let two = src.get(i..i + 2).unwrap_or("");
+            let op = if two == "<=" || two == ">=" || two == "<>" {
+                two
+            } else {
+                &src[i..i + 1]
+            };
+            Ok((Some(Token::Word(op.to_string())), i + op.len()))
+        }
+        '-' => {
+            let value_position = !matches!(
+                previous,
+                Some(Token::Path(_) | Token::Literal(_) | Token::RParen)
+            );
+            let next_is_digit = src.as_bytes().get(i + 1).is_some_and(u8::is_ascii_digit);
+            if value_position && next_is_digit {
+                literal(number_literal(src, i))
+            } else {
+                one(Token::Word("-".into()))
+            }
+        }
+        '0'..='9' => literal(number_literal(src, i)),
+        '"' | '[' | '{' => literal(json_literal(src, i)?),
+        '\'' => {
+            let (text, end) = single_quoted(src, i)?;
+            literal((json!({ "S": text }), end))
+        }
+        '`' => {
+            let (path, end) = path(src, i)?;
+            Ok((Some(Token::Path(path)), end))
+        }
+        '#' | ':' => Err(format!(
+            "write attribute names and values directly (found `{c}` at offset {i}): \
+             placeholders are generated for you"
+        )),
+        c if c.is_ascii_alphabetic() || c == '_' => {
+            word_token(src, i).map(|(token, end)| (Some(token), end))
+        }
+        other => Err(format!("unexpected character `{other}` at offset {i}")),
+    }
+}
+
+fn number_literal(src: &str, start: usize) -> (Value, usize) {
+    let (text, end) = number(src, start);
+    (json!({ "N": text }), end)
+}
+
+/// A word at `i`: a keyword, a function name, a typed constructor such as
+/// `ss(...)`, `true`/`false`/`null`, or the start of a path.
+fn word_token(src: &str, i: usize) -> Result<(Token, usize), String> {
+    let end = ident_end(src.as_bytes(), i);
+    let word = &src[i..end];
+    let lower = word.to_ascii_lowercase();
+    let followed_by_paren = src[end..].trim_start().starts_with('(');
+    if KEYWORDS.contains(&word.to_ascii_uppercase().as_str()) {
+        Ok((Token::Word(word.to_ascii_uppercase()), end))
+    } else if followed_by_paren && FUNCTIONS.contains(&lower.as_str()) {
+        Ok((Token::Function(lower), end))
+    } else if followed_by_paren && ["ss", "ns", "bs", "b64"].contains(&lower.as_str()) {
+        let (value, after) = typed_constructor(src, &lower, end)?;
+        Ok((Token::Literal(value), after))
+    } else if followed_by_paren {
+        Err(format!("unknown function `{word}`"))
+    } else if lower == "true" || lower == "false" {
+        Ok((Token::Literal(json!({ "BOOL": lower == "true" })), end))
+    } else if lower == "null" {
+        Ok((Token::Literal(json!({ "NULL": true })), end))
+    } else {
+        let (path, after) = path(src, i)?;
+        Ok((Token::Path(path), after))
+    }
 }
 
 fn ident_end(bytes: &[u8], start: usize) -> usize {
