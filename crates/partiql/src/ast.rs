@@ -153,9 +153,15 @@ pub enum Expr {
     Between(Box<Expr>, Box<Expr>, Box<Expr>),
     In(Box<Expr>, Vec<Expr>),
     /// `x IS [NOT] MISSING` (`negated` for NOT).
-    Missing { operand: Box<Expr>, negated: bool },
+    Missing {
+        operand: Box<Expr>,
+        negated: bool,
+    },
     /// `x IS [NOT] NULL`.
-    IsNull { operand: Box<Expr>, negated: bool },
+    IsNull {
+        operand: Box<Expr>,
+        negated: bool,
+    },
     /// A function call, the name lower-cased.
     Call(String, Vec<Expr>),
     Add(Box<Expr>, Box<Expr>),

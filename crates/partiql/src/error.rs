@@ -48,7 +48,11 @@ impl ParseError {
 impl fmt::Display for ParseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.position {
-            Some(p) => write!(f, "{} at line {}, column {}", self.message, p.line, p.column),
+            Some(p) => write!(
+                f,
+                "{} at line {}, column {}",
+                self.message, p.line, p.column
+            ),
             None => write!(f, "{} at the end of the statement", self.message),
         }
     }

@@ -192,6 +192,9 @@ impl Lexer<'_> {
                 return Ok(symbol);
             }
         }
-        Err(ParseError::new(format!("unexpected character '{first}'"), at))
+        Err(ParseError::new(
+            format!("unexpected character '{first}'"),
+            at,
+        ))
     }
 }

@@ -11,7 +11,16 @@ pub const MAX_DEPTH: usize = 100;
 
 /// Clauses of SQL and PartiQL that DynamoDB's dialect does not have.
 const UNSUPPORTED_CLAUSES: [&str; 10] = [
-    "LIMIT", "OFFSET", "GROUP", "HAVING", "UNION", "JOIN", "INTERSECT", "EXCEPT", "AS", "AT",
+    "LIMIT",
+    "OFFSET",
+    "GROUP",
+    "HAVING",
+    "UNION",
+    "JOIN",
+    "INTERSECT",
+    "EXCEPT",
+    "AS",
+    "AT",
 ];
 
 /// A parsed statement and the number of `?` parameters it takes.
@@ -41,7 +50,10 @@ pub fn parse(text: &str) -> Result<Parsed, ParseError> {
             }
         }
         return Err(ParseError::new(
-            format!("unexpected {} after the end of the statement", token.describe()),
+            format!(
+                "unexpected {} after the end of the statement",
+                token.describe()
+            ),
             at,
         ));
     }

@@ -76,7 +76,11 @@ fn nesting_deeper_than_the_limit_is_an_error_not_a_stack_overflow() {
     );
     assert!(error_of(&maps).contains("levels deep"));
     // Well within the limit is fine.
-    let shallow = format!("SELECT * FROM t WHERE a = {}1{}", "(".repeat(50), ")".repeat(50));
+    let shallow = format!(
+        "SELECT * FROM t WHERE a = {}1{}",
+        "(".repeat(50),
+        ")".repeat(50)
+    );
     assert!(parse(&shallow).is_ok());
 }
 
@@ -113,7 +117,11 @@ fn select_with_index_projection_condition_and_order() {
     assert_eq!(
         select.condition,
         Some(Expr::And(
-            Box::new(Expr::Compare(Comparison::Eq, attr("pk"), Box::new(Expr::Param(0)))),
+            Box::new(Expr::Compare(
+                Comparison::Eq,
+                attr("pk"),
+                Box::new(Expr::Param(0))
+            )),
             Box::new(Expr::Compare(
                 Comparison::Ge,
                 attr("sk"),
@@ -136,7 +144,11 @@ fn precedence_is_not_then_and_then_or() {
     let Statement::Select(select) = parsed.statement else {
         panic!()
     };
-    let b = Expr::Compare(Comparison::Eq, attr("b"), Box::new(Expr::Number("2".into())));
+    let b = Expr::Compare(
+        Comparison::Eq,
+        attr("b"),
+        Box::new(Expr::Number("2".into())),
+    );
     let c = Expr::Missing {
         operand: attr("c"),
         negated: true,
@@ -144,7 +156,11 @@ fn precedence_is_not_then_and_then_or() {
     assert_eq!(
         select.condition,
         Some(Expr::Or(
-            Box::new(Expr::Compare(Comparison::Eq, attr("a"), Box::new(Expr::Number("1".into())))),
+            Box::new(Expr::Compare(
+                Comparison::Eq,
+                attr("a"),
+                Box::new(Expr::Number("1".into()))
+            )),
             Box::new(Expr::And(Box::new(Expr::Not(Box::new(b))), Box::new(c))),
         ))
     );
@@ -168,7 +184,9 @@ fn update_with_several_set_and_remove_clauses_and_returning() {
             Expr::Add(attr("a"), Box::new(Expr::Number("1".into())))
         )
     );
-    assert!(matches!(&update.actions[1], UpdateAction::Set(_, Expr::Call(name, args)) if name == "list_append" && args.len() == 2));
+    assert!(
+        matches!(&update.actions[1], UpdateAction::Set(_, Expr::Call(name, args)) if name == "list_append" && args.len() == 2)
+    );
     assert_eq!(
         update.actions[3],
         UpdateAction::Remove(path("e", vec![Step::Index(1)]))
@@ -203,7 +221,10 @@ fn literals_bind_to_attribute_values() {
     );
     assert_eq!(
         item["ns"],
-        AttributeValue::Ns(vec![Number::parse("1").unwrap(), Number::parse("2").unwrap()])
+        AttributeValue::Ns(vec![
+            Number::parse("1").unwrap(),
+            Number::parse("2").unwrap()
+        ])
     );
     assert_eq!(item["ss"], AttributeValue::Ss(vec!["a".into()]));
     assert_eq!(item["p"], AttributeValue::S("one".into()));
@@ -212,8 +233,14 @@ fn literals_bind_to_attribute_values() {
 #[test]
 fn values_that_dynamodb_cannot_store_are_refused() {
     let cases = [
-        ("{'n': 123456789012345678901234567890123456789}", "Attempting to store more than 38 significant digits in a Number"),
-        ("{'s': <<1, 'a'>>}", "Set members must all be strings, all numbers or all binaries"),
+        (
+            "{'n': 123456789012345678901234567890123456789}",
+            "Attempting to store more than 38 significant digits in a Number",
+        ),
+        (
+            "{'s': <<1, 'a'>>}",
+            "Set members must all be strings, all numbers or all binaries",
+        ),
         ("{'s': <<1, 1.0>>}", "Input collection contains duplicates"),
         ("{'s': <<>>}", "An empty set is not a valid value"),
         ("{'a': 1, 'a': 2}", "Duplicate attribute name in a tuple: a"),
@@ -224,7 +251,11 @@ fn values_that_dynamodb_cannot_store_are_refused() {
         let Statement::Insert(insert) = parsed.statement else {
             panic!()
         };
-        assert_eq!(to_value(&insert.value, &[]).unwrap_err(), expected, "{value}");
+        assert_eq!(
+            to_value(&insert.value, &[]).unwrap_err(),
+            expected,
+            "{value}"
+        );
     }
 }
 
