@@ -46,6 +46,9 @@ enum Command {
     Query(cli::read::QueryArgs),
     /// Read items of a whole table (or index), optionally filtered.
     Scan(cli::read::ScanArgs),
+    /// Run a PartiQL statement (SELECT, INSERT, UPDATE, DELETE).
+    #[command(visible_alias = "partiql")]
+    Sql(cli::sql::SqlArgs),
     /// Load a JSON, JSON-lines, CSV or DynamoDB-JSON file into a table.
     Import(cli::import::ImportArgs),
     /// Write a table's items to a JSON, JSON-lines, CSV or DynamoDB-JSON file.
@@ -76,6 +79,7 @@ fn main() {
         Command::Delete(args) => cli::items::delete(args),
         Command::Query(args) => cli::read::query(args),
         Command::Scan(args) => cli::read::scan(args),
+        Command::Sql(args) => cli::sql::run(args),
         Command::Import(args) => cli::import::run(args),
         Command::Export(args) => cli::export::run(args),
         Command::Convert(command) => cli::convert::run(command),

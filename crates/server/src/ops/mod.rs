@@ -13,6 +13,7 @@ mod delete_table;
 mod describe_table;
 mod get_item;
 mod list_tables;
+mod partiql;
 mod put_item;
 mod query;
 mod reads;
@@ -59,6 +60,9 @@ pub enum Operation {
     UpdateTimeToLive,
     DescribeTimeToLive,
     DescribeContinuousBackups,
+    ExecuteStatement,
+    BatchExecuteStatement,
+    ExecuteTransaction,
 }
 
 impl Operation {
@@ -90,6 +94,9 @@ impl Operation {
             Operation::UpdateTimeToLive => "UpdateTimeToLive",
             Operation::DescribeTimeToLive => "DescribeTimeToLive",
             Operation::DescribeContinuousBackups => "DescribeContinuousBackups",
+            Operation::ExecuteStatement => "ExecuteStatement",
+            Operation::BatchExecuteStatement => "BatchExecuteStatement",
+            Operation::ExecuteTransaction => "ExecuteTransaction",
         }
     }
 
@@ -132,6 +139,9 @@ impl Operation {
             "UpdateTimeToLive" => Operation::UpdateTimeToLive,
             "DescribeTimeToLive" => Operation::DescribeTimeToLive,
             "DescribeContinuousBackups" => Operation::DescribeContinuousBackups,
+            "ExecuteStatement" => Operation::ExecuteStatement,
+            "BatchExecuteStatement" => Operation::BatchExecuteStatement,
+            "ExecuteTransaction" => Operation::ExecuteTransaction,
             _ => return None,
         })
     }
@@ -197,6 +207,11 @@ fn run(
         Operation::DescribeTimeToLive => ttl::describe(engine, common::parse_body(body)?),
         Operation::DescribeContinuousBackups => {
             describe_table::continuous_backups(engine, common::parse_body(body)?)
+        }
+        Operation::ExecuteStatement => partiql::execute::run(engine, common::parse_body(body)?),
+        Operation::BatchExecuteStatement => partiql::batch::run(engine, common::parse_body(body)?),
+        Operation::ExecuteTransaction => {
+            partiql::transaction::run(engine, faults, common::parse_body(body)?)
         }
     }
 }
