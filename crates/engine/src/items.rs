@@ -184,7 +184,10 @@ impl Engine {
             }
             Mutation::Update(update) => {
                 let mut item = old.clone().unwrap_or_else(|| key.clone());
-                updated_paths = update.apply(&mut item)?;
+                updated_paths = match old {
+                    Some(_) => update.apply(&mut item)?,
+                    None => update.apply_to_missing(&mut item)?,
+                };
                 // An update that only removes things does not create a
                 // missing item (an empty update does, as in DynamoDB).
                 let only_removed =

@@ -521,10 +521,16 @@ pub(crate) fn indexes(
             table_hash.is_none(),
         )?;
         let projection = index.projection.expect("checked");
-        let projection_type = projection
-            .projection_type
-            .clone()
-            .unwrap_or_else(|| "ALL".into());
+        // The API reference calls ProjectionType optional; DynamoDB refuses
+        // a Projection without one.
+        let Some(projection_type) = projection.projection_type.clone() else {
+            return Err(DynamoError::validation("Unknown ProjectionType: null"));
+        };
+        if let Some(duplicate) = first_duplicate(projection.non_key_attributes.iter().flatten()) {
+            return Err(DynamoError::invalid_parameter(format!(
+                "Duplicate attribute name in NonKeyAttributes of index {name}: {duplicate}"
+            )));
+        }
         match (projection_type.as_str(), &projection.non_key_attributes) {
             ("INCLUDE", None) => {
                 return Err(DynamoError::invalid_parameter(
@@ -583,6 +589,12 @@ pub(crate) fn indexes(
         });
     }
     Ok(out)
+}
+
+/// The first name that appears twice.
+fn first_duplicate<'a>(names: impl Iterator<Item = &'a String>) -> Option<&'a String> {
+    let mut seen = std::collections::HashSet::new();
+    names.into_iter().find(|name| !seen.insert(*name))
 }
 
 #[cfg(test)]

@@ -1,0 +1,286 @@
+//! Behaviours where DynamoDB differs from the obvious reading of its
+//! documentation, each checked against AWS's recorded answers (ScyllaDB's
+//! AWS-validated suite, moto's AWS-verified tests) and asserted exactly.
+
+mod common;
+
+use aws_sdk_dynamodb::types::{
+    GlobalSecondaryIndex, KeyType, PutRequest, ReturnConsumedCapacity, ScalarAttributeType,
+    WriteRequest,
+};
+use aws_sdk_dynamodb::Client;
+use common::raw::{self, AUTHORIZATION, CONTENT_TYPE, TARGET_PREFIX};
+use common::{attr_def, key, s};
+
+/// A table keyed by `p` with a GSI `gsi` on `x` projecting everything.
+async fn table_with_gsi(client: &Client) -> String {
+    let name = common::unique_name("gsi");
+    client
+        .create_table()
+        .table_name(&name)
+        .billing_mode(aws_sdk_dynamodb::types::BillingMode::PayPerRequest)
+        .key_schema(key("p", KeyType::Hash))
+        .attribute_definitions(attr_def("p", ScalarAttributeType::S))
+        .attribute_definitions(attr_def("x", ScalarAttributeType::S))
+        .global_secondary_indexes(
+            GlobalSecondaryIndex::builder()
+                .index_name("gsi")
+                .key_schema(key("x", KeyType::Hash))
+                .projection(
+                    aws_sdk_dynamodb::types::Projection::builder()
+                        .projection_type(aws_sdk_dynamodb::types::ProjectionType::All)
+                        .build(),
+                )
+                .build()
+                .unwrap(),
+        )
+        .send()
+        .await
+        .expect("CreateTable succeeds");
+    name
+}
+
+#[tokio::test]
+async fn a_scan_is_charged_for_each_of_the_four_partitions_it_reads() {
+    // AWS (ScyllaDB's test_scan_consumed_capacity): a full Scan of a table
+    // holding one tiny item costs 4 units, 2 eventually consistent.
+    let client = common::client();
+    let table = common::table_s(&client).await;
+    client
+        .put_item()
+        .table_name(&table)
+        .item("p", s("only"))
+        .send()
+        .await
+        .unwrap();
+    for (consistent, expected) in [(true, 4.0), (false, 2.0)] {
+        let out = client
+            .scan()
+            .table_name(&table)
+            .consistent_read(consistent)
+            .return_consumed_capacity(ReturnConsumedCapacity::Total)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(out.count, 1);
+        assert_eq!(
+            out.consumed_capacity.unwrap().capacity_units,
+            Some(expected)
+        );
+    }
+    // One segment of four covers a single partition.
+    let out = client
+        .scan()
+        .table_name(&table)
+        .segment(0)
+        .total_segments(4)
+        .consistent_read(true)
+        .return_consumed_capacity(ReturnConsumedCapacity::Total)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(out.consumed_capacity.unwrap().capacity_units, Some(1.0));
+}
+
+#[tokio::test]
+async fn batch_writes_report_index_capacity_with_indexes() {
+    let client = common::client();
+    let table = table_with_gsi(&client).await;
+    let put = PutRequest::builder()
+        .item("p", s("a"))
+        .item("x", s("x"))
+        .build()
+        .unwrap();
+    let out = client
+        .batch_write_item()
+        .request_items(
+            &table,
+            vec![WriteRequest::builder().put_request(put).build()],
+        )
+        .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
+        .send()
+        .await
+        .unwrap();
+    let consumed = &out.consumed_capacity.unwrap()[0];
+    assert_eq!(consumed.capacity_units, Some(2.0));
+    assert_eq!(consumed.table.as_ref().unwrap().capacity_units, Some(1.0));
+    let gsi = &consumed.global_secondary_indexes.as_ref().unwrap()["gsi"];
+    assert_eq!(gsi.capacity_units, Some(1.0));
+}
+
+#[tokio::test]
+async fn a_query_of_an_index_is_charged_to_the_index() {
+    let client = common::client();
+    let table = table_with_gsi(&client).await;
+    client
+        .put_item()
+        .table_name(&table)
+        .item("p", s("a"))
+        .item("x", s("x"))
+        .send()
+        .await
+        .unwrap();
+    let out = client
+        .query()
+        .table_name(&table)
+        .index_name("gsi")
+        .key_condition_expression("x = :x")
+        .expression_attribute_values(":x", s("x"))
+        .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
+        .send()
+        .await
+        .unwrap();
+    let consumed = out.consumed_capacity.unwrap();
+    assert_eq!(consumed.capacity_units, Some(0.5));
+    let gsi = &consumed.global_secondary_indexes.as_ref().unwrap()["gsi"];
+    assert_eq!(gsi.capacity_units, Some(0.5));
+    assert_eq!(consumed.table.unwrap().capacity_units, Some(0.0));
+}
+
+#[tokio::test]
+async fn an_index_projection_without_a_type_is_refused() {
+    // AWS: "Unknown ProjectionType: null" (ScyllaDB's
+    // test_gsi_missing_projection_type), although the API reference calls
+    // ProjectionType optional.
+    let response = raw::call_json(
+        "CreateTable",
+        serde_json::json!({
+            "TableName": common::unique_name("noproj"),
+            "BillingMode": "PAY_PER_REQUEST",
+            "KeySchema": [{"AttributeName": "p", "KeyType": "HASH"}],
+            "AttributeDefinitions": [{"AttributeName": "p", "AttributeType": "S"}],
+            "GlobalSecondaryIndexes": [{
+                "IndexName": "gsi",
+                "KeySchema": [{"AttributeName": "p", "KeyType": "HASH"}],
+                "Projection": {}
+            }]
+        }),
+    )
+    .await;
+    assert_eq!(response.status, 400);
+    assert_eq!(response.error_name(), "ValidationException");
+    assert_eq!(response.json()["message"], "Unknown ProjectionType: null");
+}
+
+#[tokio::test]
+async fn duplicate_non_key_attributes_in_a_projection_are_refused() {
+    let response = raw::call_json(
+        "CreateTable",
+        serde_json::json!({
+            "TableName": common::unique_name("dupproj"),
+            "BillingMode": "PAY_PER_REQUEST",
+            "KeySchema": [{"AttributeName": "p", "KeyType": "HASH"}],
+            "AttributeDefinitions": [
+                {"AttributeName": "p", "AttributeType": "S"},
+                {"AttributeName": "x", "AttributeType": "S"}
+            ],
+            "GlobalSecondaryIndexes": [{
+                "IndexName": "gsi",
+                "KeySchema": [{"AttributeName": "x", "KeyType": "HASH"}],
+                "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": ["a", "a"]}
+            }]
+        }),
+    )
+    .await;
+    assert_eq!(response.status, 400);
+    assert_eq!(
+        response.json()["message"],
+        "One or more parameter values were invalid: Duplicate attribute name in NonKeyAttributes of index gsi: a"
+    );
+}
+
+#[tokio::test]
+async fn a_query_start_key_on_a_table_without_sort_key_is_invalid() {
+    // AWS (ScyllaDB's test_query_no_sort_key_exclusive_start_key): a
+    // partition of such a table holds one item, so no start key makes sense.
+    let client = common::client();
+    let table = common::table_s(&client).await;
+    let result = client
+        .query()
+        .table_name(&table)
+        .key_condition_expression("p = :p")
+        .expression_attribute_values(":p", s("k1"))
+        .exclusive_start_key("p", s("k1"))
+        .send()
+        .await;
+    common::assert_validation(
+        result,
+        "The provided exclusive start key is invalid: ExclusiveStartKey: {p=AttributeValue: {S:k1}}",
+    );
+}
+
+#[tokio::test]
+async fn removing_a_nested_path_of_a_missing_item_is_ignored() {
+    // AWS (ScyllaDB's test_nested_attribute_remove_from_missing_item): on an
+    // existing item without `x` the same REMOVE is an invalid path.
+    let client = common::client();
+    let table = common::table_s(&client).await;
+    for expression in ["REMOVE x.y", "REMOVE x[0]"] {
+        client
+            .update_item()
+            .table_name(&table)
+            .key("p", s("missing"))
+            .update_expression(expression)
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{expression}: {e:?}"));
+    }
+    client
+        .put_item()
+        .table_name(&table)
+        .item("p", s("present"))
+        .send()
+        .await
+        .unwrap();
+    let result = client
+        .update_item()
+        .table_name(&table)
+        .key("p", s("present"))
+        .update_expression("REMOVE x.y")
+        .send()
+        .await;
+    common::assert_validation(
+        result,
+        "The document path provided in the update expression is invalid for update",
+    );
+}
+
+#[tokio::test]
+async fn headers_over_16_kb_get_bad_request() {
+    let target = format!("{TARGET_PREFIX}ListTables");
+    let long = "x".repeat(8192);
+    let mut headers = vec![
+        ("content-type", CONTENT_TYPE),
+        ("x-amz-target", target.as_str()),
+        ("authorization", AUTHORIZATION),
+        ("header1", long.as_str()),
+    ];
+    let ok = raw::send("POST", "/", &headers, b"{}".to_vec())
+        .await
+        .unwrap();
+    assert_eq!(ok.status, 200);
+    headers.push(("header2", long.as_str()));
+    let response = raw::send("POST", "/", &headers, b"{}".to_vec())
+        .await
+        .unwrap();
+    assert_eq!(response.status, 400);
+}
+
+#[tokio::test]
+async fn a_request_line_over_16_kb_gets_bad_request() {
+    let target = format!("{TARGET_PREFIX}ListTables");
+    let headers = [
+        ("content-type", CONTENT_TYPE),
+        ("x-amz-target", target.as_str()),
+        ("authorization", AUTHORIZATION),
+    ];
+    let short = raw::send("POST", "/garbage", &headers, b"{}".to_vec())
+        .await
+        .unwrap();
+    assert_eq!(short.status, 404);
+    let path = format!("/{}", "x".repeat(17_000));
+    let long = raw::send("POST", &path, &headers, b"{}".to_vec())
+        .await
+        .unwrap();
+    assert_eq!(long.status, 400);
+}
