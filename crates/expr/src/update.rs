@@ -233,16 +233,19 @@ fn remove_path(item: &mut Item, path: &Path) -> Result<(), DynamoError> {
     Ok(())
 }
 
-/// Union of two sets of the same type, keeping existing order.
-/// Adds `b`'s members missing from `a`, keeping order; linear, since sets
-/// may be large.
-fn union<T: Hash + Eq + Clone>(a: &mut Vec<T>, b: &[T]) {
+/// Union of two sets of the same type, kept sorted as decoded sets are
+/// (see ferrodyn_types' set order); linear in the members added.
+fn union<T: Hash + Eq + Ord + Clone>(a: &mut Vec<T>, b: &[T]) {
     let present: HashSet<T> = a.iter().cloned().collect();
     let mut added = HashSet::new();
+    let before = a.len();
     for x in b {
         if !present.contains(x) && added.insert(x) {
             a.push(x.clone());
         }
+    }
+    if a.len() > before {
+        a.sort_unstable();
     }
 }
 

@@ -284,3 +284,64 @@ async fn a_request_line_over_16_kb_gets_bad_request() {
         .unwrap();
     assert_eq!(long.status, 400);
 }
+
+#[tokio::test]
+async fn sets_come_back_sorted_as_the_emulators_return_them() {
+    // AWS documents sets as unordered; DynamoDB Local and Dynoxide return
+    // them sorted, and library tests compare whole items against that order.
+    let client = common::client();
+    let table = common::table_s(&client).await;
+    client
+        .put_item()
+        .table_name(&table)
+        .item("p", s("k"))
+        .item("ss", common::ss(&["b", "a", "B", "é", "c"]))
+        .item("ns", common::ns(&["10", "9", "-1", "1e2"]))
+        .item(
+            "bs",
+            aws_sdk_dynamodb::types::AttributeValue::Bs(vec![
+                aws_sdk_dynamodb::primitives::Blob::new(vec![0x80]),
+                aws_sdk_dynamodb::primitives::Blob::new(vec![0x00]),
+                aws_sdk_dynamodb::primitives::Blob::new(vec![0x7f]),
+            ]),
+        )
+        .send()
+        .await
+        .unwrap();
+    let item = client
+        .get_item()
+        .table_name(&table)
+        .key("p", s("k"))
+        .send()
+        .await
+        .unwrap()
+        .item
+        .unwrap();
+    assert_eq!(item["ss"], common::ss(&["B", "a", "b", "c", "é"]));
+    assert_eq!(item["ns"], common::ns(&["-1", "9", "10", "100"]));
+    let bytes: Vec<Vec<u8>> = item["bs"]
+        .as_bs()
+        .unwrap()
+        .iter()
+        .map(|b| b.as_ref().to_vec())
+        .collect();
+    assert_eq!(bytes, vec![vec![0x00], vec![0x7f], vec![0x80]]);
+    // ADD merges into the same order.
+    let out = client
+        .update_item()
+        .table_name(&table)
+        .key("p", s("k"))
+        .update_expression("ADD ss :s, ns :n")
+        .expression_attribute_values(":s", common::ss(&["zz", "0"]))
+        .expression_attribute_values(":n", common::ns(&["5"]))
+        .return_values(aws_sdk_dynamodb::types::ReturnValue::UpdatedNew)
+        .send()
+        .await
+        .unwrap();
+    let attributes = out.attributes.unwrap();
+    assert_eq!(
+        attributes["ss"],
+        common::ss(&["0", "B", "a", "b", "c", "zz", "é"])
+    );
+    assert_eq!(attributes["ns"], common::ns(&["-1", "5", "9", "10", "100"]));
+}
