@@ -345,3 +345,111 @@ async fn sets_come_back_sorted_as_the_emulators_return_them() {
     );
     assert_eq!(attributes["ns"], common::ns(&["-1", "5", "9", "10", "100"]));
 }
+
+/// DynamoDB's newer validation prefixes these item-write checks.
+const ONE_ERROR: &str = "1 validation error detected: ";
+
+#[tokio::test]
+async fn item_writes_word_expression_checks_as_one_validation_error() {
+    // Messages from moto's AWS-verified tests (test_dynamodb_exceptions.py,
+    // test_dynamodb_update_expressions.py).
+    let client = common::client();
+    let table = common::table_s(&client).await;
+    let update = |expression: &str| {
+        client
+            .update_item()
+            .table_name(&table)
+            .key("p", s("k"))
+            .update_expression(expression)
+    };
+    common::assert_validation(
+        update("").send().await,
+        &format!("{ONE_ERROR}Invalid UpdateExpression: The expression can not be empty;"),
+    );
+    for section in ["SET", "REMOVE", "ADD"] {
+        let expression = match section {
+            "SET" => "SET a = :v SET b = :v",
+            "REMOVE" => "REMOVE a REMOVE b",
+            _ => "ADD a :v ADD b :v",
+        };
+        let mut request = update(expression);
+        if section != "REMOVE" {
+            request = request.expression_attribute_values(":v", common::n("1"));
+        }
+        common::assert_validation(
+            request.send().await,
+            &format!("{ONE_ERROR}Invalid UpdateExpression: The \"{section}\" section can only be used once in an update expression;"),
+        );
+    }
+    common::assert_validation(
+        update("SET #d = :s")
+            .expression_attribute_names("#d", "d")
+            .set_expression_attribute_values(Some(Default::default()))
+            .send()
+            .await,
+        &format!("{ONE_ERROR}ExpressionAttributeValues must not be empty"),
+    );
+    let unused = format!(
+        "{ONE_ERROR}Value provided in ExpressionAttributeNames unused in expressions: keys: {{#count}}"
+    );
+    common::assert_validation(
+        client
+            .put_item()
+            .table_name(&table)
+            .item("p", s("k"))
+            .condition_expression("attribute_not_exists(body)")
+            .expression_attribute_names("#count", "count")
+            .send()
+            .await,
+        &unused,
+    );
+    common::assert_validation(
+        client
+            .delete_item()
+            .table_name(&table)
+            .key("p", s("k"))
+            .condition_expression("attribute_not_exists(body)")
+            .expression_attribute_names("#count", "count")
+            .send()
+            .await,
+        &unused,
+    );
+    // Reads keep the bare wording.
+    common::assert_validation(
+        client
+            .get_item()
+            .table_name(&table)
+            .key("p", s("k"))
+            .projection_expression("p")
+            .expression_attribute_names("#count", "count")
+            .send()
+            .await,
+        "Value provided in ExpressionAttributeNames unused in expressions: keys: {#count}",
+    );
+}
+
+#[tokio::test]
+async fn select_conflicts_are_prefixed_by_query_and_bare_in_scan() {
+    // moto's AWS-verified test_dynamodb_select.py.
+    let client = common::client();
+    let table = common::table_s(&client).await;
+    let message = "Cannot specify the ProjectionExpression when choosing to get only the Count";
+    let query = client
+        .query()
+        .table_name(&table)
+        .key_condition_expression("p = :p")
+        .expression_attribute_values(":p", s("k"))
+        .select(aws_sdk_dynamodb::types::Select::Count)
+        .projection_expression("p")
+        .send()
+        .await;
+    common::assert_validation(query, &format!("{ONE_ERROR}{message}"));
+    let scan = client
+        .scan()
+        .table_name(&table)
+        .select(aws_sdk_dynamodb::types::Select::Count)
+        .projection_expression("p")
+        .send()
+        .await;
+    common::assert_validation(scan, message);
+}

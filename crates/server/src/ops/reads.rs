@@ -216,8 +216,10 @@ pub fn select(
         )),
         Some(other @ ("ALL_ATTRIBUTES" | "ALL_PROJECTED_ATTRIBUTES" | "COUNT")) if projecting => {
             let parameter = if has_attributes_to_get { "AttributesToGet" } else { "ProjectionExpression" };
+            // AWS names COUNT "only the Count" here (moto's AWS-verified tests).
+            let chosen = if other == "COUNT" { "only the Count" } else { other };
             Err(DynamoError::validation(format!(
-                "Cannot specify the {parameter} when choosing to get {other}"
+                "Cannot specify the {parameter} when choosing to get {chosen}"
             )))
         }
         Some("COUNT") => Ok(Select::Count),
