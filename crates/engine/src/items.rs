@@ -152,7 +152,7 @@ impl Engine {
         if self
             .tables
             .read()
-            .get(&table.name)
+            .get(&table.catalog_name)
             .is_none_or(|t| t.id != table.id)
         {
             return Err(DynamoError::resource_not_found(

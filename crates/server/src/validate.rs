@@ -11,6 +11,9 @@ pub struct Violations {
     found: Vec<String>,
 }
 
+/// Longest table ARN accepted in place of a TableName.
+pub const MAX_ARN_CHARS: usize = 1024;
+
 /// Allowed table and index names: 3 to 255 of `[a-zA-Z0-9_.-]`.
 pub const NAME_PATTERN: &str = "[a-zA-Z0-9_.-]+";
 
@@ -40,6 +43,27 @@ impl Violations {
             self.name_rules(field, name, 3, 255);
         } else {
             self.not_null(field, value);
+        }
+    }
+
+    /// The TableName of an operation on an existing table, which may also be
+    /// the table's ARN (DynamoDB accepts ARNs there since 2024, up to 1024
+    /// characters); a plain name keeps CreateTable's rules.
+    pub fn table_name_or_arn(&mut self, field: &str, value: &Option<String>) {
+        match value {
+            Some(arn) if arn.starts_with("arn:") => self.arn_rules(field, arn),
+            _ => self.table_name(field, value),
+        }
+    }
+
+    /// A table ARN given where a name may be: at most 1024 characters.
+    pub fn arn_rules(&mut self, field: &str, arn: &str) {
+        if arn.chars().count() > MAX_ARN_CHARS {
+            self.add(
+                Some(arn),
+                field,
+                &format!("Member must have length less than or equal to {MAX_ARN_CHARS}"),
+            );
         }
     }
 

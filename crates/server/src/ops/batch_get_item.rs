@@ -49,7 +49,11 @@ pub fn run(engine: &Engine, faults: &Faults, request: Request) -> Result<Vec<u8>
             v.count::<()>("requestItems", Some(&[]), 1, usize::MAX);
         }
         for (table, spec) in items {
-            v.name_rules("requestItems.key", table, 3, 255);
+            if table.starts_with("arn:") {
+                v.arn_rules("requestItems.key", table);
+            } else {
+                v.name_rules("requestItems.key", table, 3, 255);
+            }
             let field = format!("requestItems.{table}.member.keys");
             if v.not_null(&field, &spec.keys) {
                 v.count(&field, spec.keys.as_deref(), 1, MAX_KEYS);

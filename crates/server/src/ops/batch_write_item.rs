@@ -68,7 +68,11 @@ pub fn run(engine: &Engine, faults: &Faults, request: Request) -> Result<Vec<u8>
             v.count::<()>("requestItems", Some(&[]), 1, usize::MAX);
         }
         for (table, writes) in items {
-            v.name_rules("requestItems.key", table, 3, 255);
+            if table.starts_with("arn:") {
+                v.arn_rules("requestItems.key", table);
+            } else {
+                v.name_rules("requestItems.key", table, 3, 255);
+            }
             v.count(
                 &format!("requestItems.{table}.member"),
                 Some(writes.as_slice()),

@@ -270,14 +270,11 @@ fn validate(request: Request) -> Result<NewTable> {
         names.push(&index.index_name);
         used.extend(index.key_schema.iter().map(|k| k.attribute_name.as_str()));
     }
-    if let Some(unused) = definitions
+    if definitions
         .iter()
-        .find(|d| !used.contains(&d.attribute_name.as_str()))
+        .any(|d| !used.contains(&d.attribute_name.as_str()))
     {
-        let _ = unused;
-        return Err(DynamoError::invalid_parameter(
-            "Number of attributes in KeySchema does not exactly match number of attributes defined in AttributeDefinitions",
-        ));
+        return Err(unused_definitions(&definitions, &used, !names.is_empty()));
     }
     let stream = request.stream_specification.map(|s| StreamSpecification {
         stream_enabled: s.stream_enabled.unwrap_or(false),
@@ -589,6 +586,33 @@ pub(crate) fn indexes(
         });
     }
     Ok(out)
+}
+
+/// AttributeDefinitions that no key uses. With indexes, AWS lists both
+/// sides, sorted (moto's test_create_table_with_redundant_attributes).
+fn unused_definitions(
+    definitions: &[AttributeDefinition],
+    used: &[&str],
+    has_indexes: bool,
+) -> DynamoError {
+    if !has_indexes {
+        return DynamoError::invalid_parameter(
+            "Number of attributes in KeySchema does not exactly match number of attributes defined in AttributeDefinitions",
+        );
+    }
+    let mut defined: Vec<&str> = definitions
+        .iter()
+        .map(|d| d.attribute_name.as_str())
+        .collect();
+    defined.sort_unstable();
+    let mut keys: Vec<&str> = used.to_vec();
+    keys.sort_unstable();
+    keys.dedup();
+    DynamoError::invalid_parameter(format!(
+        "Some AttributeDefinitions are not used. AttributeDefinitions: [{}], keys used: [{}]",
+        defined.join(", "),
+        keys.join(", ")
+    ))
 }
 
 /// The first name that appears twice.

@@ -36,7 +36,7 @@ pub struct ReadParams<'a> {
 impl ReadParams<'_> {
     /// The shared field constraints.
     pub fn check(&self, v: &mut Violations) {
-        v.table_name("tableName", self.table_name);
+        v.table_name_or_arn("tableName", self.table_name);
         if let Some(index) = self.index_name {
             v.name_rules("indexName", index, 3, 255);
         }

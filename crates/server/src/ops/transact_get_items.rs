@@ -58,7 +58,7 @@ pub fn run(engine: &Engine, faults: &Faults, request: Request) -> Result<Vec<u8>
         let field = format!("transactItems.{}.member.get", i + 1);
         match &item.get {
             Some(get) => {
-                v.table_name(&format!("{field}.tableName"), &get.table_name);
+                v.table_name_or_arn(&format!("{field}.tableName"), &get.table_name);
                 v.not_null(&format!("{field}.key"), &get.key);
             }
             None => {

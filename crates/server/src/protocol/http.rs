@@ -150,7 +150,11 @@ fn call(
             "An unknown operation was requested.",
         ));
     };
-    ops::dispatch(&state.engine, &state.faults, operation, body)
+    // Tables live per region: the request addresses its credential scope's.
+    let region = auth::credential_region(headers);
+    ferrodyn_engine::region::with_request_region(region, || {
+        ops::dispatch(&state.engine, &state.faults, operation, body)
+    })
 }
 
 /// Whether the URL or the headers are larger than DynamoDB accepts.
