@@ -161,20 +161,34 @@ impl Violations {
         }
     }
 
-    /// A collection's size bounds.
+    /// A list's size bounds. DynamoDB echoes the list itself, not its size:
+    /// an empty one as `'[]'`; a too-long one, whose Java rendering we do not
+    /// reproduce, without a value ("Value at '...'").
     pub fn count<T>(&mut self, field: &str, value: Option<&[T]>, min: usize, max: usize) {
         if let Some(list) = value {
-            if list.len() < min {
-                self.found.push(format!(
-                    "Value '{}' at '{field}' failed to satisfy constraint: Member must have length greater than or equal to {min}",
-                    list.len()
-                ));
-            } else if list.len() > max {
-                self.found.push(format!(
-                    "Value '{}' at '{field}' failed to satisfy constraint: Member must have length less than or equal to {max}",
-                    list.len()
-                ));
-            }
+            self.size(field, list.len(), "[]", min, max);
+        }
+    }
+
+    /// A map's size bounds, echoed as `'{}'` when empty (see [`Violations::count`]).
+    pub fn map_count(&mut self, field: &str, len: usize, min: usize, max: usize) {
+        self.size(field, len, "{}", min, max);
+    }
+
+    fn size(&mut self, field: &str, len: usize, empty: &str, min: usize, max: usize) {
+        let shown = if len == 0 {
+            format!("Value '{empty}' at")
+        } else {
+            "Value at".to_string()
+        };
+        if len < min {
+            self.found.push(format!(
+                "{shown} '{field}' failed to satisfy constraint: Member must have length greater than or equal to {min}"
+            ));
+        } else if len > max {
+            self.found.push(format!(
+                "{shown} '{field}' failed to satisfy constraint: Member must have length less than or equal to {max}"
+            ));
         }
     }
 

@@ -645,3 +645,126 @@ async fn tables_keep_their_region_across_a_restart() {
         .starts_with("arn:aws:dynamodb:us-east-2:"));
     drop(server);
 }
+
+#[tokio::test]
+async fn an_empty_key_fails_a_transaction_as_a_plain_validation_error() {
+    // AWS (moto's AWS-verified test_transaction_with_empty_key): not a
+    // cancellation, unlike a key of the wrong type.
+    let client = common::client();
+    let table = common::table_s(&client).await;
+    let update = aws_sdk_dynamodb::types::Update::builder()
+        .table_name(&table)
+        .key("p", s(""))
+        .update_expression("SET sth = :v")
+        .expression_attribute_values(":v", common::n("0"))
+        .build()
+        .unwrap();
+    let result = client
+        .transact_write_items()
+        .transact_items(
+            aws_sdk_dynamodb::types::TransactWriteItem::builder()
+                .update(update)
+                .build(),
+        )
+        .send()
+        .await;
+    common::assert_validation(
+        result,
+        "One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an empty string value. Key: p",
+    );
+}
+
+#[tokio::test]
+async fn unused_attribute_definitions_beside_indexes_are_listed() {
+    let response = raw::call_json(
+        "CreateTable",
+        serde_json::json!({
+            "TableName": common::unique_name("unused"),
+            "BillingMode": "PAY_PER_REQUEST",
+            "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
+            "AttributeDefinitions": [
+                {"AttributeName": "id", "AttributeType": "S"},
+                {"AttributeName": "user", "AttributeType": "S"},
+                {"AttributeName": "created_at", "AttributeType": "N"}
+            ],
+            "GlobalSecondaryIndexes": [{
+                "IndexName": "gsi_user-items",
+                "KeySchema": [{"AttributeName": "user", "KeyType": "HASH"}],
+                "Projection": {"ProjectionType": "ALL"}
+            }]
+        }),
+    )
+    .await;
+    assert_eq!(response.status, 400);
+    assert_eq!(
+        response.json()["message"],
+        "One or more parameter values were invalid: Some AttributeDefinitions are not used. AttributeDefinitions: [created_at, id, user], keys used: [id, user]"
+    );
+}
+
+#[tokio::test]
+async fn asking_for_the_throughput_a_table_has_is_refused() {
+    let client = common::client();
+    let name = common::unique_name("samept");
+    let throughput = aws_sdk_dynamodb::types::ProvisionedThroughput::builder()
+        .read_capacity_units(2)
+        .write_capacity_units(3)
+        .build()
+        .unwrap();
+    client
+        .create_table()
+        .table_name(&name)
+        .key_schema(key("p", KeyType::Hash))
+        .attribute_definitions(attr_def("p", ScalarAttributeType::S))
+        .provisioned_throughput(throughput.clone())
+        .send()
+        .await
+        .unwrap();
+    let result = client
+        .update_table()
+        .table_name(&name)
+        .provisioned_throughput(throughput)
+        .send()
+        .await;
+    common::assert_validation(
+        result,
+        "The provisioned throughput for the table will not change. The requested value equals the current value. Current ReadCapacityUnits provisioned for the table: 2. Requested ReadCapacityUnits: 2. Current WriteCapacityUnits provisioned for the table: 3. Requested WriteCapacityUnits: 3. Refer to the Amazon DynamoDB Developer Guide for current limits and how to request higher limits.",
+    );
+}
+
+#[tokio::test]
+async fn tagging_a_malformed_arn_is_a_validation_error() {
+    let client = common::client();
+    let tag = aws_sdk_dynamodb::types::Tag::builder()
+        .key("k")
+        .value("v")
+        .build()
+        .unwrap();
+    common::assert_validation(
+        client
+            .tag_resource()
+            .resource_arn("I_do_not_exist")
+            .tags(tag)
+            .send()
+            .await,
+        "ARNs must start with 'arn:'",
+    );
+}
+
+#[tokio::test]
+async fn length_errors_echo_the_collection_not_its_size() {
+    let response = raw::call_json("BatchGetItem", serde_json::json!({"RequestItems": {}})).await;
+    assert_eq!(
+        response.json()["message"],
+        "1 validation error detected: Value '{}' at 'requestItems' failed to satisfy constraint: Member must have length greater than or equal to 1"
+    );
+    let response = raw::call_json(
+        "TransactWriteItems",
+        serde_json::json!({"TransactItems": []}),
+    )
+    .await;
+    assert_eq!(
+        response.json()["message"],
+        "1 validation error detected: Value '[]' at 'transactItems' failed to satisfy constraint: Member must have length greater than or equal to 1"
+    );
+}

@@ -65,7 +65,7 @@ pub fn run(engine: &Engine, faults: &Faults, request: Request) -> Result<Vec<u8>
     );
     if let Some(items) = &request.request_items {
         if items.is_empty() {
-            v.count::<()>("requestItems", Some(&[]), 1, usize::MAX);
+            v.map_count("requestItems", 0, 1, usize::MAX);
         }
         for (table, writes) in items {
             if table.starts_with("arn:") {
