@@ -168,7 +168,8 @@ impl Engine {
         let records = scan_prefix(self, &[CATALOG_PREFIX])?;
         let mut resume_backfills = Vec::new();
         let mut tables = self.tables.write();
-        for (_, value) in records {
+        for (key, value) in records {
+            let catalog_name = String::from_utf8_lossy(&key[1..]).into_owned();
             let record: CatalogRecord = serde_json::from_slice(&value).map_err(storage_error)?;
             let stats = self
                 .storage
@@ -178,19 +179,21 @@ impl Engine {
                 .unwrap_or_default();
             let indexes = record.indexes(self)?;
             let tags = record.tags.clone();
-            let table = Arc::new(Table::new(
+            let mut table = Table::new(
                 record.id,
                 record.description,
                 stats,
                 indexes,
                 self.burst_seconds,
-            ));
+            );
+            table.catalog_name = catalog_name;
+            let table = Arc::new(table);
             table.set_tags(tags);
             table.set_streams(record.streams.clone());
             table.set_ttl_attribute(record.ttl_attribute.clone());
             let highest = record.index_ids.values().max().copied().unwrap_or(0);
             table.set_next_index_id(record.next_index_id.max(highest + 1));
-            tables.insert(table.name.clone(), Arc::clone(&table));
+            tables.insert(table.catalog_name.clone(), Arc::clone(&table));
             resume_backfills.push(table);
         }
         drop(tables);
@@ -221,27 +224,32 @@ impl Engine {
         Ok(())
     }
 
+    /// The table a TableName (name or ARN) designates in the request's region.
     pub fn table(&self, name: &str) -> Result<Arc<Table>> {
-        self.tables.read().get(name).cloned().ok_or_else(|| {
+        self.lookup(name).ok_or_else(|| {
             DynamoError::resource_not_found(format!(
                 "Requested resource not found: Table: {name} not found"
             ))
         })
     }
 
+    pub(crate) fn lookup(&self, name_or_arn: &str) -> Option<Arc<Table>> {
+        let key = self.catalog_name(name_or_arn)?;
+        self.tables.read().get(&key).cloned()
+    }
+
     /// The table an item operation names; DynamoDB words this error differently
     /// from the control-plane one.
     pub fn table_for_items(&self, name: &str) -> Result<Arc<Table>> {
-        self.tables
-            .read()
-            .get(name)
-            .cloned()
+        self.lookup(name)
             .ok_or_else(|| DynamoError::resource_not_found("Requested resource not found"))
     }
 
     pub fn create_table(&self, new: NewTable) -> Result<TableDescription> {
         let _guard = self.write_lock.lock();
-        if self.tables.read().contains_key(&new.name) {
+        let region = self.request_region();
+        let catalog_name = self.catalog_name_in(&region, &new.name);
+        if self.tables.read().contains_key(&catalog_name) {
             return Err(DynamoError::new(
                 ferrodyn_types::ErrorKind::ResourceInUse,
                 format!("Table already exists: {}", new.name),
@@ -252,10 +260,7 @@ impl Engine {
             .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let now = now_seconds();
         let (read, write) = new.provisioned.unwrap_or((0, 0));
-        let arn = format!(
-            "arn:aws:dynamodb:{}:{}:table/{}",
-            self.region, self.account, new.name
-        );
+        let arn = self.table_arn(&region, &new.name);
         let index_arn = |name: &str| format!("{arn}/index/{name}");
         let mut gsis = new.global_secondary_indexes;
         for gsi in &mut gsis {
@@ -324,7 +329,7 @@ impl Engine {
         self.storage
             .write(vec![
                 WriteOp::Put(
-                    catalog_key(&new.name),
+                    catalog_key(&catalog_name),
                     serde_json::to_vec(&record).map_err(storage_error)?,
                 ),
                 WriteOp::Put(
@@ -334,20 +339,19 @@ impl Engine {
                 WriteOp::Put(NEXT_ID_KEY.to_vec(), (id + 1).to_be_bytes().to_vec()),
             ])
             .map_err(storage_error)?;
-        let table = Table::new(
+        let mut table = Table::new(
             id,
             description.clone(),
             TableStats::default(),
             indexes,
             self.burst_seconds,
         );
+        table.catalog_name = catalog_name.clone();
         table.set_tags(record.tags);
         table.set_next_index_id(record.index_ids.values().max().copied().unwrap_or(0) + 1);
         self.sync_streams(&table);
         let table = Arc::new(table);
-        self.tables
-            .write()
-            .insert(new.name.clone(), Arc::clone(&table));
+        self.tables.write().insert(catalog_name, Arc::clone(&table));
         self.save_catalog_record(&table)?;
         // The table is usable at once, but like DynamoDB the creating call
         // reports CREATING; the next DescribeTable reports ACTIVE.
@@ -366,12 +370,14 @@ impl Engine {
     /// Table names in order, starting after `start`, at most `limit`; the last
     /// name is returned as the continuation when more remain.
     pub fn list_tables(&self, start: Option<&str>, limit: usize) -> (Vec<String>, Option<String>) {
+        let region = self.request_region();
         let mut names: Vec<String> = self
             .tables
             .read()
             .keys()
-            .filter(|n| start.is_none_or(|s| n.as_str() > s))
-            .cloned()
+            .filter_map(|key| self.name_in_region(key, &region))
+            .filter(|n| start.is_none_or(|s| *n > s))
+            .map(str::to_string)
             .collect();
         names.sort();
         let more = names.len() > limit;
@@ -390,12 +396,12 @@ impl Engine {
         }
         self.storage
             .write(vec![
-                WriteOp::Delete(catalog_key(name)),
+                WriteOp::Delete(catalog_key(&table.catalog_name)),
                 WriteOp::Delete(stats_key(table.id)),
                 WriteOp::Put(purge_key(table.id), Vec::new()),
             ])
             .map_err(storage_error)?;
-        self.tables.write().remove(name);
+        self.tables.write().remove(&table.catalog_name);
         drop(_guard);
         self.purge_table_data(table.id)?;
         let mut description = table.describe();
@@ -486,7 +492,7 @@ impl Engine {
         let record = CatalogRecord::of(&table);
         self.storage
             .write(vec![WriteOp::Put(
-                catalog_key(name),
+                catalog_key(&table.catalog_name),
                 serde_json::to_vec(&record).map_err(storage_error)?,
             )])
             .map_err(storage_error)?;

@@ -235,7 +235,7 @@ impl Engine {
         let record = CatalogRecord::of(table);
         let value = serde_json::to_vec(&record).map_err(crate::storage_error)?;
         self.storage
-            .write(vec![WriteOp::Put(catalog_key(&table.name), value)])
+            .write(vec![WriteOp::Put(catalog_key(&table.catalog_name), value)])
             .map_err(crate::storage_error)
     }
 
@@ -244,7 +244,7 @@ impl Engine {
         self.walk_prefix(&table_prefix(table.id), BACKFILL_CHUNK, |chunk| {
             let _guard = self.write_lock.lock();
             // Stop if the table or the index went away meanwhile.
-            let current = self.tables.read().get(&table.name).cloned();
+            let current = self.tables.read().get(&table.catalog_name).cloned();
             if current.is_none_or(|t| t.id != table.id) || !still_current(table, index) {
                 return Ok(Walk::Stop);
             }

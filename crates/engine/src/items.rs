@@ -148,7 +148,7 @@ impl Engine {
         if self
             .tables
             .read()
-            .get(&table.name)
+            .get(&table.catalog_name)
             .is_none_or(|t| t.id != table.id)
         {
             return Err(DynamoError::resource_not_found(
@@ -180,7 +180,10 @@ impl Engine {
             }
             Mutation::Update(update) => {
                 let mut item = old.clone().unwrap_or_else(|| key.clone());
-                updated_paths = update.apply(&mut item)?;
+                updated_paths = match old {
+                    Some(_) => update.apply(&mut item)?,
+                    None => update.apply_to_missing(&mut item)?,
+                };
                 // An update that only removes things does not create a
                 // missing item (an empty update does, as in DynamoDB).
                 let only_removed =

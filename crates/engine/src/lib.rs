@@ -9,6 +9,7 @@
 //! - [`keys`]: key-schema checks and the storage-key encoding.
 //! - [`capacity`]: read and write units by DynamoDB's rules.
 //! - [`schema`]: table descriptions in DynamoDB's wire shape.
+//! - [`region`]: which region a request addresses; tables are per region.
 //!
 //! Concurrency: one write lock serialises every write (and table change), so
 //! each read-check-write is atomic and writes are serializable; readers go
@@ -23,6 +24,7 @@ pub mod index_changes;
 pub mod items;
 pub mod keys;
 pub mod read;
+pub mod region;
 pub mod schema;
 pub mod streams;
 pub mod table;

@@ -160,3 +160,48 @@ fn a_cancelled_stage_commit_reports_the_change_and_keeps_the_stage() {
     assert!(out.status.success());
     assert!(!dir.path().join("ferrodyn-stage.json").exists());
 }
+
+#[test]
+fn unique_writes_the_seeds_markers_by_default_and_locks_says_how_it_read_them() {
+    let api = client();
+    let table = table_name("cliuniq");
+    create_table(&api, &table, "PK", Some("SK"));
+    let dir = tempfile::tempdir().unwrap();
+    let spec = [
+        "--table", &table, "--entity", "account", "--unique", "email",
+    ];
+    let unique = |extra: &[&str]| {
+        let mut args = vec!["unique"];
+        args.extend(spec);
+        args.extend(extra);
+        ferrodyn(&args, dir.path())
+    };
+    let out = unique(&[
+        "create",
+        r#"{"PK": "ACCT#1", "SK": "PROFILE", "email": "ada@lovelace.io"}"#,
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    let out = unique(&["locks"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let shown = text(&out);
+    assert!(shown.contains("UNIQ#EMAIL#ada@lovelace.io"), "{shown}");
+    assert!(shown.contains("markers read by Scan of table"), "{shown}");
+    // The earlier layout stays available.
+    let out = unique(&[
+        "--layout",
+        "grouped",
+        "create",
+        r#"{"PK": "ACCT#2", "SK": "PROFILE", "email": "bob@example.com"}"#,
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    let out = unique(&["--layout", "grouped", "locks"]);
+    let shown = text(&out);
+    assert!(
+        shown.contains("UNIQ#account#email#bob@example.com"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("Query of partition UNIQ#account#email"),
+        "{shown}"
+    );
+}

@@ -10,7 +10,7 @@ use ferrodyn_patterns::expr::flags::{self, ConditionClause, UpdateClause};
 use ferrodyn_patterns::expr::Builder;
 use ferrodyn_patterns::stage::{self, StageFile};
 use ferrodyn_patterns::unique::locks::LocksOptions;
-use ferrodyn_patterns::unique::{self, Constraint, UniqueSpec};
+use ferrodyn_patterns::unique::{self, Constraint, MarkerLayout, UniqueSpec};
 use serde_json::{json, Map, Value};
 use std::path::PathBuf;
 
@@ -228,9 +228,16 @@ fn clear(path: &PathBuf) -> CliResult {
 #[derive(Args, Debug)]
 #[command(
     after_help = "DynamoDB only keeps keys unique. For each unique value this writes a \
-marker item in the same table, keyed by the value (sort key UNIQ#<entity>#<attr>#<value>, \
-partition key UNIQ#<entity>#<attr>), in the same transaction as the item itself, so a taken \
-value makes the whole write fail. The table needs a string partition key and a string sort key.\n\n\
+marker item in the same table, keyed by the value, in the same transaction as the item itself, \
+so a taken value makes the whole write fail. Key attributes must be strings.\n\n\
+Marker layouts (--layout):\n  \
+per-value (default)  PK UNIQ#<ATTR>#<value>, SK LOCK (if the table has a sort key): one \
+partition per value, so sign-ups spread over partitions. `locks` lists the markers by Query \
+of a sparse GSI whose partition key is uniq_attr (projection ALL) if the table has one, \
+otherwise by a Scan of the whole table.\n  \
+grouped              PK UNIQ#<entity>#<attr>, SK UNIQ#<entity>#<attr>#<value>: one partition \
+per attribute (capped at one partition's write rate); `locks` is one Query per attribute. \
+The layout of earlier versions; needs a sort key.\n\n\
 Example (a single-table design with keys PK and SK):\n  \
 ferrodyn unique create --table app --entity account --unique email,username \\\n    \
 '{\"PK\": \"ACCT#a1\", \"SK\": \"PROFILE\", \"email\": \"ada@lovelace.io\", \"username\": \"ada\"}'\n  \
@@ -264,7 +271,17 @@ struct SpecArgs {
         help_heading = "Constraint"
     )]
     unique: Vec<String>,
-    /// A JSON file {"table": ..., "entity": ..., "attributes": [...]} instead of the flags.
+    /// How markers are keyed: per-value (the default) or grouped (see below).
+    #[arg(
+        long,
+        global = true,
+        default_value = "per-value",
+        value_parser = ["per-value", "grouped"],
+        help_heading = "Constraint"
+    )]
+    layout: String,
+    /// A JSON file {"table": ..., "entity": ..., "attributes": [...], "layout": ...}
+    /// instead of the flags.
     #[arg(long, global = true, value_name = "FILE", help_heading = "Constraint")]
     spec: Option<PathBuf>,
 }
@@ -282,6 +299,10 @@ impl SpecArgs {
                 table: table.clone(),
                 entity: entity.clone(),
                 attributes: self.unique.clone(),
+                layout: match self.layout.as_str() {
+                    "grouped" => MarkerLayout::Grouped,
+                    _ => MarkerLayout::PerValue,
+                },
             }),
             _ => {
                 Err("say which constraint: --table, --entity and --unique (or --spec FILE)".into())
@@ -321,8 +342,9 @@ enum UniqueCommand {
         #[arg(long)]
         raw: bool,
     },
-    /// List the markers (by Query, never Scan) and report orphans, stale
-    /// markers and owners missing a marker.
+    /// List the markers and report orphans, stale markers and owners missing
+    /// a marker. Grouped markers are read by Query; per-value markers by Query
+    /// of a sparse `uniq_attr` index, or else by a Scan (the output says which).
     Locks {
         #[command(flatten)]
         look: LookArgs,
@@ -344,8 +366,8 @@ struct LookArgs {
     #[arg(long, value_name = "VALUE")]
     prefix: Option<String>,
     /// Also find owners without any marker, by a Scan of items whose
-    /// partition key starts with PREFIX (e.g. `ACCT#`). Markers are always
-    /// read by Query; this Scan is the only one and reads the whole table.
+    /// partition key starts with PREFIX (e.g. `ACCT#`). This Scan reads the
+    /// whole table.
     #[arg(long, value_name = "PREFIX")]
     scan_owners: Option<String>,
 }

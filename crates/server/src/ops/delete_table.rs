@@ -14,7 +14,7 @@ pub struct Request {
 
 pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
     let mut v = Violations::default();
-    v.table_name("tableName", &request.table_name);
+    v.table_name_or_arn("tableName", &request.table_name);
     v.finish()?;
     let description = engine.delete_table(request.table_name.as_deref().expect("checked"))?;
     let mut body = ResponseBody::default();

@@ -25,6 +25,7 @@ mod transact_write_items;
 mod ttl;
 mod update_item;
 mod update_table;
+mod wording;
 
 use crate::faults::Faults;
 use ferrodyn_engine::usage;
@@ -157,6 +158,7 @@ pub fn dispatch(
     engine.requests.count(operation.name());
     // Capacity charged while the operation runs is filed under its name.
     usage::with_operation(operation.name(), || run(engine, faults, operation, body))
+        .map_err(|error| wording::as_aws_words(operation, error))
 }
 
 fn run(

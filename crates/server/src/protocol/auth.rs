@@ -167,9 +167,44 @@ fn format_amz_date(seconds: i64) -> String {
     )
 }
 
+/// The region of the request's SigV4 credential scope
+/// (`Credential=<key>/<date>/<region>/<service>/aws4_request`), which is
+/// the region the request addresses. None when absent or not a region name.
+pub fn credential_region(headers: &HeaderMap) -> Option<&str> {
+    let authorization = headers.get("authorization")?.to_str().ok()?;
+    let credential = authorization.split("Credential=").nth(1)?;
+    let scope = credential.split([',', ' ']).next()?;
+    let region = scope.split('/').nth(2)?;
+    let plausible = !region.is_empty()
+        && region.len() <= 64
+        && region
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+    plausible.then_some(region)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_credential_scope_names_the_region() {
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            "authorization",
+            "AWS4-HMAC-SHA256 Credential=AKID/20261201/us-east-2/dynamodb/aws4_request, SignedHeaders=host, Signature=0"
+                .parse()
+                .unwrap(),
+        );
+        assert_eq!(credential_region(&headers), Some("us-east-2"));
+        headers.insert(
+            "authorization",
+            "AWS4-HMAC-SHA256 Credential=a/2/x%2Fy/4/aws4_request"
+                .parse()
+                .unwrap(),
+        );
+        assert_eq!(credential_region(&headers), None);
+    }
 
     #[test]
     fn dates_round_trip() {

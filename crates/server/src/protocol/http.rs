@@ -20,6 +20,11 @@ use tokio::net::TcpListener;
 /// for JSON framing.
 pub const MAX_BODY_BYTES: usize = 16 * 1024 * 1024 + 64 * 1024;
 
+/// DynamoDB answers 400 Bad Request when the request line (the URL) or the
+/// headers together exceed 16 KB.
+pub const MAX_REQUEST_LINE_BYTES: usize = 16 * 1024;
+pub const MAX_HEADER_BYTES: usize = 16 * 1024;
+
 /// Ferrodyn's own (non-DynamoDB) report of the capacity consumed since start,
 /// per table and operation, read by `ferrodyn usage`.
 pub const USAGE_PATH: &str = "/ferrodyn/usage";
@@ -72,6 +77,9 @@ fn route(
     headers: &HeaderMap,
     body: &[u8],
 ) -> Response<Body> {
+    if exceeds_request_limits(uri, headers) {
+        return plain(StatusCode::BAD_REQUEST, "Bad Request".into());
+    }
     if uri.path() == USAGE_PATH && method == Method::GET {
         let report = serde_json::to_vec(&state.engine.usage_report()).expect("serialisable");
         return response::json_response(200, report);
@@ -142,7 +150,21 @@ fn call(
             "An unknown operation was requested.",
         ));
     };
-    ops::dispatch(&state.engine, &state.faults, operation, body)
+    // Tables live per region: the request addresses its credential scope's.
+    let region = auth::credential_region(headers);
+    ferrodyn_engine::region::with_request_region(region, || {
+        ops::dispatch(&state.engine, &state.faults, operation, body)
+    })
+}
+
+/// Whether the URL or the headers are larger than DynamoDB accepts.
+fn exceeds_request_limits(uri: &Uri, headers: &HeaderMap) -> bool {
+    let header_bytes: usize = headers
+        .iter()
+        .map(|(name, value)| name.as_str().len() + value.len() + 4)
+        .sum();
+    let line_bytes = uri.path_and_query().map_or(0, |p| p.as_str().len());
+    line_bytes > MAX_REQUEST_LINE_BYTES || header_bytes > MAX_HEADER_BYTES
 }
 
 fn plain(status: StatusCode, text: String) -> Response<Body> {

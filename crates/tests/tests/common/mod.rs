@@ -73,10 +73,15 @@ pub fn client() -> Client {
 /// An SDK client for `endpoint`: region us-east-1, static credentials, a
 /// single attempt (errors surface at once) and a timeout instead of a hang.
 pub fn client_for(endpoint: &str) -> Client {
+    client_in_region(endpoint, "us-east-1")
+}
+
+/// Like [`client_for`], signing for `region` (tables are per region).
+pub fn client_in_region(endpoint: &str, region: &str) -> Client {
     let config = aws_sdk_dynamodb::Config::builder()
         .behavior_version(BehaviorVersion::latest())
         .endpoint_url(endpoint)
-        .region(Region::new("us-east-1"))
+        .region(Region::new(region.to_string()))
         .credentials_provider(Credentials::new(
             "AKIDEXAMPLE",
             "secret",
