@@ -915,7 +915,7 @@ async fn batch_refuses_mixed_reads_and_writes_and_more_than_25() {
     assert_error(
         request.send().await,
         "ValidationException",
-        "1 validation error detected: Value '26' at 'statements' failed to satisfy constraint: Member must have length less than or equal to 25",
+        "1 validation error detected: Value at 'statements' failed to satisfy constraint: Member must have length less than or equal to 25",
     );
 }
 
@@ -1100,7 +1100,7 @@ async fn transaction_reads_and_its_refusals() {
     assert_error(
         request.send().await,
         "ValidationException",
-        "1 validation error detected: Value '101' at 'transactStatements' failed to satisfy constraint: Member must have length less than or equal to 100",
+        "1 validation error detected: Value at 'transactStatements' failed to satisfy constraint: Member must have length less than or equal to 100",
     );
 }
 
