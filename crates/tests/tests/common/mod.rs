@@ -411,26 +411,7 @@ pub async fn scan_all(
     }
 }
 
-/// A small seeded random generator (splitmix64) for jitter and random
-/// workloads: reproducible, and no extra dependency.
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn with_seed(seed: u64) -> Rng {
-        Rng(seed)
-    }
-
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `[low, high]`.
-    pub fn between(&mut self, low: u64, high: u64) -> u64 {
-        assert!(low <= high);
-        low + self.next() % (high - low + 1)
-    }
-}
+/// The seeded random generator for jitter and random workloads
+/// (reproducible per seed).
+#[allow(unused_imports)] // only some test binaries draw random numbers
+pub use fastrand::Rng;
