@@ -107,6 +107,11 @@ impl Engine {
         Ok(engine)
     }
 
+    /// The region the server answers for (ARNs, signature scopes).
+    pub fn region(&self) -> &str {
+        &self.region
+    }
+
     /// Forces all acknowledged writes to disk (used at shutdown).
     pub fn flush(&self) -> Result<()> {
         self.storage.flush().map_err(storage_error)

@@ -114,14 +114,12 @@ fn call(
         .and_then(|t| t.to_str().ok())
         .unwrap_or("");
     let operation = ops::Operation::from_target(target);
-    auth::authenticate(
-        method,
-        uri,
-        headers,
-        body,
-        state.check_request_time,
-        state.credentials.as_deref(),
-    )?;
+    let policy = auth::AuthPolicy {
+        check_request_time: state.check_request_time,
+        credentials: state.credentials.as_deref(),
+        region: state.engine.region(),
+    };
+    auth::authenticate(method, uri, headers, body, &policy)?;
     let encoding = headers
         .get("content-encoding")
         .and_then(|e| e.to_str().ok());
