@@ -5,11 +5,12 @@
 
 use crate::faults::Faults;
 use crate::ops;
+use crate::protocol::connections::{serve_connections, ConnectionLimits, RequestReceived};
 use crate::protocol::{auth, cors, encoding, response};
 use axum::body::{Body, Bytes};
 use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{HeaderMap, Method, Response, StatusCode, Uri};
-use axum::Router;
+use axum::{Extension, Router};
 use ferrodyn_engine::Engine;
 use ferrodyn_types::{DynamoError, ErrorKind};
 use std::future::Future;
@@ -42,24 +43,38 @@ pub fn router(state: AppState) -> Router {
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
 }
 
-/// Serves until `shutdown` resolves, then lets in-flight requests finish.
+/// Serves until `shutdown` resolves, then lets in-flight requests finish,
+/// with the default connection limits.
 pub async fn serve(
     state: AppState,
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router(state))
-        .with_graceful_shutdown(shutdown)
-        .await
+    serve_with(state, listener, ConnectionLimits::default(), shutdown).await
+}
+
+/// [`serve`] within the given timeouts and connection cap.
+pub async fn serve_with(
+    state: AppState,
+    listener: TcpListener,
+    limits: ConnectionLimits,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    serve_connections(listener, router(state), limits, shutdown).await
 }
 
 async fn handle(
     State(state): State<AppState>,
+    received: Option<Extension<RequestReceived>>,
     method: Method,
     uri: Uri,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response<Body> {
+    // The body is in: from here on the connection is busy, not slow.
+    if let Some(Extension(received)) = received {
+        received.mark();
+    }
     let mut response = route(&state, &method, &uri, &headers, &body);
     cors::apply(&method, &headers, response.headers_mut());
     response
