@@ -4,7 +4,8 @@
 //! Storage records: `'c' | name` holds a table's id and description,
 //! `'s' | id` its item count and size, `'m' | "next_table_id"` the id
 //! allocator, and `'p' | id` marks a deleted table whose items are still being
-//! purged (so a purge interrupted by a crash resumes at the next start).
+//! purged (so a purge interrupted by a crash resumes at the next start, see
+//! `background.rs`).
 
 use crate::index::{Index, IndexKind, IndexState};
 use crate::keys::{table_prefix, IndexKeySchema};
@@ -163,10 +164,10 @@ pub struct TableUpdate {
 }
 
 impl Engine {
-    /// Loads the catalog from storage and resumes interrupted purges.
+    /// Loads the catalog from storage (interrupted purges and backfills are
+    /// resumed by [`Engine::resume_background_work`]).
     pub(crate) fn load_catalog(&self) -> Result<()> {
         let records = scan_prefix(self, &[CATALOG_PREFIX])?;
-        let mut resume_backfills = Vec::new();
         let mut tables = self.tables.write();
         for (_, value) in records {
             let record: CatalogRecord = serde_json::from_slice(&value).map_err(storage_error)?;
@@ -190,8 +191,7 @@ impl Engine {
             table.set_ttl_attribute(record.ttl_attribute.clone());
             let highest = record.index_ids.values().max().copied().unwrap_or(0);
             table.set_next_index_id(record.next_index_id.max(highest + 1));
-            tables.insert(table.name.clone(), Arc::clone(&table));
-            resume_backfills.push(table);
+            tables.insert(table.name.clone(), table);
         }
         drop(tables);
         let next = self
@@ -203,22 +203,15 @@ impl Engine {
         self.next_table_id
             .store(next, std::sync::atomic::Ordering::SeqCst);
         self.restore_stream_sequence()?;
-        for (key, _) in scan_prefix(self, &[PURGE_PREFIX])? {
-            if let Ok(id) = key[1..].try_into().map(u64::from_be_bytes) {
-                self.purge_table_data(id)?;
-            }
-        }
-        for table in &resume_backfills {
-            self.purge_orphan_index_entries(table)?;
-        }
-        for table in resume_backfills {
-            for index in table.indexes() {
-                if index.state() == IndexState::Backfilling {
-                    self.backfill_index(&table, &index)?;
-                }
-            }
-        }
         Ok(())
+    }
+
+    /// Ids of deleted tables whose data is not purged yet.
+    pub(crate) fn unfinished_purges(&self) -> Result<Vec<u64>> {
+        Ok(scan_prefix(self, &[PURGE_PREFIX])?
+            .into_iter()
+            .filter_map(|(key, _)| key[1..].try_into().ok().map(u64::from_be_bytes))
+            .collect())
     }
 
     pub fn table(&self, name: &str) -> Result<Arc<Table>> {
@@ -380,8 +373,10 @@ impl Engine {
         (names, last)
     }
 
-    pub fn delete_table(&self, name: &str) -> Result<TableDescription> {
-        let _guard = self.write_lock.lock();
+    /// Removes the table at once (its name is free again) and purges its
+    /// data in the background; answers with the table as DELETING.
+    pub fn delete_table(self: &Arc<Self>, name: &str) -> Result<TableDescription> {
+        let guard = self.write_lock.lock();
         let table = self.table(name)?;
         if table.describe().deletion_protection_enabled {
             return Err(DynamoError::validation(
@@ -396,37 +391,58 @@ impl Engine {
             ])
             .map_err(storage_error)?;
         self.tables.write().remove(name);
-        drop(_guard);
-        self.purge_table_data(table.id)?;
+        drop(guard);
+        let id = table.id;
+        self.spawn_background(format!("purge-table-{id}"), move |engine| {
+            engine.purge_table_data(id)
+        })?;
         let mut description = table.describe();
         description.table_status = "DELETING".into();
         Ok(description)
     }
 
-    /// Deletes every item of a dropped table, in bounded batches.
-    fn purge_table_data(&self, id: u64) -> Result<()> {
-        let mut index_entries = vec![crate::index::INDEX_PREFIX];
-        index_entries.extend_from_slice(&id.to_be_bytes());
-        self.purge_prefix(&index_entries)?;
-        let mut records = vec![crate::streams::RECORD_PREFIX];
-        records.extend_from_slice(&id.to_be_bytes());
-        self.purge_prefix(&records)?;
-        self.purge_prefix(&table_prefix(id))?;
+    /// Deletes every item, index entry and stream record of a dropped
+    /// table, in bounded batches, then its purge marker.
+    pub(crate) fn purge_table_data(&self, id: u64) -> Result<()> {
+        let started = std::time::Instant::now();
+        let mut purged = 0;
+        for prefix_byte in [
+            crate::index::INDEX_PREFIX,
+            INDEX_STATS_PREFIX,
+            crate::streams::RECORD_PREFIX,
+        ] {
+            let mut prefix = vec![prefix_byte];
+            prefix.extend_from_slice(&id.to_be_bytes());
+            purged += self.purge_prefix(&prefix)?;
+        }
+        purged += self.purge_prefix(&table_prefix(id))?;
         self.storage
             .write(vec![WriteOp::Delete(purge_key(id))])
-            .map_err(storage_error)
+            .map_err(storage_error)?;
+        eprintln!(
+            "ferrodyn: purged table {id} ({purged} keys) in {:.2} s",
+            started.elapsed().as_secs_f64()
+        );
+        Ok(())
     }
 
-    /// Deletes every key under `prefix`, in bounded batches.
-    pub(crate) fn purge_prefix(&self, prefix: &[u8]) -> Result<()> {
-        loop {
-            let batch = scan_prefix_limited(self, prefix, PURGE_BATCH)?;
-            if batch.is_empty() {
-                return Ok(());
-            }
-            let ops = batch.into_iter().map(|(k, _)| WriteOp::Delete(k)).collect();
+    /// Deletes every key under `prefix`, in bounded batches, each scan
+    /// continuing after the last key deleted: starting every batch from the
+    /// prefix would step over all the tombstones left so far, which made a
+    /// purge quadratic in the table's size on the LSM store. Returns how many
+    /// keys were deleted.
+    pub(crate) fn purge_prefix(&self, prefix: &[u8]) -> Result<usize> {
+        let mut deleted = 0;
+        self.walk_prefix(prefix, PURGE_BATCH, |batch| {
+            let ops: Vec<WriteOp> = batch
+                .iter()
+                .map(|(k, _)| WriteOp::Delete(k.clone()))
+                .collect();
+            deleted += ops.len();
             self.storage.write(ops).map_err(storage_error)?;
-        }
+            Ok(crate::read::Walk::Continue)
+        })?;
+        Ok(deleted)
     }
 
     pub fn update_table(&self, name: &str, update: TableUpdate) -> Result<TableDescription> {

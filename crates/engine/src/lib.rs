@@ -1,6 +1,8 @@
 //! Ferrodyn's engine: everything between a validated request and storage.
 //!
 //! - [`catalog`]: tables (create, describe, list, update, delete), persisted.
+//! - [`background`]: table purges and GSI backfills off the request path,
+//!   resumed after a restart.
 //! - [`collections`]: item-collection sizes of LSI tables and their limit.
 //! - [`items`]: GetItem and the conditional single-item write path.
 //! - [`transactions`]: TransactWriteItems/TransactGetItems and batch writes.
@@ -14,6 +16,7 @@
 //! each read-check-write is atomic and writes are serializable; readers go
 //! straight to storage, whose batches are atomic.
 
+pub mod background;
 pub mod capacity;
 pub mod catalog;
 pub mod collections;
@@ -62,6 +65,8 @@ pub struct Engine {
     burst_seconds: f64,
     /// Largest item collection (LSI tables) a write may grow, in bytes.
     collection_limit_bytes: u64,
+    /// Purges and backfills running in the background.
+    background: background::BackgroundJobs,
 }
 
 /// Engine settings.
@@ -87,8 +92,9 @@ impl Default for EngineOptions {
 }
 
 impl Engine {
-    /// Opens the engine over a storage backend, loading the catalog.
-    pub fn open(storage: Arc<dyn Storage>, options: EngineOptions) -> Result<Engine> {
+    /// Opens the engine over a storage backend, loading the catalog, and
+    /// resumes unfinished purges and backfills in the background.
+    pub fn open(storage: Arc<dyn Storage>, options: EngineOptions) -> Result<Arc<Engine>> {
         let engine = Engine {
             storage,
             tables: RwLock::new(HashMap::new()),
@@ -102,8 +108,11 @@ impl Engine {
             burst_seconds: options.burst_seconds,
             collection_limit_bytes: options.item_collection_limit_bytes,
             account: "000000000000".to_string(),
+            background: background::BackgroundJobs::default(),
         };
         engine.load_catalog()?;
+        let engine = Arc::new(engine);
+        engine.resume_background_work()?;
         Ok(engine)
     }
 

@@ -169,7 +169,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         burst_seconds: args.burst_seconds,
         item_collection_limit_bytes: args.item_collection_limit_bytes,
     };
-    let engine = Arc::new(Engine::open(storage, options).map_err(|e| e.to_string())?);
+    let engine = Engine::open(storage, options).map_err(|e| e.to_string())?;
     if args.ttl_interval > 0.0 {
         engine.start_ttl_sweeper(std::time::Duration::from_secs_f64(args.ttl_interval));
     }
@@ -233,7 +233,9 @@ fn connection_limits(args: &ServeArgs) -> Result<ferrodyn_server::ConnectionLimi
     let max_connections = match args.max_connections {
         Some(0) => return Err("--max-connections must be at least 1".into()),
         Some(n) if n > cap => {
-            eprintln!("ferrodyn: --max-connections {n} lowered to {cap} (open-file limit {descriptors})");
+            eprintln!(
+                "ferrodyn: --max-connections {n} lowered to {cap} (open-file limit {descriptors})"
+            );
             cap
         }
         Some(n) => n,

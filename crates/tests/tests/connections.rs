@@ -34,18 +34,19 @@ async fn closed_within(stream: &mut TcpStream, limit: Duration) -> Option<Durati
 async fn idle_attackers_beyond_the_cap_do_not_lock_out_sdk_clients() {
     // 128 descriptors: the cap is 96 connections. The header timeout is long,
     // so only eviction at the cap can make room.
-    let Some((server, client)) = own_server(&[
-        "--open-files-limit",
-        "128",
-        "--header-timeout",
-        "60",
-    ]) else {
+    let Some((server, client)) =
+        own_server(&["--open-files-limit", "128", "--header-timeout", "60"])
+    else {
         return;
     };
     let table = common::table_s(&client).await;
     let mut attackers = Vec::new();
     for _ in 0..200 {
-        attackers.push(TcpStream::connect(address(server.endpoint())).await.unwrap());
+        attackers.push(
+            TcpStream::connect(address(server.endpoint()))
+                .await
+                .unwrap(),
+        );
     }
     for i in 0..20 {
         let started = Instant::now();
@@ -71,11 +72,18 @@ async fn idle_attackers_beyond_the_cap_do_not_lock_out_sdk_clients() {
             started.elapsed()
         );
         // A fresh attacker after each call keeps the server at its cap.
-        attackers.push(TcpStream::connect(address(server.endpoint())).await.unwrap());
+        attackers.push(
+            TcpStream::connect(address(server.endpoint()))
+                .await
+                .unwrap(),
+        );
     }
     let mut closed = 0;
     for stream in &mut attackers {
-        if closed_within(stream, Duration::from_millis(10)).await.is_some() {
+        if closed_within(stream, Duration::from_millis(10))
+            .await
+            .is_some()
+        {
             closed += 1;
         }
     }
@@ -91,9 +99,12 @@ async fn a_slowloris_sender_is_closed_within_the_header_timeout() {
     let Some((server, _)) = own_server(&["--header-timeout", "1"]) else {
         return;
     };
-    let mut stream = TcpStream::connect(address(server.endpoint())).await.unwrap();
+    let mut stream = TcpStream::connect(address(server.endpoint()))
+        .await
+        .unwrap();
     let started = Instant::now();
-    let header = b"POST / HTTP/1.1\r\nHost: localhost\r\nX-Amz-Target: DynamoDB_20120810.ListTables\r\n";
+    let header =
+        b"POST / HTTP/1.1\r\nHost: localhost\r\nX-Amz-Target: DynamoDB_20120810.ListTables\r\n";
     let mut closed = false;
     for byte in header.iter().cycle().take(100) {
         if stream.write_all(&[*byte]).await.is_err() {
@@ -109,7 +120,10 @@ async fn a_slowloris_sender_is_closed_within_the_header_timeout() {
             break;
         }
     }
-    assert!(closed, "a header byte every 50 ms kept the connection open for 5 s");
+    assert!(
+        closed,
+        "a header byte every 50 ms kept the connection open for 5 s"
+    );
     let elapsed = started.elapsed();
     assert!(
         elapsed >= Duration::from_millis(900) && elapsed < Duration::from_secs(3),
@@ -123,14 +137,18 @@ async fn silent_and_idle_keep_alive_connections_are_closed() {
         return;
     };
     // Opened, never sends: the header timeout.
-    let mut silent = TcpStream::connect(address(server.endpoint())).await.unwrap();
+    let mut silent = TcpStream::connect(address(server.endpoint()))
+        .await
+        .unwrap();
     let after = closed_within(&mut silent, Duration::from_secs(4)).await;
     assert!(
         after.is_some_and(|d| d >= Duration::from_millis(900)),
         "silent connection closed after {after:?}"
     );
     // One request, then idle: the idle timeout.
-    let mut idle = TcpStream::connect(address(server.endpoint())).await.unwrap();
+    let mut idle = TcpStream::connect(address(server.endpoint()))
+        .await
+        .unwrap();
     idle.write_all(b"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
         .await
         .unwrap();

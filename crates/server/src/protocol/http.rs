@@ -75,9 +75,35 @@ async fn handle(
     if let Some(Extension(received)) = received {
         received.mark();
     }
-    let mut response = route(&state, &method, &uri, &headers, &body);
-    cors::apply(&method, &headers, response.headers_mut());
-    response
+    if !runs_on_blocking_pool(&method, &headers) {
+        let mut response = route(&state, &method, &uri, &headers, &body);
+        cors::apply(&method, &headers, response.headers_mut());
+        return response;
+    }
+    // Table-level work can wait (the write lock, catalog fsyncs): on the
+    // blocking pool it cannot stall the few async workers that serve every
+    // other connection.
+    let answer = tokio::task::spawn_blocking(move || {
+        let mut response = route(&state, &method, &uri, &headers, &body);
+        cors::apply(&method, &headers, response.headers_mut());
+        response
+    })
+    .await;
+    answer.unwrap_or_else(|_| {
+        let error = DynamoError::internal("the operation failed unexpectedly");
+        response::encoded_json_response(error.kind.status(), error.to_body(), None)
+    })
+}
+
+/// Whether a request runs on the blocking pool rather than inline on an
+/// async worker (see [`ops::Operation::runs_on_blocking_pool`]).
+fn runs_on_blocking_pool(method: &Method, headers: &HeaderMap) -> bool {
+    method == Method::POST
+        && headers
+            .get("x-amz-target")
+            .and_then(|t| t.to_str().ok())
+            .and_then(ops::Operation::from_target)
+            .is_some_and(ops::Operation::runs_on_blocking_pool)
 }
 
 fn route(
