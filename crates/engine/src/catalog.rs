@@ -240,6 +240,8 @@ impl Engine {
                 format!("Table already exists: {}", new.name),
             ));
         }
+        self.check_table_quota(self.tables.read().len())?;
+        self.check_table_operations()?;
         let id = self
             .next_table_id
             .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
@@ -378,6 +380,7 @@ impl Engine {
     pub fn delete_table(self: &Arc<Self>, name: &str) -> Result<TableDescription> {
         let guard = self.write_lock.lock();
         let table = self.table(name)?;
+        self.check_table_operations()?;
         if table.describe().deletion_protection_enabled {
             return Err(DynamoError::validation(
                 "Resource cannot be deleted as it is currently protected against deletion. Disable deletion protection first.",
@@ -448,6 +451,7 @@ impl Engine {
     pub fn update_table(&self, name: &str, update: TableUpdate) -> Result<TableDescription> {
         let _guard = self.write_lock.lock();
         let table = self.table(name)?;
+        self.check_table_operations()?;
         let now = now_seconds();
         let description = table.update_description(|d| {
             if let Some(mode) = update.billing_mode {

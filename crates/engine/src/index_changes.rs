@@ -38,6 +38,7 @@ impl Engine {
         let (table, index) = {
             let _guard = self.write_lock.lock();
             let table = self.table(table_name)?;
+            self.check_table_operations()?;
             let current = table.describe();
             let existing = current.global_secondary_indexes.iter().flatten().count();
             if table.index(&description.index_name).is_some() {
@@ -103,6 +104,7 @@ impl Engine {
     ) -> Result<TableDescription> {
         let _guard = self.write_lock.lock();
         let table = self.table(table_name)?;
+        self.check_table_operations()?;
         let index = match table.index(index_name) {
             Some(index) if index.kind == IndexKind::Global => index,
             _ => {

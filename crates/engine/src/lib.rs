@@ -11,6 +11,7 @@
 //! - [`keys`]: key-schema checks and the storage-key encoding.
 //! - [`capacity`]: read and write units by DynamoDB's rules.
 //! - [`schema`]: table descriptions in DynamoDB's wire shape.
+//! - [`quotas`]: tables per region and simultaneous table operations.
 //!
 //! Concurrency: one write lock serialises every write (and table change), so
 //! each read-check-write is atomic and writes are serializable; readers go
@@ -25,6 +26,7 @@ pub mod index;
 pub mod index_changes;
 pub mod items;
 pub mod keys;
+pub mod quotas;
 pub mod read;
 pub mod schema;
 pub mod streams;
@@ -67,6 +69,10 @@ pub struct Engine {
     collection_limit_bytes: u64,
     /// Purges and backfills running in the background.
     background: background::BackgroundJobs,
+    /// Most tables (DynamoDB's per-region quota).
+    max_tables: usize,
+    /// Most table operations in progress at once.
+    max_table_operations: usize,
 }
 
 /// Engine settings.
@@ -79,6 +85,10 @@ pub struct EngineOptions {
     /// Largest item collection of a table with an LSI (DynamoDB: 10 GB);
     /// lower it to reach ItemCollectionSizeLimitExceeded in tests.
     pub item_collection_limit_bytes: u64,
+    /// Most tables (DynamoDB: 2,500 per region).
+    pub max_tables: usize,
+    /// Most table operations in progress at once (DynamoDB: 500).
+    pub max_table_operations: usize,
 }
 
 impl Default for EngineOptions {
@@ -87,6 +97,8 @@ impl Default for EngineOptions {
             region: "us-east-1".into(),
             burst_seconds: 300.0,
             item_collection_limit_bytes: collections::DEFAULT_COLLECTION_LIMIT_BYTES,
+            max_tables: quotas::DEFAULT_MAX_TABLES,
+            max_table_operations: quotas::DEFAULT_MAX_TABLE_OPERATIONS,
         }
     }
 }
@@ -109,6 +121,8 @@ impl Engine {
             collection_limit_bytes: options.item_collection_limit_bytes,
             account: "000000000000".to_string(),
             background: background::BackgroundJobs::default(),
+            max_tables: options.max_tables,
+            max_table_operations: options.max_table_operations,
         };
         engine.load_catalog()?;
         let engine = Arc::new(engine);

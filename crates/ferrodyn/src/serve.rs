@@ -69,6 +69,15 @@ pub struct ServeArgs {
     /// ItemCollectionSizeLimitExceededException in tests.
     #[arg(long, hide = true, default_value_t = ferrodyn_engine::collections::DEFAULT_COLLECTION_LIMIT_BYTES)]
     item_collection_limit_bytes: u64,
+    /// Most tables (DynamoDB's default quota per region: 2,500); CreateTable
+    /// beyond it gets LimitExceededException.
+    #[arg(long, default_value_t = ferrodyn_engine::quotas::DEFAULT_MAX_TABLES)]
+    max_tables: usize,
+    /// Most table operations in progress at once (DynamoDB: 500): while that
+    /// many purges and GSI backfills run, CreateTable, UpdateTable,
+    /// DeleteTable and UpdateTimeToLive get LimitExceededException.
+    #[arg(long, default_value_t = ferrodyn_engine::quotas::DEFAULT_MAX_TABLE_OPERATIONS)]
+    max_table_operations: usize,
     /// Seconds a client has to send a request's complete headers, from
     /// opening the connection or from the request's first byte; slower
     /// senders (slowloris) are disconnected.
@@ -168,6 +177,8 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         region: args.region.clone(),
         burst_seconds: args.burst_seconds,
         item_collection_limit_bytes: args.item_collection_limit_bytes,
+        max_tables: args.max_tables,
+        max_table_operations: args.max_table_operations,
     };
     let engine = Engine::open(storage, options).map_err(|e| e.to_string())?;
     if args.ttl_interval > 0.0 {
