@@ -65,6 +65,15 @@ def load(endpoint, name, items, threads=4):
         w.join()
 
 
+def table_bytes(path):
+    """Bytes in the store's table files (fjall preallocates its journal)."""
+    total = 0
+    for root, _, files in os.walk(path):
+        if os.path.basename(root) == "tables":
+            total += sum(os.path.getsize(os.path.join(root, f)) for f in files)
+    return total
+
+
 def percentile(values, p):
     values = sorted(values)
     return values[min(len(values) - 1, int(len(values) * p))] if values else float("nan")
@@ -98,6 +107,7 @@ def measure(binary, port, items, tables, purge_log=True):
             call(endpoint, "DeleteTable", {"TableName": name})
             delete_times.append(time.perf_counter() - t)
 
+        before = table_bytes(data)
         reading = threading.Thread(target=reader)
         reading.start()
         time.sleep(0.2)
@@ -114,7 +124,8 @@ def measure(binary, port, items, tables, purge_log=True):
         purged = time.perf_counter() - started
         stop.set()
         reading.join()
-        return max(delete_times), purged, latencies
+        time.sleep(1)
+        return max(delete_times), purged, latencies, before, table_bytes(data)
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -131,13 +142,14 @@ def main():
     parser.add_argument("--sync-purge", action="store_true",
                         help="the server purges inside DeleteTable (builds before issue 14): no purge log to wait for")
     args = parser.parse_args()
-    print("| items per table | tables | DeleteTable (max) | all purges done | GetItem p50 | p99 | max | GetItems |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("| items per table | tables | DeleteTable (max) | all purges done | GetItem p50 | p99 | max | GetItems | table files before → 1 s after |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for items in [int(n) for n in args.items.split(",")]:
-        delete, purged, lat = measure(args.bin, args.port, items, args.tables, not args.sync_purge)
+        delete, purged, lat, before, after = measure(args.bin, args.port, items, args.tables, not args.sync_purge)
         ms = lambda s: f"{s * 1000:.1f} ms"
         print(f"| {items:,} | {args.tables} | {ms(delete)} | {purged:.2f} s | {ms(percentile(lat, 0.5))} "
-              f"| {ms(percentile(lat, 0.99))} | {ms(max(lat) if lat else float('nan'))} | {len(lat)} |", flush=True)
+              f"| {ms(percentile(lat, 0.99))} | {ms(max(lat) if lat else float('nan'))} | {len(lat)} "
+              f"| {before / 1e6:.1f} → {after / 1e6:.1f} MB |", flush=True)
 
 
 if __name__ == "__main__":

@@ -435,6 +435,12 @@ impl Engine {
     /// purge quadratic in the table's size on the LSM store. Returns how many
     /// keys were deleted.
     pub(crate) fn purge_prefix(&self, prefix: &[u8]) -> Result<usize> {
+        // Storage files holding only this prefix go at once (their space
+        // back without waiting for compaction); what is left is deleted
+        // key by key below, which also catches anything the drop uncovered.
+        self.storage
+            .reclaim_range(prefix, prefix_end(prefix).as_deref())
+            .map_err(storage_error)?;
         let mut deleted = 0;
         self.walk_prefix(prefix, PURGE_BATCH, |batch| {
             let ops: Vec<WriteOp> = batch
