@@ -189,7 +189,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         .build()
         .map_err(|e| format!("cannot start runtime: {e}"))?;
     runtime.block_on(async {
-        let listener = tokio::net::TcpListener::bind((args.host.as_str(), args.port))
+        let listener = ferrodyn_server::bind(&args.host, args.port)
             .await
             .map_err(|e| format!("cannot listen on {}:{}: {e}", args.host, args.port))?;
         let address = listener.local_addr().map_err(|e| e.to_string())?;

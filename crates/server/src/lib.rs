@@ -8,5 +8,5 @@ pub mod ops;
 pub mod protocol;
 pub mod validate;
 
-pub use protocol::connections::ConnectionLimits;
+pub use protocol::connections::{bind, ConnectionLimits};
 pub use protocol::http::{router, serve, serve_with, AppState};

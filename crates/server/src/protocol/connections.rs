@@ -41,6 +41,31 @@ use tokio::sync::{watch, Notify};
 use tokio::time::Instant;
 use tower_service::Service;
 
+/// Connections the kernel may queue before we accept them (capped by
+/// net.core.somaxconn). Tokio's `TcpListener::bind` asks for 128, the
+/// standard library's figure: a thousand clients connecting at once then
+/// overflow the queue, and the dropped handshakes are retried by the
+/// client's TCP a second later (the 1.45 s p99.9 of one 1,000-connection
+/// run, BENCHMARKS.md).
+pub const LISTEN_BACKLOG: u32 = 4096;
+
+/// Binds `host:port` (the first address `host` resolves to) with
+/// [`LISTEN_BACKLOG`].
+pub async fn bind(host: &str, port: u16) -> io::Result<TcpListener> {
+    let address = tokio::net::lookup_host((host, port))
+        .await?
+        .next()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no address"))?;
+    let socket = if address.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    socket.set_reuseaddr(true)?;
+    socket.bind(address)?;
+    socket.listen(LISTEN_BACKLOG)
+}
+
 /// How long clients may take, and how many connections may be open.
 #[derive(Clone, Copy, Debug)]
 pub struct ConnectionLimits {
