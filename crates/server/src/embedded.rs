@@ -66,7 +66,6 @@ impl EmbeddedServer {
             .map_err(invalid)?;
         let storage = ferrodyn_storage::open_memory();
         let engine = Engine::open(storage, options.engine).map_err(|e| invalid(e.to_string()))?;
-        let engine = Arc::new(engine);
         if options.ttl_interval_seconds > 0.0 {
             engine.start_ttl_sweeper(Duration::from_secs_f64(options.ttl_interval_seconds));
         }

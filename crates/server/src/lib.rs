@@ -12,4 +12,5 @@ pub mod protocol;
 pub mod validate;
 
 pub use embedded::{EmbeddedOptions, EmbeddedServer};
-pub use protocol::http::{router, serve, AppState};
+pub use protocol::connections::{bind, ConnectionLimits};
+pub use protocol::http::{router, serve, serve_with, AppState};

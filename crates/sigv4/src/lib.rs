@@ -11,7 +11,7 @@
 
 mod verify;
 
-pub use verify::{verify, Received, VerifyError};
+pub use verify::{request_date, verify, Expected, Received, VerifyError};
 
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::{Digest, Sha256};

@@ -224,6 +224,19 @@ impl Storage for FjallStorage {
         self.db.persist(PersistMode::SyncAll)?;
         Ok(())
     }
+
+    /// lsm-tree's drop-range compaction: tables whose whole key range lies
+    /// inside the range are removed from the tree (their files deleted).
+    fn reclaim_range(&self, start: &[u8], end: Option<&[u8]>) -> Result<(), StorageError> {
+        use ::fjall::AbstractTree;
+        let start = Bound::Included(start.to_vec());
+        let end = end.map_or(Bound::Unbounded, |e| Bound::Excluded(e.to_vec()));
+        self.keyspace
+            .tree
+            .drop_range::<Vec<u8>, _>((start, end))
+            .map_err(::fjall::Error::from)?;
+        Ok(())
+    }
 }
 
 impl Drop for FjallStorage {

@@ -5,11 +5,12 @@
 
 use crate::faults::Faults;
 use crate::ops;
+use crate::protocol::connections::{serve_connections, ConnectionLimits, RequestReceived};
 use crate::protocol::{auth, cors, encoding, response};
 use axum::body::{Body, Bytes};
 use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{HeaderMap, Method, Response, StatusCode, Uri};
-use axum::Router;
+use axum::{Extension, Router};
 use ferrodyn_engine::Engine;
 use ferrodyn_types::{DynamoError, ErrorKind};
 use std::future::Future;
@@ -47,27 +48,67 @@ pub fn router(state: AppState) -> Router {
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
 }
 
-/// Serves until `shutdown` resolves, then lets in-flight requests finish.
+/// Serves until `shutdown` resolves, then lets in-flight requests finish,
+/// with the default connection limits.
 pub async fn serve(
     state: AppState,
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router(state))
-        .with_graceful_shutdown(shutdown)
-        .await
+    serve_with(state, listener, ConnectionLimits::default(), shutdown).await
+}
+
+/// [`serve`] within the given timeouts and connection cap.
+pub async fn serve_with(
+    state: AppState,
+    listener: TcpListener,
+    limits: ConnectionLimits,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    serve_connections(listener, router(state), limits, shutdown).await
 }
 
 async fn handle(
     State(state): State<AppState>,
+    received: Option<Extension<RequestReceived>>,
     method: Method,
     uri: Uri,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response<Body> {
-    let mut response = route(&state, &method, &uri, &headers, &body);
-    cors::apply(&method, &headers, response.headers_mut());
-    response
+    // The body is in: from here on the connection is busy, not slow.
+    if let Some(Extension(received)) = received {
+        received.mark();
+    }
+    if !runs_on_blocking_pool(&method, &headers) {
+        let mut response = route(&state, &method, &uri, &headers, &body);
+        cors::apply(&method, &headers, response.headers_mut());
+        return response;
+    }
+    // Table-level work can wait (the write lock, catalog fsyncs): on the
+    // blocking pool it cannot stall the few async workers that serve every
+    // other connection.
+    let answer = tokio::task::spawn_blocking(move || {
+        let mut response = route(&state, &method, &uri, &headers, &body);
+        cors::apply(&method, &headers, response.headers_mut());
+        response
+    })
+    .await;
+    answer.unwrap_or_else(|_| {
+        let error = DynamoError::internal("the operation failed unexpectedly");
+        response::encoded_json_response(error.kind.status(), error.to_body(), None)
+    })
+}
+
+/// Whether a request runs on the blocking pool rather than inline on an
+/// async worker (see [`ops::Operation::runs_on_blocking_pool`]).
+fn runs_on_blocking_pool(method: &Method, headers: &HeaderMap) -> bool {
+    method == Method::POST
+        && headers
+            .get("x-amz-target")
+            .and_then(|t| t.to_str().ok())
+            .and_then(ops::Operation::from_target)
+            .is_some_and(ops::Operation::runs_on_blocking_pool)
 }
 
 fn route(
@@ -122,14 +163,12 @@ fn call(
         .and_then(|t| t.to_str().ok())
         .unwrap_or("");
     let operation = ops::Operation::from_target(target);
-    auth::authenticate(
-        method,
-        uri,
-        headers,
-        body,
-        state.check_request_time,
-        state.credentials.as_deref(),
-    )?;
+    let policy = auth::AuthPolicy {
+        check_request_time: state.check_request_time,
+        credentials: state.credentials.as_deref(),
+        region: state.engine.region(),
+    };
+    auth::authenticate(method, uri, headers, body, &policy)?;
     let encoding = headers
         .get("content-encoding")
         .and_then(|e| e.to_str().ok());
