@@ -3,7 +3,7 @@
 --   BENCH_OP=put wrk -t1 -c16 -d8s -s bench/ops.lua http://127.0.0.1:8000
 --
 -- Environment (bench/run.py sets all of these):
---   BENCH_OP        put | get | query | txn | bwrite | bget        (default put)
+--   BENCH_OP        put | get | query | txn | bwrite | bget | pselect | pinsert (default put)
 --   BENCH_TABLE     table name                                      (default fdbench)
 --   BENCH_KEYS      number of user#N items loaded                   (default 10000)
 --   BENCH_GROUPS    number of grp#N partitions of 20 items loaded   (default 100)
@@ -21,8 +21,11 @@ local ngroup = tonumber(os.getenv("BENCH_GROUPS") or "100")
 local amz    = os.getenv("BENCH_AMZ_DATE") or os.date("!%Y%m%dT%H%M%SZ")
 
 local targets = { put = "PutItem", get = "GetItem", query = "Query", txn = "TransactWriteItems",
-                  bwrite = "BatchWriteItem", bget = "BatchGetItem" }
-if not targets[op] then error("BENCH_OP must be one of put get query txn bwrite bget, not " .. op) end
+                  bwrite = "BatchWriteItem", bget = "BatchGetItem",
+                  pselect = "ExecuteStatement", pinsert = "ExecuteStatement" }
+if not targets[op] then
+  error("BENCH_OP must be one of put get query txn bwrite bget pselect pinsert, not " .. op)
+end
 
 wrk.method = "POST"
 wrk.path = "/"
@@ -110,6 +113,23 @@ body.bget = function()
     if not seen[k] then seen[k] = true; keys[#keys + 1] = user_key(k) end
   end
   return '{"RequestItems":{"' .. tbl .. '":{"Keys":[' .. table.concat(keys, ",") .. ']}}}'
+end
+
+-- PartiQL: the get above as a SELECT by full key, with ? parameters.
+body.pselect = function()
+  return '{"Statement":"SELECT * FROM \\"' .. tbl .. '\\" WHERE PK = ? AND SK = ?","Parameters":[' ..
+    s("user#" .. math.random(1, nkeys)) .. ',' .. s("profile") .. ']}'
+end
+
+-- PartiQL: the put above as an INSERT of the same ~100-byte item under a new
+-- key each time (an INSERT of an existing key is a DuplicateItemException).
+body.pinsert = function()
+  counter = counter + 1
+  local k = "ins#" .. math.random(1, 2000000000) .. "-" .. (tid or 0) .. "-" .. counter
+  return '{"Statement":"INSERT INTO \\"' .. tbl .. '\\" VALUE {\'PK\': ?, \'SK\': \'profile\', ' ..
+    '\'name\': \'Ada Lovelace\', \'email\': ?, \'n\': ?, \'tags\': <<\'a\', \'b\', \'c\'>>, ' ..
+    '\'bio\': \'Analyst and metaphysician\'}","Parameters":[' .. s(k) .. ',' .. s("ada" .. counter .. "@example.com") ..
+    ',{"N":"' .. counter .. '"}]}'
 end
 
 local make = body[op]

@@ -41,8 +41,9 @@ import urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LUA = os.path.join(HERE, "ops.lua")
-OPS = ["put", "get", "query", "txn", "bwrite", "bget"]
-TARGET = {"put": "PutItem", "get": "GetItem", "query": "Query", "txn": "TransactWriteItems",
+OPS = ["put", "get", "query", "txn", "bwrite", "bget", "pselect", "pinsert"]
+TARGET = {"pselect": "ExecuteStatement", "pinsert": "ExecuteStatement",
+          "put": "PutItem", "get": "GetItem", "query": "Query", "txn": "TransactWriteItems",
           "bwrite": "BatchWriteItem", "bget": "BatchGetItem"}
 CLK = os.sysconf("SC_CLK_TCK")
 
@@ -125,6 +126,12 @@ def probe_body(op, table):
     guard = "attribute_not_exists(PK)"
     if op == "put":
         return {"TableName": table, "Item": user_item(1, 1)}
+    if op == "pselect":
+        return {"Statement": f'SELECT * FROM "{table}" WHERE PK = ? AND SK = ?',
+                "Parameters": [{"S": "user#1"}, {"S": "profile"}]}
+    if op == "pinsert":
+        return {"Statement": f"INSERT INTO \"{table}\" VALUE {{'PK': ?, 'SK': 'profile'}}",
+                "Parameters": [{"S": f"ins#probe{time.time_ns()}"}]}
     if op == "get":
         return {"TableName": table, "Key": {"PK": {"S": "user#1"}, "SK": {"S": "profile"}}}
     if op == "query":

@@ -313,9 +313,11 @@ def test_lock_view_flags_an_orphaned_marker_and_repairs_it(server, browser):
     button(browser, "Repair").click()
     wait(browser, lambda b: "healthy" in b.find_element(By.CSS_SELECTOR, ".locks").text)
     assert "fixed" in browser.find_element(By.CSS_SELECTOR, ".locks .report").text
-    markers = server.call("Query", {"TableName": "app", "KeyConditionExpression": "PK = :p",
-                                    "ExpressionAttributeValues": {":p": {"S": "UNIQ#account#email"}}})
+    # The CLI's default, per-value markers: UNIQ#EMAIL#<value> / LOCK.
+    markers = server.call("Scan", {"TableName": "app", "FilterExpression": "begins_with(PK, :p)",
+                                   "ExpressionAttributeValues": {":p": {"S": "UNIQ#EMAIL#"}}})
     assert markers["Count"] == 1
+    assert markers["Items"][0]["PK"] == {"S": "UNIQ#EMAIL#ada@lovelace.io"}
     assert js_errors(browser) == []
 
 

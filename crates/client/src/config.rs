@@ -71,110 +71,139 @@ pub fn resolve(
     options: &ConnectionOptions,
     env: &Environment,
 ) -> Result<ResolvedConfig, ClientError> {
-    let explicit_profile = options.profile.clone();
-    let profile = explicit_profile
-        .clone()
-        .or_else(|| env.var("AWS_PROFILE").map(str::to_string))
-        .unwrap_or_else(|| "default".to_string());
-
-    let config_file = read_ini(env.file("AWS_CONFIG_FILE", "config"))?;
-    let credentials_file = read_ini(env.file("AWS_SHARED_CREDENTIALS_FILE", "credentials"))?;
-    // In `config` a named profile's section is `[profile NAME]`; `[default]`
-    // stays bare. In `credentials` sections are bare names.
-    let config_section = if profile == "default" {
-        config_file
-            .get("default")
-            .or_else(|| config_file.get("profile default"))
-    } else {
-        config_file.get(&format!("profile {profile}"))
-    };
-    let credentials_section = credentials_file.get(&profile);
-    if explicit_profile.is_some() && config_section.is_none() && credentials_section.is_none() {
-        return Err(ClientError::Config(format!(
-            "profile `{profile}` is not in ~/.aws/config or ~/.aws/credentials"
-        )));
-    }
-    let from_profile = |key: &str| -> Option<String> {
-        credentials_section
-            .and_then(|s| s.get(key))
-            .or_else(|| config_section.and_then(|s| s.get(key)))
-            .cloned()
-    };
-
+    let profile = Profile::load(options, env)?;
     let region = options
         .region
         .clone()
         .or_else(|| env.var("AWS_REGION").map(str::to_string))
         .or_else(|| env.var("AWS_DEFAULT_REGION").map(str::to_string))
-        .or_else(|| config_section.and_then(|s| s.get("region")).cloned())
+        .or_else(|| profile.config("region"))
         .unwrap_or_else(|| DEFAULT_REGION.to_string());
-
     let endpoint = options
         .endpoint_url
         .clone()
         .or_else(|| env.var("AWS_ENDPOINT_URL_DYNAMODB").map(str::to_string))
         .or_else(|| env.var("AWS_ENDPOINT_URL").map(str::to_string))
-        .or_else(|| config_section.and_then(|s| s.get("endpoint_url")).cloned())
+        .or_else(|| profile.config("endpoint_url"))
         .unwrap_or_else(|| DEFAULT_ENDPOINT.to_string());
     let endpoint = normalize_endpoint(&endpoint, &region)?;
-
-    // An explicit --profile wins over credentials in the environment, as in
-    // the AWS CLI; otherwise environment variables come first.
-    let env_credentials = match (
-        env.var("AWS_ACCESS_KEY_ID"),
-        env.var("AWS_SECRET_ACCESS_KEY"),
-    ) {
-        (Some(id), Some(secret)) => Some(Credentials {
-            access_key_id: id.to_string(),
-            secret_access_key: secret.to_string(),
-            session_token: env.var("AWS_SESSION_TOKEN").map(str::to_string),
-        }),
-        _ => None,
-    };
-    let profile_credentials = match (
-        from_profile("aws_access_key_id"),
-        from_profile("aws_secret_access_key"),
-    ) {
-        (Some(id), Some(secret)) => Some(Credentials {
-            access_key_id: id,
-            secret_access_key: secret,
-            session_token: from_profile("aws_session_token"),
-        }),
-        _ => None,
-    };
-    let (credentials, credentials_source) =
-        match (explicit_profile, env_credentials, profile_credentials) {
-            (Some(_), _, Some(c)) => (c, format!("profile {profile}")),
-            (_, Some(c), _) => (c, "environment".to_string()),
-            (_, None, Some(c)) => (c, format!("profile {profile}")),
-            (_, None, None) if is_local(&endpoint) => (
-                // A local server does not verify signatures, but requests must
-                // still be signed, so any key will do.
-                Credentials {
-                    access_key_id: "ferrodyn".to_string(),
-                    secret_access_key: "ferrodyn".to_string(),
-                    session_token: None,
-                },
-                "dummy (local endpoint)".to_string(),
-            ),
-            (Some(_), _, None) => {
-                return Err(ClientError::Config(format!(
-                    "profile `{profile}` has no aws_access_key_id/aws_secret_access_key"
-                )))
-            }
-            (None, None, None) => {
-                return Err(ClientError::Config(format!(
-                    "no credentials for {endpoint}: set AWS_ACCESS_KEY_ID and \
-                 AWS_SECRET_ACCESS_KEY, or add profile `{profile}` to ~/.aws/credentials"
-                )))
-            }
-        };
+    let (credentials, credentials_source) = choose_credentials(&profile, env, &endpoint)?;
     Ok(ResolvedConfig {
         endpoint,
         region,
         credentials,
         credentials_source,
     })
+}
+
+/// The AWS profile in use and its sections of `~/.aws/config` and
+/// `~/.aws/credentials`.
+struct Profile {
+    name: String,
+    /// Named by `--profile` (not by `AWS_PROFILE` or the default).
+    explicit: bool,
+    config: Option<HashMap<String, String>>,
+    credentials: Option<HashMap<String, String>>,
+}
+
+impl Profile {
+    fn load(options: &ConnectionOptions, env: &Environment) -> Result<Profile, ClientError> {
+        let name = options
+            .profile
+            .clone()
+            .or_else(|| env.var("AWS_PROFILE").map(str::to_string))
+            .unwrap_or_else(|| "default".to_string());
+        let mut config_file = read_ini(env.file("AWS_CONFIG_FILE", "config"))?;
+        let mut credentials_file =
+            read_ini(env.file("AWS_SHARED_CREDENTIALS_FILE", "credentials"))?;
+        // In `config` a named profile's section is `[profile NAME]`; `[default]`
+        // stays bare. In `credentials` sections are bare names.
+        let config = if name == "default" {
+            config_file
+                .remove("default")
+                .or_else(|| config_file.remove("profile default"))
+        } else {
+            config_file.remove(&format!("profile {name}"))
+        };
+        let credentials = credentials_file.remove(&name);
+        let explicit = options.profile.is_some();
+        if explicit && config.is_none() && credentials.is_none() {
+            return Err(ClientError::Config(format!(
+                "profile `{name}` is not in ~/.aws/config or ~/.aws/credentials"
+            )));
+        }
+        Ok(Profile {
+            name,
+            explicit,
+            config,
+            credentials,
+        })
+    }
+
+    /// A setting of the profile's `config` section.
+    fn config(&self, key: &str) -> Option<String> {
+        self.config.as_ref().and_then(|s| s.get(key)).cloned()
+    }
+
+    /// A setting from `credentials`, else from `config`.
+    fn setting(&self, key: &str) -> Option<String> {
+        self.credentials
+            .as_ref()
+            .and_then(|s| s.get(key))
+            .cloned()
+            .or_else(|| self.config(key))
+    }
+
+    fn keys(&self) -> Option<Credentials> {
+        Some(Credentials {
+            access_key_id: self.setting("aws_access_key_id")?,
+            secret_access_key: self.setting("aws_secret_access_key")?,
+            session_token: self.setting("aws_session_token"),
+        })
+    }
+}
+
+fn env_credentials(env: &Environment) -> Option<Credentials> {
+    Some(Credentials {
+        access_key_id: env.var("AWS_ACCESS_KEY_ID")?.to_string(),
+        secret_access_key: env.var("AWS_SECRET_ACCESS_KEY")?.to_string(),
+        session_token: env.var("AWS_SESSION_TOKEN").map(str::to_string),
+    })
+}
+
+/// The credentials to sign with and where they came from. An explicit
+/// `--profile` wins over credentials in the environment, as in the AWS CLI;
+/// otherwise environment variables come first.
+fn choose_credentials(
+    profile: &Profile,
+    env: &Environment,
+    endpoint: &str,
+) -> Result<(Credentials, String), ClientError> {
+    let from_profile = || format!("profile {}", profile.name);
+    match (profile.explicit, env_credentials(env), profile.keys()) {
+        (true, _, Some(c)) => Ok((c, from_profile())),
+        (_, Some(c), _) => Ok((c, "environment".to_string())),
+        (_, None, Some(c)) => Ok((c, from_profile())),
+        (_, None, None) if is_local(endpoint) => Ok((
+            // A local server does not verify signatures, but requests must
+            // still be signed, so any key will do.
+            Credentials {
+                access_key_id: "ferrodyn".to_string(),
+                secret_access_key: "ferrodyn".to_string(),
+                session_token: None,
+            },
+            "dummy (local endpoint)".to_string(),
+        )),
+        (true, _, None) => Err(ClientError::Config(format!(
+            "profile `{}` has no aws_access_key_id/aws_secret_access_key",
+            profile.name
+        ))),
+        (false, None, None) => Err(ClientError::Config(format!(
+            "no credentials for {endpoint}: set AWS_ACCESS_KEY_ID and \
+             AWS_SECRET_ACCESS_KEY, or add profile `{}` to ~/.aws/credentials",
+            profile.name
+        ))),
+    }
 }
 
 /// Checks an endpoint URL and drops a trailing slash. The shorthand `aws`

@@ -72,6 +72,19 @@ impl Plain {
         Ok(value)
     }
 
+    /// Parses the one JSON value that `text` starts with and returns it with
+    /// the byte length it took, so a caller can read a JSON literal embedded
+    /// in other syntax (the expression builder's `[..]` and `{..}`).
+    pub fn parse_prefix(text: &str) -> Result<(Plain, usize), ConvertError> {
+        let mut parser = Parser {
+            bytes: text.as_bytes(),
+            text,
+            pos: 0,
+        };
+        let value = parser.value(0)?;
+        Ok((value, parser.pos))
+    }
+
     /// From a `serde_json::Value` (its numbers are whatever serde_json kept).
     pub fn from_json(value: &Value) -> Plain {
         match value {
@@ -511,21 +524,121 @@ fn from_ddb_at(
     tagged: bool,
     warnings: &mut Vec<Warning>,
 ) -> Result<Plain, ConvertError> {
-    let error = |message: &str| ConvertError {
-        path: path.to_string(),
-        message: message.to_string(),
+    let mut at = Site {
+        path,
+        tagged,
+        warnings,
     };
     let Some((kind, inner)) = value
         .as_object()
         .filter(|m| m.len() == 1)
         .and_then(|m| m.iter().next())
     else {
-        return Err(error(
-            "expected an attribute value with one type, such as {\"S\": \"x\"}",
-        ));
+        return Err(at.error("expected an attribute value with one type, such as {\"S\": \"x\"}"));
     };
-    let string_list = |what: &str| -> Result<Vec<String>, ConvertError> {
-        inner
+    match kind.as_str() {
+        "S" | "N" | "BOOL" | "NULL" | "B" => at.scalar(kind, inner),
+        "SS" | "BS" | "NS" => at.set(kind, inner),
+        "L" => {
+            let items = inner
+                .as_array()
+                .ok_or_else(|| at.error("`L` must be an array"))?;
+            let items = items
+                .iter()
+                .enumerate()
+                .map(|(i, v)| from_ddb_at(v, &format!("{path}[{i}]"), tagged, at.warnings))
+                .collect::<Result<_, _>>()?;
+            Ok(Plain::Array(items))
+        }
+        "M" => {
+            let members = inner
+                .as_object()
+                .ok_or_else(|| at.error("`M` must be an object"))?;
+            let members = members
+                .iter()
+                .map(|(k, v)| {
+                    let value = from_ddb_at(v, &format!("{path}.{k}"), tagged, at.warnings)?;
+                    Ok((k.clone(), value))
+                })
+                .collect::<Result<_, ConvertError>>()?;
+            Ok(Plain::Object(members))
+        }
+        other => Err(at.error(&format!("unknown attribute type `{other}`"))),
+    }
+}
+
+/// Where in a document a DynamoDB JSON value is being converted, and what
+/// the conversion reports there.
+struct Site<'a> {
+    path: &'a str,
+    tagged: bool,
+    warnings: &'a mut Vec<Warning>,
+}
+
+impl Site<'_> {
+    fn error(&self, message: &str) -> ConvertError {
+        ConvertError {
+            path: self.path.to_string(),
+            message: message.to_string(),
+        }
+    }
+
+    fn warn(&mut self, message: String) {
+        self.warnings.push(Warning {
+            path: self.path.to_string(),
+            message,
+        });
+    }
+
+    /// A number as a JSON number, or (not valid JSON number syntax) a string.
+    fn number(&mut self, n: &str) -> Plain {
+        if is_json_number(n) {
+            return Plain::Number(n.to_string());
+        }
+        self.warn(format!(
+            "number {n:?} is not valid JSON number syntax; written as a string"
+        ));
+        Plain::String(n.to_string())
+    }
+
+    fn scalar(&mut self, kind: &str, inner: &Value) -> Result<Plain, ConvertError> {
+        let text = |what: &str| {
+            inner
+                .as_str()
+                .ok_or_else(|| self.error(&format!("`{kind}` must be {what}")))
+        };
+        Ok(match kind {
+            "S" => Plain::String(text("a string")?.to_string()),
+            "N" => {
+                let n = text("a string")?.to_string();
+                self.number(&n)
+            }
+            "B" => {
+                let b = text("a base64 string")?.to_string();
+                if self.tagged {
+                    Plain::Object(vec![("$B".into(), Plain::String(b))])
+                } else {
+                    self.warn("binary written as a base64 string (typed output keeps it)".into());
+                    Plain::String(b)
+                }
+            }
+            "BOOL" => Plain::Bool(
+                inner
+                    .as_bool()
+                    .ok_or_else(|| self.error("`BOOL` must be true or false"))?,
+            ),
+            _ => Plain::Null,
+        })
+    }
+
+    /// SS, NS or BS: a tagged set, or a list with a warning.
+    fn set(&mut self, kind: &str, inner: &Value) -> Result<Plain, ConvertError> {
+        let what = if kind == "NS" {
+            "number strings"
+        } else {
+            "strings"
+        };
+        let members: Vec<String> = inner
             .as_array()
             .and_then(|items| {
                 items
@@ -533,105 +646,25 @@ fn from_ddb_at(
                     .map(|i| i.as_str().map(str::to_string))
                     .collect()
             })
-            .ok_or_else(|| error(&format!("`{kind}` must be an array of {what}")))
-    };
-    let mut warn = |message: String| {
-        warnings.push(Warning {
-            path: path.to_string(),
-            message,
-        })
-    };
-    let number = |n: &str, warn: &mut dyn FnMut(String)| {
-        if is_json_number(n) {
-            Plain::Number(n.to_string())
+            .ok_or_else(|| self.error(&format!("`{kind}` must be an array of {what}")))?;
+        let items: Vec<Plain> = if kind == "NS" {
+            members.iter().map(|n| self.number(n)).collect()
         } else {
-            warn(format!(
-                "number {n:?} is not valid JSON number syntax; written as a string"
-            ));
-            Plain::String(n.to_string())
+            members.into_iter().map(Plain::String).collect()
+        };
+        if self.tagged {
+            return Ok(Plain::Object(vec![(
+                format!("${kind}"),
+                Plain::Array(items),
+            )]));
         }
-    };
-    Ok(match kind.as_str() {
-        "S" => Plain::String(
-            inner
-                .as_str()
-                .ok_or_else(|| error("`S` must be a string"))?
-                .to_string(),
-        ),
-        "N" => number(
-            inner
-                .as_str()
-                .ok_or_else(|| error("`N` must be a string"))?,
-            &mut warn,
-        ),
-        "BOOL" => Plain::Bool(
-            inner
-                .as_bool()
-                .ok_or_else(|| error("`BOOL` must be true or false"))?,
-        ),
-        "NULL" => Plain::Null,
-        "B" => {
-            let b = inner
-                .as_str()
-                .ok_or_else(|| error("`B` must be a base64 string"))?;
-            if tagged {
-                Plain::Object(vec![("$B".into(), Plain::String(b.into()))])
-            } else {
-                warn("binary written as a base64 string (typed output keeps it)".into());
-                Plain::String(b.into())
-            }
-        }
-        "SS" | "BS" => {
-            let items: Vec<Plain> = string_list("strings")?
-                .into_iter()
-                .map(Plain::String)
-                .collect();
-            set(kind, items, tagged, &mut warn)
-        }
-        "NS" => {
-            let items: Vec<Plain> = string_list("number strings")?
-                .iter()
-                .map(|n| number(n, &mut warn))
-                .collect();
-            set(kind, items, tagged, &mut warn)
-        }
-        "L" => Plain::Array(
-            inner
-                .as_array()
-                .ok_or_else(|| error("`L` must be an array"))?
-                .iter()
-                .enumerate()
-                .map(|(i, v)| from_ddb_at(v, &format!("{path}[{i}]"), tagged, warnings))
-                .collect::<Result<_, _>>()?,
-        ),
-        "M" => Plain::Object(
-            inner
-                .as_object()
-                .ok_or_else(|| error("`M` must be an object"))?
-                .iter()
-                .map(|(k, v)| {
-                    Ok((
-                        k.clone(),
-                        from_ddb_at(v, &format!("{path}.{k}"), tagged, warnings)?,
-                    ))
-                })
-                .collect::<Result<_, ConvertError>>()?,
-        ),
-        other => return Err(error(&format!("unknown attribute type `{other}`"))),
-    })
-}
-
-fn set(kind: &str, items: Vec<Plain>, tagged: bool, warn: &mut dyn FnMut(String)) -> Plain {
-    if tagged {
-        Plain::Object(vec![(format!("${kind}"), Plain::Array(items))])
-    } else {
-        let what = match kind {
+        let name = match kind {
             "SS" => "string set",
             "NS" => "number set",
             _ => "binary set (base64 strings)",
         };
-        warn(format!("{what} written as a list (typed output keeps it)"));
-        Plain::Array(items)
+        self.warn(format!("{name} written as a list (typed output keeps it)"));
+        Ok(Plain::Array(items))
     }
 }
 

@@ -12,7 +12,9 @@
 //! - [`batch`] writes and reads many items with BatchWriteItem/BatchGetItem,
 //!   retrying unprocessed ones with capped exponential backoff and jitter;
 //! - [`paginate`] follows `LastEvaluatedKey` through Query and Scan pages,
-//!   optionally with parallel Scan segments.
+//!   optionally with parallel Scan segments;
+//! - [`partiql`] runs PartiQL statements (ExecuteStatement), following
+//!   `NextToken`.
 //!
 //! ```no_run
 //! use ferrodyn_client::{Client, ConnectionOptions};
@@ -27,6 +29,7 @@ pub mod config;
 pub mod convert;
 mod error;
 pub mod paginate;
+pub mod partiql;
 /// SigV4 signing lives in its own crate, shared with the server's checks.
 pub use ferrodyn_sigv4 as sigv4;
 mod transport;

@@ -7,7 +7,7 @@ use crate::api::{required, text, ApiFailure, ApiResult};
 use ferrodyn_client::Client;
 use ferrodyn_patterns::unique::locks::LocksOptions;
 use ferrodyn_patterns::unique::{
-    self, Constraint, LocksReport, MarkerStatus, UniqueError, UniqueSpec,
+    self, Constraint, LocksReport, MarkerLayout, MarkerStatus, UniqueError, UniqueSpec,
 };
 use serde_json::{json, Value};
 
@@ -37,10 +37,20 @@ fn load(client: &Client, request: &Value) -> Result<(Constraint, LocksReport), A
     if attributes.is_empty() {
         return Err(ApiFailure::invalid("name at least one unique attribute"));
     }
+    let layout = match text(request, "layout") {
+        None | Some("per-value") => MarkerLayout::PerValue,
+        Some("grouped") => MarkerLayout::Grouped,
+        Some(other) => {
+            return Err(ApiFailure::invalid(format!(
+                "unknown marker layout `{other}`: per-value or grouped"
+            )))
+        }
+    };
     let spec = UniqueSpec {
         table: required(request, "table")?.into(),
         entity: required(request, "entity")?.into(),
         attributes,
+        layout,
     };
     let constraint = Constraint::load(client, spec).map_err(failure)?;
     let options = LocksOptions {
@@ -76,6 +86,7 @@ fn report_json(report: &LocksReport) -> Value {
         "markers": markers,
         "missing": missing,
         "ownersScanned": report.owners_scanned,
+        "listedBy": report.listed_by,
         "healthy": report.is_healthy(),
     })
 }

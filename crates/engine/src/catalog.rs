@@ -4,7 +4,8 @@
 //! Storage records: `'c' | name` holds a table's id and description,
 //! `'s' | id` its item count and size, `'m' | "next_table_id"` the id
 //! allocator, and `'p' | id` marks a deleted table whose items are still being
-//! purged (so a purge interrupted by a crash resumes at the next start).
+//! purged (so a purge interrupted by a crash resumes at the next start, see
+//! `background.rs`).
 
 use crate::index::{Index, IndexKind, IndexState};
 use crate::keys::{table_prefix, IndexKeySchema};
@@ -163,12 +164,13 @@ pub struct TableUpdate {
 }
 
 impl Engine {
-    /// Loads the catalog from storage and resumes interrupted purges.
+    /// Loads the catalog from storage (interrupted purges and backfills are
+    /// resumed by [`Engine::resume_background_work`]).
     pub(crate) fn load_catalog(&self) -> Result<()> {
         let records = scan_prefix(self, &[CATALOG_PREFIX])?;
-        let mut resume_backfills = Vec::new();
         let mut tables = self.tables.write();
-        for (_, value) in records {
+        for (key, value) in records {
+            let catalog_name = String::from_utf8_lossy(&key[1..]).into_owned();
             let record: CatalogRecord = serde_json::from_slice(&value).map_err(storage_error)?;
             let stats = self
                 .storage
@@ -178,20 +180,21 @@ impl Engine {
                 .unwrap_or_default();
             let indexes = record.indexes(self)?;
             let tags = record.tags.clone();
-            let table = Arc::new(Table::new(
+            let mut table = Table::new(
                 record.id,
                 record.description,
                 stats,
                 indexes,
                 self.burst_seconds,
-            ));
+            );
+            table.catalog_name = catalog_name;
+            let table = Arc::new(table);
             table.set_tags(tags);
             table.set_streams(record.streams.clone());
             table.set_ttl_attribute(record.ttl_attribute.clone());
             let highest = record.index_ids.values().max().copied().unwrap_or(0);
             table.set_next_index_id(record.next_index_id.max(highest + 1));
-            tables.insert(table.name.clone(), Arc::clone(&table));
-            resume_backfills.push(table);
+            tables.insert(table.catalog_name.clone(), table);
         }
         drop(tables);
         let next = self
@@ -203,59 +206,59 @@ impl Engine {
         self.next_table_id
             .store(next, std::sync::atomic::Ordering::SeqCst);
         self.restore_stream_sequence()?;
-        for (key, _) in scan_prefix(self, &[PURGE_PREFIX])? {
-            if let Ok(id) = key[1..].try_into().map(u64::from_be_bytes) {
-                self.purge_table_data(id)?;
-            }
-        }
-        for table in &resume_backfills {
-            self.purge_orphan_index_entries(table)?;
-        }
-        for table in resume_backfills {
-            for index in table.indexes() {
-                if index.state() == IndexState::Backfilling {
-                    self.backfill_index(&table, &index)?;
-                }
-            }
-        }
         Ok(())
     }
 
+    /// Ids of deleted tables whose data is not purged yet.
+    pub(crate) fn unfinished_purges(&self) -> Result<Vec<u64>> {
+        Ok(scan_prefix(self, &[PURGE_PREFIX])?
+            .into_iter()
+            .filter_map(|(key, _)| key[1..].try_into().ok().map(u64::from_be_bytes))
+            .collect())
+    }
+
+    /// The table a TableName (name or ARN) designates in the request's region.
     pub fn table(&self, name: &str) -> Result<Arc<Table>> {
-        self.tables.read().get(name).cloned().ok_or_else(|| {
+        self.lookup(name).ok_or_else(|| {
             DynamoError::resource_not_found(format!(
                 "Requested resource not found: Table: {name} not found"
             ))
         })
     }
 
+    pub(crate) fn lookup(&self, name_or_arn: &str) -> Option<Arc<Table>> {
+        let key = self.catalog_name(name_or_arn)?;
+        self.tables.read().get(&key).cloned()
+    }
+
     /// The table an item operation names; DynamoDB words this error differently
     /// from the control-plane one.
     pub fn table_for_items(&self, name: &str) -> Result<Arc<Table>> {
-        self.tables
-            .read()
-            .get(name)
-            .cloned()
+        self.lookup(name)
             .ok_or_else(|| DynamoError::resource_not_found("Requested resource not found"))
     }
 
     pub fn create_table(&self, new: NewTable) -> Result<TableDescription> {
         let _guard = self.write_lock.lock();
-        if self.tables.read().contains_key(&new.name) {
+        let region = self.request_region();
+        let catalog_name = self.catalog_name_in(&region, &new.name);
+        if self.tables.read().contains_key(&catalog_name) {
             return Err(DynamoError::new(
                 ferrodyn_types::ErrorKind::ResourceInUse,
                 format!("Table already exists: {}", new.name),
             ));
         }
+        let in_region = (self.tables.read().keys())
+            .filter(|key| self.name_in_region(key, &region).is_some())
+            .count();
+        self.check_table_quota(in_region)?;
+        self.check_table_operations()?;
         let id = self
             .next_table_id
             .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let now = now_seconds();
         let (read, write) = new.provisioned.unwrap_or((0, 0));
-        let arn = format!(
-            "arn:aws:dynamodb:{}:{}:table/{}",
-            self.region, self.account, new.name
-        );
+        let arn = self.table_arn(&region, &new.name);
         let index_arn = |name: &str| format!("{arn}/index/{name}");
         let mut gsis = new.global_secondary_indexes;
         for gsi in &mut gsis {
@@ -324,7 +327,7 @@ impl Engine {
         self.storage
             .write(vec![
                 WriteOp::Put(
-                    catalog_key(&new.name),
+                    catalog_key(&catalog_name),
                     serde_json::to_vec(&record).map_err(storage_error)?,
                 ),
                 WriteOp::Put(
@@ -334,20 +337,19 @@ impl Engine {
                 WriteOp::Put(NEXT_ID_KEY.to_vec(), (id + 1).to_be_bytes().to_vec()),
             ])
             .map_err(storage_error)?;
-        let table = Table::new(
+        let mut table = Table::new(
             id,
             description.clone(),
             TableStats::default(),
             indexes,
             self.burst_seconds,
         );
+        table.catalog_name = catalog_name.clone();
         table.set_tags(record.tags);
         table.set_next_index_id(record.index_ids.values().max().copied().unwrap_or(0) + 1);
         self.sync_streams(&table);
         let table = Arc::new(table);
-        self.tables
-            .write()
-            .insert(new.name.clone(), Arc::clone(&table));
+        self.tables.write().insert(catalog_name, Arc::clone(&table));
         self.save_catalog_record(&table)?;
         // The table is usable at once, but like DynamoDB the creating call
         // reports CREATING; the next DescribeTable reports ACTIVE.
@@ -366,12 +368,14 @@ impl Engine {
     /// Table names in order, starting after `start`, at most `limit`; the last
     /// name is returned as the continuation when more remain.
     pub fn list_tables(&self, start: Option<&str>, limit: usize) -> (Vec<String>, Option<String>) {
+        let region = self.request_region();
         let mut names: Vec<String> = self
             .tables
             .read()
             .keys()
-            .filter(|n| start.is_none_or(|s| n.as_str() > s))
-            .cloned()
+            .filter_map(|key| self.name_in_region(key, &region))
+            .filter(|n| start.is_none_or(|s| *n > s))
+            .map(str::to_string)
             .collect();
         names.sort();
         let more = names.len() > limit;
@@ -380,9 +384,12 @@ impl Engine {
         (names, last)
     }
 
-    pub fn delete_table(&self, name: &str) -> Result<TableDescription> {
-        let _guard = self.write_lock.lock();
+    /// Removes the table at once (its name is free again) and purges its
+    /// data in the background; answers with the table as DELETING.
+    pub fn delete_table(self: &Arc<Self>, name: &str) -> Result<TableDescription> {
+        let guard = self.write_lock.lock();
         let table = self.table(name)?;
+        self.check_table_operations()?;
         if table.describe().deletion_protection_enabled {
             return Err(DynamoError::validation(
                 "Resource cannot be deleted as it is currently protected against deletion. Disable deletion protection first.",
@@ -390,48 +397,76 @@ impl Engine {
         }
         self.storage
             .write(vec![
-                WriteOp::Delete(catalog_key(name)),
+                WriteOp::Delete(catalog_key(&table.catalog_name)),
                 WriteOp::Delete(stats_key(table.id)),
                 WriteOp::Put(purge_key(table.id), Vec::new()),
             ])
             .map_err(storage_error)?;
-        self.tables.write().remove(name);
-        drop(_guard);
-        self.purge_table_data(table.id)?;
+        self.tables.write().remove(&table.catalog_name);
+        drop(guard);
+        let id = table.id;
+        self.spawn_background(format!("purge-table-{id}"), move |engine| {
+            engine.purge_table_data(id)
+        })?;
         let mut description = table.describe();
         description.table_status = "DELETING".into();
         Ok(description)
     }
 
-    /// Deletes every item of a dropped table, in bounded batches.
-    fn purge_table_data(&self, id: u64) -> Result<()> {
-        let mut index_entries = vec![crate::index::INDEX_PREFIX];
-        index_entries.extend_from_slice(&id.to_be_bytes());
-        self.purge_prefix(&index_entries)?;
-        let mut records = vec![crate::streams::RECORD_PREFIX];
-        records.extend_from_slice(&id.to_be_bytes());
-        self.purge_prefix(&records)?;
-        self.purge_prefix(&table_prefix(id))?;
+    /// Deletes every item, index entry and stream record of a dropped
+    /// table, in bounded batches, then its purge marker.
+    pub(crate) fn purge_table_data(&self, id: u64) -> Result<()> {
+        let started = std::time::Instant::now();
+        let mut purged = 0;
+        for prefix_byte in [
+            crate::index::INDEX_PREFIX,
+            INDEX_STATS_PREFIX,
+            crate::streams::RECORD_PREFIX,
+        ] {
+            let mut prefix = vec![prefix_byte];
+            prefix.extend_from_slice(&id.to_be_bytes());
+            purged += self.purge_prefix(&prefix)?;
+        }
+        purged += self.purge_prefix(&table_prefix(id))?;
         self.storage
             .write(vec![WriteOp::Delete(purge_key(id))])
-            .map_err(storage_error)
+            .map_err(storage_error)?;
+        eprintln!(
+            "ferrodyn: purged table {id} ({purged} keys) in {:.2} s",
+            started.elapsed().as_secs_f64()
+        );
+        Ok(())
     }
 
-    /// Deletes every key under `prefix`, in bounded batches.
-    pub(crate) fn purge_prefix(&self, prefix: &[u8]) -> Result<()> {
-        loop {
-            let batch = scan_prefix_limited(self, prefix, PURGE_BATCH)?;
-            if batch.is_empty() {
-                return Ok(());
-            }
-            let ops = batch.into_iter().map(|(k, _)| WriteOp::Delete(k)).collect();
+    /// Deletes every key under `prefix`, in bounded batches, each scan
+    /// continuing after the last key deleted: starting every batch from the
+    /// prefix would step over all the tombstones left so far, which made a
+    /// purge quadratic in the table's size on the LSM store. Returns how many
+    /// keys were deleted.
+    pub(crate) fn purge_prefix(&self, prefix: &[u8]) -> Result<usize> {
+        // Storage files holding only this prefix go at once (their space
+        // back without waiting for compaction); what is left is deleted
+        // key by key below, which also catches anything the drop uncovered.
+        self.storage
+            .reclaim_range(prefix, prefix_end(prefix).as_deref())
+            .map_err(storage_error)?;
+        let mut deleted = 0;
+        self.walk_prefix(prefix, PURGE_BATCH, |batch| {
+            let ops: Vec<WriteOp> = batch
+                .iter()
+                .map(|(k, _)| WriteOp::Delete(k.clone()))
+                .collect();
+            deleted += ops.len();
             self.storage.write(ops).map_err(storage_error)?;
-        }
+            Ok(crate::read::Walk::Continue)
+        })?;
+        Ok(deleted)
     }
 
     pub fn update_table(&self, name: &str, update: TableUpdate) -> Result<TableDescription> {
         let _guard = self.write_lock.lock();
         let table = self.table(name)?;
+        self.check_table_operations()?;
         let now = now_seconds();
         let description = table.update_description(|d| {
             if let Some(mode) = update.billing_mode {
@@ -486,7 +521,7 @@ impl Engine {
         let record = CatalogRecord::of(&table);
         self.storage
             .write(vec![WriteOp::Put(
-                catalog_key(name),
+                catalog_key(&table.catalog_name),
                 serde_json::to_vec(&record).map_err(storage_error)?,
             )])
             .map_err(storage_error)?;

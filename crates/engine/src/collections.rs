@@ -190,11 +190,6 @@ impl CollectionTracker {
 }
 
 impl Engine {
-    /// The limit on an item collection's size, in bytes.
-    pub fn item_collection_limit(&self) -> u64 {
-        self.collection_limit_bytes
-    }
-
     /// The committed size of a collection.
     fn collection_size(&self, table: &Table, change: &CollectionChange) -> Result<u64> {
         match self
@@ -291,7 +286,7 @@ mod tests {
     use ferrodyn_storage::{open_memory, Storage};
     use std::sync::Arc;
 
-    fn engine_on(storage: &Arc<dyn Storage>, limit: u64) -> Engine {
+    fn engine_on(storage: &Arc<dyn Storage>, limit: u64) -> Arc<Engine> {
         let options = EngineOptions {
             item_collection_limit_bytes: limit,
             ..EngineOptions::default()
@@ -404,7 +399,12 @@ mod tests {
         };
         let before = table_entries(&storage).len();
         drop(engine);
-        let _reopened = engine_on(&storage, 1 << 30);
+        let reopened = engine_on(&storage, 1 << 30);
+        // The orphan purge runs in the background after start-up.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while reopened.background_jobs() > 0 && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
         let after = table_entries(&storage);
         assert_eq!(after.len(), before - 1, "only the orphan is gone");
         assert!(after.iter().all(|(k, _)| *k != orphan));
@@ -628,6 +628,10 @@ mod tests {
         );
         // Dropping the table purges the records with the index entries.
         engine.delete_table("t").unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while engine.background_jobs() > 0 && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
         assert_eq!(storage.get(&record).unwrap(), None);
     }
 

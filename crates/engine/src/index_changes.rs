@@ -18,14 +18,13 @@ use crate::schema::{AttributeDefinition, IndexDescription, TableDescription};
 use crate::table::{Table, TableStats};
 use crate::Engine;
 use ferrodyn_storage::WriteOp;
+use ferrodyn_types::limits::MAX_GSIS;
 use ferrodyn_types::{item_size, DynamoError, ErrorKind, Result};
 use std::ops::Bound;
 use std::sync::Arc;
 
 /// Base items read per backfill step (one write-lock hold).
 const BACKFILL_CHUNK: usize = 256;
-/// DynamoDB's per-table GSI limit.
-const MAX_GSIS: usize = 20;
 
 impl Engine {
     /// Adds a GSI and starts backfilling it in the background.
@@ -38,6 +37,7 @@ impl Engine {
         let (table, index) = {
             let _guard = self.write_lock.lock();
             let table = self.table(table_name)?;
+            self.check_table_operations()?;
             let current = table.describe();
             let existing = current.global_secondary_indexes.iter().flatten().count();
             if table.index(&description.index_name).is_some() {
@@ -86,16 +86,10 @@ impl Engine {
             self.save_catalog_record(&table)?;
             (table, index)
         };
-        let engine = Arc::clone(self);
         let backfill_table = Arc::clone(&table);
-        std::thread::Builder::new()
-            .name(format!("ferrodyn-backfill-{}", index.name))
-            .spawn(move || {
-                if let Err(error) = engine.backfill_index(&backfill_table, &index) {
-                    eprintln!("ferrodyn: backfill of index {} failed: {error}", index.name);
-                }
-            })
-            .map_err(|e| DynamoError::internal(format!("cannot start backfill: {e}")))?;
+        self.spawn_background(format!("backfill-{}", index.name), move |engine| {
+            engine.backfill_index(&backfill_table, &index)
+        })?;
         let mut reported = table.describe();
         reported.table_status = "UPDATING".into();
         Ok(reported)
@@ -109,6 +103,7 @@ impl Engine {
     ) -> Result<TableDescription> {
         let _guard = self.write_lock.lock();
         let table = self.table(table_name)?;
+        self.check_table_operations()?;
         let index = match table.index(index_name) {
             Some(index) if index.kind == IndexKind::Global => index,
             _ => {
@@ -132,16 +127,10 @@ impl Engine {
             .map_err(crate::storage_error)?;
         // The entries are unreachable from here on (the id is never reused);
         // purge them in the background so no write waits for it.
-        let engine = Arc::clone(self);
         let prefix = index_prefix(table.id, index.id);
-        std::thread::Builder::new()
-            .name(format!("ferrodyn-purge-{index_name}"))
-            .spawn(move || {
-                if let Err(error) = engine.purge_prefix(&prefix) {
-                    eprintln!("ferrodyn: purging a deleted index failed: {error}");
-                }
-            })
-            .map_err(|e| DynamoError::internal(format!("cannot start purge: {e}")))?;
+        self.spawn_background(format!("purge-index-{index_name}"), move |engine| {
+            engine.purge_prefix(&prefix).map(|_| ())
+        })?;
         reported.table_status = "UPDATING".into();
         Ok(reported)
     }
@@ -236,7 +225,7 @@ impl Engine {
         let record = CatalogRecord::of(table);
         let value = serde_json::to_vec(&record).map_err(crate::storage_error)?;
         self.storage
-            .write(vec![WriteOp::Put(catalog_key(&table.name), value)])
+            .write(vec![WriteOp::Put(catalog_key(&table.catalog_name), value)])
             .map_err(crate::storage_error)
     }
 
@@ -245,7 +234,7 @@ impl Engine {
         self.walk_prefix(&table_prefix(table.id), BACKFILL_CHUNK, |chunk| {
             let _guard = self.write_lock.lock();
             // Stop if the table or the index went away meanwhile.
-            let current = self.tables.read().get(&table.name).cloned();
+            let current = self.tables.read().get(&table.catalog_name).cloned();
             if current.is_none_or(|t| t.id != table.id) || !still_current(table, index) {
                 return Ok(Walk::Stop);
             }

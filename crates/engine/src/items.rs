@@ -7,7 +7,7 @@
 //! sequence is atomic with respect to every other write; readers never take
 //! the lock and see either the old or the new item, never a mix.
 
-use crate::capacity::{read_units, write_units};
+use crate::capacity::write_units;
 use crate::catalog::{index_stats_key, stats_key};
 use crate::collections::{
     tracks_collections, CollectionChange, CollectionMetrics, CollectionTracker,
@@ -18,6 +18,7 @@ use crate::table::{Table, TableStats};
 use crate::Engine;
 use ferrodyn_expr::{Condition, Path, UpdateExpression};
 use ferrodyn_storage::WriteOp;
+use ferrodyn_types::limits::MAX_ATTRIBUTE_NAME_BYTES;
 use ferrodyn_types::{item_size, DynamoError, ErrorKind, Item, Result, MAX_ITEM_SIZE};
 use std::sync::Arc;
 
@@ -114,11 +115,6 @@ impl Engine {
         }
     }
 
-    /// Read units a GetItem of an item of this size costs.
-    pub fn get_item_units(size: Option<usize>, consistent: bool) -> f64 {
-        read_units(size.unwrap_or(0), consistent)
-    }
-
     /// Conditionally writes one item. `key` must already be validated against
     /// the table's schema (for a Put it is extracted from the item).
     pub fn write_item(
@@ -152,7 +148,7 @@ impl Engine {
         if self
             .tables
             .read()
-            .get(&table.name)
+            .get(&table.catalog_name)
             .is_none_or(|t| t.id != table.id)
         {
             return Err(DynamoError::resource_not_found(
@@ -184,7 +180,10 @@ impl Engine {
             }
             Mutation::Update(update) => {
                 let mut item = old.clone().unwrap_or_else(|| key.clone());
-                updated_paths = update.apply(&mut item)?;
+                updated_paths = match old {
+                    Some(_) => update.apply(&mut item)?,
+                    None => update.apply_to_missing(&mut item)?,
+                };
                 // An update that only removes things does not create a
                 // missing item (an empty update does, as in DynamoDB).
                 let only_removed =
@@ -436,9 +435,6 @@ impl PlannedWrite {
         }
     }
 }
-
-/// Longest attribute name DynamoDB accepts, in bytes.
-pub const MAX_ATTRIBUTE_NAME_BYTES: usize = 65535;
 
 /// Rejects an item over DynamoDB's 400 KB limit, or with an attribute name
 /// over 64 KB, before any work is done.

@@ -61,6 +61,19 @@ impl KeySchema {
         self.attributes().any(|a| a.name == name)
     }
 
+    /// Rejects an empty string or binary key value in `item` (other key
+    /// problems are left to [`KeySchema::validate_key`]). TransactWriteItems
+    /// reports this one for the whole request, not as an action's
+    /// cancellation reason.
+    pub fn check_no_empty_key(&self, item: &Item) -> Result<()> {
+        for attribute in self.attributes() {
+            if let Some(value) = item.get(&attribute.name) {
+                check_not_empty(attribute, value)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Checks the key attributes of a whole item (PutItem's `Item`).
     pub fn validate_item(&self, item: &Item) -> Result<()> {
         for attribute in self.attributes() {

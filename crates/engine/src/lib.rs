@@ -1,6 +1,8 @@
 //! Ferrodyn's engine: everything between a validated request and storage.
 //!
 //! - [`catalog`]: tables (create, describe, list, update, delete), persisted.
+//! - [`background`]: table purges and GSI backfills off the request path,
+//!   resumed after a restart.
 //! - [`collections`]: item-collection sizes of LSI tables and their limit.
 //! - [`items`]: GetItem and the conditional single-item write path.
 //! - [`transactions`]: TransactWriteItems/TransactGetItems and batch writes.
@@ -9,11 +11,14 @@
 //! - [`keys`]: key-schema checks and the storage-key encoding.
 //! - [`capacity`]: read and write units by DynamoDB's rules.
 //! - [`schema`]: table descriptions in DynamoDB's wire shape.
+//! - [`region`]: which region a request addresses; tables are per region.
+//! - [`quotas`]: tables per region and simultaneous table operations.
 //!
 //! Concurrency: one write lock serialises every write (and table change), so
 //! each read-check-write is atomic and writes are serializable; readers go
 //! straight to storage, whose batches are atomic.
 
+pub mod background;
 pub mod capacity;
 pub mod catalog;
 pub mod collections;
@@ -22,7 +27,9 @@ pub mod index;
 pub mod index_changes;
 pub mod items;
 pub mod keys;
+pub mod quotas;
 pub mod read;
+pub mod region;
 pub mod schema;
 pub mod streams;
 pub mod table;
@@ -62,6 +69,12 @@ pub struct Engine {
     burst_seconds: f64,
     /// Largest item collection (LSI tables) a write may grow, in bytes.
     collection_limit_bytes: u64,
+    /// Purges and backfills running in the background.
+    background: background::BackgroundJobs,
+    /// Most tables (DynamoDB's per-region quota).
+    max_tables: usize,
+    /// Most table operations in progress at once.
+    max_table_operations: usize,
 }
 
 /// Engine settings.
@@ -74,6 +87,10 @@ pub struct EngineOptions {
     /// Largest item collection of a table with an LSI (DynamoDB: 10 GB);
     /// lower it to reach ItemCollectionSizeLimitExceeded in tests.
     pub item_collection_limit_bytes: u64,
+    /// Most tables (DynamoDB: 2,500 per region).
+    pub max_tables: usize,
+    /// Most table operations in progress at once (DynamoDB: 500).
+    pub max_table_operations: usize,
 }
 
 impl Default for EngineOptions {
@@ -82,13 +99,16 @@ impl Default for EngineOptions {
             region: "us-east-1".into(),
             burst_seconds: 300.0,
             item_collection_limit_bytes: collections::DEFAULT_COLLECTION_LIMIT_BYTES,
+            max_tables: quotas::DEFAULT_MAX_TABLES,
+            max_table_operations: quotas::DEFAULT_MAX_TABLE_OPERATIONS,
         }
     }
 }
 
 impl Engine {
-    /// Opens the engine over a storage backend, loading the catalog.
-    pub fn open(storage: Arc<dyn Storage>, options: EngineOptions) -> Result<Engine> {
+    /// Opens the engine over a storage backend, loading the catalog, and
+    /// resumes unfinished purges and backfills in the background.
+    pub fn open(storage: Arc<dyn Storage>, options: EngineOptions) -> Result<Arc<Engine>> {
         let engine = Engine {
             storage,
             tables: RwLock::new(HashMap::new()),
@@ -102,9 +122,19 @@ impl Engine {
             burst_seconds: options.burst_seconds,
             collection_limit_bytes: options.item_collection_limit_bytes,
             account: "000000000000".to_string(),
+            background: background::BackgroundJobs::default(),
+            max_tables: options.max_tables,
+            max_table_operations: options.max_table_operations,
         };
         engine.load_catalog()?;
+        let engine = Arc::new(engine);
+        engine.resume_background_work()?;
         Ok(engine)
+    }
+
+    /// The region the server answers for (ARNs, signature scopes).
+    pub fn region(&self) -> &str {
+        &self.region
     }
 
     /// Forces all acknowledged writes to disk (used at shutdown).

@@ -249,8 +249,10 @@ impl Engine {
     /// Every stream of every table (or of one table), with its table.
     pub fn list_streams(&self, table_name: Option<&str>) -> Vec<(Arc<Table>, StreamInfo)> {
         let tables = self.tables.read();
+        let region = self.request_region();
         let mut out: Vec<(Arc<Table>, StreamInfo)> = tables
             .values()
+            .filter(|t| self.name_in_region(&t.catalog_name, &region).is_some())
             .filter(|t| table_name.is_none_or(|n| t.name == n))
             .flat_map(|t| t.streams().into_iter().map(move |s| (Arc::clone(t), s)))
             .collect();

@@ -17,6 +17,9 @@ pub struct Table {
     /// the same name gets a new id, so leftovers of the old one never leak in.
     pub id: u64,
     pub name: String,
+    /// The key of the table in the catalog: its name, qualified by its
+    /// region when that is not the server's (see [`crate::region`]).
+    pub catalog_name: String,
     pub schema: KeySchema,
     description: RwLock<TableDescription>,
     /// Secondary indexes every write maintains (including ones still being
@@ -54,6 +57,7 @@ impl Table {
             burst_seconds,
             id,
             name: description.table_name.clone(),
+            catalog_name: description.table_name.clone(),
             schema: KeySchema::new(&description.key_schema, &description.attribute_definitions),
             description: RwLock::new(description),
             indexes: RwLock::new(indexes),

@@ -3,7 +3,7 @@
 
 use crate::table::Table;
 use crate::Engine;
-use ferrodyn_types::{DynamoError, ErrorKind, Result};
+use ferrodyn_types::{DynamoError, Result};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -14,10 +14,9 @@ impl Engine {
     /// The table a resource ARN names. Index ARNs cannot be tagged.
     fn tagged_table(&self, arn: &str) -> Result<Arc<Table>> {
         if !arn.starts_with("arn:") {
-            return Err(DynamoError::new(
-                ErrorKind::AccessDenied,
-                "ARNs must start with 'arn:'",
-            ));
+            // Older DynamoDB answered AccessDeniedException; today's answers
+            // this ValidationException (ScyllaDB's test_tag_resource_incorrect).
+            return Err(DynamoError::validation("ARNs must start with 'arn:'"));
         }
         let invalid =
             || DynamoError::validation(format!("Invalid ResourceArn provided as input {arn}"));
@@ -31,11 +30,8 @@ impl Engine {
             // An index or stream ARN: only tables carry tags.
             return Err(invalid());
         }
-        self.tables
-            .read()
-            .get(name)
+        self.lookup(arn)
             .filter(|t| t.describe().table_arn == arn)
-            .cloned()
             .ok_or_else(|| {
                 DynamoError::resource_not_found(format!(
                     "Requested resource not found: ResourcArn: {arn} not found"

@@ -26,6 +26,7 @@ impl Engine {
     pub fn update_ttl(&self, table_name: &str, enabled: bool, attribute: &str) -> Result<()> {
         let _guard = self.write_lock.lock();
         let table = self.table(table_name)?;
+        self.check_table_operations()?;
         match (table.ttl_attribute(), enabled) {
             (Some(_), true) => {
                 return Err(DynamoError::validation("TimeToLive is active on a different AttributeName: TimeToLive is already enabled"))

@@ -98,16 +98,6 @@ impl ExpressionContext {
         Self::default()
     }
 
-    /// The message DynamoDB gives when one ExpressionAttributeValues entry is
-    /// not a valid AttributeValue (`message` being the value's own error, e.g.
-    /// "Supplied AttributeValue is empty, must contain exactly one of the
-    /// supported datatypes"). For the engine, which decodes the values.
-    pub fn invalid_value_error(key: &str, message: &str) -> DynamoError {
-        DynamoError::validation(format!(
-            "ExpressionAttributeValues contains invalid value: {message} for key {key}"
-        ))
-    }
-
     /// Substitutes `#name`, marking it used.
     pub(crate) fn name(&mut self, key: &str) -> Option<String> {
         let value = self.names.get(key)?.clone();
@@ -120,15 +110,6 @@ impl ExpressionContext {
         let value = self.values.get(key)?.clone();
         self.used_values.insert(key.to_string());
         Some(value)
-    }
-
-    /// Whether any placeholder of either kind was supplied.
-    pub fn has_names(&self) -> bool {
-        !self.names.is_empty()
-    }
-
-    pub fn has_values(&self) -> bool {
-        !self.values.is_empty()
     }
 
     /// After every expression of the request is parsed: DynamoDB rejects

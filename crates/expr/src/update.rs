@@ -41,6 +41,17 @@ impl UpdateExpression {
     /// Applies the update in place and returns the paths touched. On error
     /// the item may be partially modified; callers apply to a copy.
     pub fn apply(&self, item: &mut Item) -> Result<Vec<Path>, DynamoError> {
+        self.apply_with(item, true)
+    }
+
+    /// Applies the update to the key of an item that does not exist yet.
+    /// DynamoDB then ignores a REMOVE of a nested path (`REMOVE a.b`,
+    /// `REMOVE a[0]`) that would be an invalid path on an existing item.
+    pub fn apply_to_missing(&self, item: &mut Item) -> Result<Vec<Path>, DynamoError> {
+        self.apply_with(item, false)
+    }
+
+    fn apply_with(&self, item: &mut Item, exists: bool) -> Result<Vec<Path>, DynamoError> {
         let original = item.clone();
         // Compute every SET value first, against the original item.
         let mut set_values = Vec::new();
@@ -79,7 +90,10 @@ impl UpdateExpression {
         // first so the smaller still designates the original element.
         removes.sort_by(|a, b| b.cmp(a));
         for path in removes {
-            remove_path(item, path)?;
+            match remove_path(item, path) {
+                Err(_) if !exists => {}
+                result => result?,
+            }
         }
         Ok(self.actions.iter().map(|a| a.path().clone()).collect())
     }
@@ -219,16 +233,19 @@ fn remove_path(item: &mut Item, path: &Path) -> Result<(), DynamoError> {
     Ok(())
 }
 
-/// Union of two sets of the same type, keeping existing order.
-/// Adds `b`'s members missing from `a`, keeping order; linear, since sets
-/// may be large.
-fn union<T: Hash + Eq + Clone>(a: &mut Vec<T>, b: &[T]) {
+/// Union of two sets of the same type, kept sorted as decoded sets are
+/// (see ferrodyn_types' set order); linear in the members added.
+fn union<T: Hash + Eq + Ord + Clone>(a: &mut Vec<T>, b: &[T]) {
     let present: HashSet<T> = a.iter().cloned().collect();
     let mut added = HashSet::new();
+    let before = a.len();
     for x in b {
         if !present.contains(x) && added.insert(x) {
             a.push(x.clone());
         }
+    }
+    if a.len() > before {
+        a.sort_unstable();
     }
 }
 

@@ -13,13 +13,11 @@ use crate::path::{check_clashes, Path, PathElem};
 use crate::reserved::is_reserved;
 use crate::syntax::{Comparator, RawAction, RawCall, RawCond, RawElem, RawOperand, RawPath};
 use crate::ExprKind;
+use ferrodyn_types::limits::MAX_NESTING_DEPTH;
 use ferrodyn_types::{AttributeValue, DynamoError};
 
 /// Largest list index DynamoDB accepts in a path.
 const MAX_INDEX: u64 = i32::MAX as u64;
-
-/// Most elements of one document path.
-const MAX_NESTING_DEPTH: usize = 32;
 
 /// Most operands (besides the first) of IN.
 const MAX_IN_OPERANDS: usize = 100;

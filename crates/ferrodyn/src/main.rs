@@ -5,7 +5,6 @@
 //! running Ferrodyn or to AWS DynamoDB.
 
 mod cli;
-mod cli_patterns;
 mod console;
 mod serve;
 
@@ -50,6 +49,9 @@ enum Command {
     Query(cli::read::QueryArgs),
     /// Read items of a whole table (or index), optionally filtered.
     Scan(cli::read::ScanArgs),
+    /// Run a PartiQL statement (SELECT, INSERT, UPDATE, DELETE).
+    #[command(visible_alias = "partiql")]
+    Sql(cli::sql::SqlArgs),
     /// Load a JSON, JSON-lines, CSV or DynamoDB-JSON file into a table.
     Import(cli::import::ImportArgs),
     /// Write a table's items to a JSON, JSON-lines, CSV or DynamoDB-JSON file.
@@ -58,13 +60,13 @@ enum Command {
     #[command(subcommand)]
     Convert(cli::convert::ConvertCommand),
     /// Stage several writes, review a diff, commit them all or nothing.
-    Stage(cli_patterns::StageArgs),
+    Stage(cli::patterns::StageArgs),
     /// Keep non-key attributes (e-mail, username) unique with marker items.
-    Unique(cli_patterns::UniqueArgs),
+    Unique(cli::patterns::UniqueArgs),
     /// Build condition, update and key-condition expressions.
-    Expr(cli_patterns::ExprArgs),
+    Expr(cli::patterns::ExprArgs),
     /// Estimate capacity units and monthly price of a workload.
-    Cost(cli_patterns::CostArgs),
+    Cost(cli::patterns::CostArgs),
     /// Show the capacity a running Ferrodyn has seen consumed, and its price.
     Usage(cli::usage::UsageArgs),
 }
@@ -81,13 +83,14 @@ fn main() {
         Command::Delete(args) => cli::items::delete(args),
         Command::Query(args) => cli::read::query(args),
         Command::Scan(args) => cli::read::scan(args),
+        Command::Sql(args) => cli::sql::run(args),
         Command::Import(args) => cli::import::run(args),
         Command::Export(args) => cli::export::run(args),
         Command::Convert(command) => cli::convert::run(command),
-        Command::Stage(args) => cli_patterns::stage(args),
-        Command::Unique(args) => cli_patterns::unique(args),
-        Command::Expr(args) => cli_patterns::expr(args),
-        Command::Cost(args) => cli_patterns::cost(args),
+        Command::Stage(args) => cli::patterns::stage(args),
+        Command::Unique(args) => cli::patterns::unique(args),
+        Command::Expr(args) => cli::patterns::expr(args),
+        Command::Cost(args) => cli::patterns::cost(args),
         Command::Usage(args) => cli::usage::run(args),
     };
     if let Err(message) = result {

@@ -69,6 +69,34 @@ pub struct ServeArgs {
     /// ItemCollectionSizeLimitExceededException in tests.
     #[arg(long, hide = true, default_value_t = ferrodyn_engine::collections::DEFAULT_COLLECTION_LIMIT_BYTES)]
     item_collection_limit_bytes: u64,
+    /// Most tables (DynamoDB's default quota per region: 2,500); CreateTable
+    /// beyond it gets LimitExceededException.
+    #[arg(long, default_value_t = ferrodyn_engine::quotas::DEFAULT_MAX_TABLES)]
+    max_tables: usize,
+    /// Most table operations in progress at once (DynamoDB: 500): while that
+    /// many purges and GSI backfills run, CreateTable, UpdateTable,
+    /// DeleteTable and UpdateTimeToLive get LimitExceededException.
+    #[arg(long, default_value_t = ferrodyn_engine::quotas::DEFAULT_MAX_TABLE_OPERATIONS)]
+    max_table_operations: usize,
+    /// Seconds a client has to send a request's complete headers, from
+    /// opening the connection or from the request's first byte; slower
+    /// senders (slowloris) are disconnected.
+    #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
+    header_timeout: f64,
+    /// Seconds a keep-alive connection may sit idle between requests, and a
+    /// request body may take to arrive after its headers, before the
+    /// connection is closed.
+    #[arg(long, default_value_t = 60.0, value_name = "SECONDS")]
+    idle_timeout: f64,
+    /// Most connections open at once (default: the descriptor limit, raised
+    /// to its hard maximum at start-up, less a reserve for storage, at most
+    /// 16384). At the cap the connection idle longest is closed to make room.
+    #[arg(long, value_name = "N")]
+    max_connections: Option<usize>,
+    /// Set the process's open-file limit to this instead of raising it to the
+    /// hard maximum (tests of the connection cap).
+    #[arg(long, hide = true)]
+    open_files_limit: Option<u64>,
     /// Exit when standard input closes (lets a parent process, such as a test
     /// harness, tie the server's life to its own).
     #[arg(long, hide = true)]
@@ -131,6 +159,7 @@ fn faults(args: &ServeArgs) -> Result<Faults, String> {
 pub fn run(args: ServeArgs) -> Result<(), String> {
     let faults = Arc::new(faults(&args)?);
     let credentials = credentials(&args.credentials)?;
+    let limits = connection_limits(&args)?;
     if faults.is_active() {
         eprintln!(
             "ferrodyn: fault injection is ON ({} rule(s))",
@@ -153,8 +182,10 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         region: args.region.clone(),
         burst_seconds: args.burst_seconds,
         item_collection_limit_bytes: args.item_collection_limit_bytes,
+        max_tables: args.max_tables,
+        max_table_operations: args.max_table_operations,
     };
-    let engine = Arc::new(Engine::open(storage, options).map_err(|e| e.to_string())?);
+    let engine = Engine::open(storage, options).map_err(|e| e.to_string())?;
     if args.ttl_interval > 0.0 {
         engine.start_ttl_sweeper(std::time::Duration::from_secs_f64(args.ttl_interval));
     }
@@ -163,7 +194,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         .build()
         .map_err(|e| format!("cannot start runtime: {e}"))?;
     runtime.block_on(async {
-        let listener = tokio::net::TcpListener::bind((args.host.as_str(), args.port))
+        let listener = ferrodyn_server::bind(&args.host, args.port)
             .await
             .map_err(|e| format!("cannot listen on {}:{}: {e}", args.host, args.port))?;
         let address = listener.local_addr().map_err(|e| e.to_string())?;
@@ -197,8 +228,9 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
                 faults,
                 credentials,
             },
-            extra,
             listener,
+            limits,
+            extra,
             shutdown_signal(args.exit_on_stdin_eof),
         )
         .await
@@ -210,6 +242,71 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     // Don't wait for the stdin watcher: its blocking read may never return.
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));
     Ok(())
+}
+
+/// Connections the server may hold open above which the storage engine could
+/// run out of descriptors: a quarter of the limit, at most 256, is kept back.
+fn connection_cap(descriptors: u64) -> usize {
+    let reserve = (descriptors / 4).min(256);
+    (descriptors - reserve).min(16_384) as usize
+}
+
+/// The timeouts and connection cap from the flags, after raising the
+/// open-file limit (the soft limit to the hard one, or as asked).
+fn connection_limits(args: &ServeArgs) -> Result<ferrodyn_server::ConnectionLimits, String> {
+    let seconds = |value: f64, flag: &str| {
+        if value > 0.0 && value.is_finite() {
+            Ok(std::time::Duration::from_secs_f64(value))
+        } else {
+            Err(format!("{flag} must be a positive number of seconds"))
+        }
+    };
+    let descriptors = raise_open_files_limit(args.open_files_limit)?;
+    let cap = connection_cap(descriptors);
+    let max_connections = match args.max_connections {
+        Some(0) => return Err("--max-connections must be at least 1".into()),
+        Some(n) if n > cap => {
+            eprintln!(
+                "ferrodyn: --max-connections {n} lowered to {cap} (open-file limit {descriptors})"
+            );
+            cap
+        }
+        Some(n) => n,
+        None => cap,
+    };
+    Ok(ferrodyn_server::ConnectionLimits {
+        header_timeout: seconds(args.header_timeout, "--header-timeout")?,
+        idle_timeout: seconds(args.idle_timeout, "--idle-timeout")?,
+        max_connections,
+    })
+}
+
+/// Sets the soft open-file limit to `wanted` or else to the hard limit, and
+/// returns the limit in force.
+fn raise_open_files_limit(wanted: Option<u64>) -> Result<u64, String> {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit only read and write the struct passed.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
+        return Err(format!(
+            "cannot read the open-file limit: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    let target = wanted.unwrap_or(limit.rlim_max).min(limit.rlim_max);
+    if target != limit.rlim_cur {
+        let raised = libc::rlimit {
+            rlim_cur: target,
+            rlim_max: limit.rlim_max,
+        };
+        // SAFETY: as above.
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } == 0 {
+            limit.rlim_cur = target;
+        }
+    }
+    Ok(limit.rlim_cur)
 }
 
 /// Resolves on SIGINT, SIGTERM or (if asked) end of standard input.

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{client, create_table, endpoint, server_binary, table_name};
+use common::{cli_command, client, create_table, endpoint, table_name};
 use std::process::Output;
 
 /// Runs a client command against the shared server.
@@ -14,9 +14,10 @@ fn ferrodyn(args: &[&str], dir: &std::path::Path) -> Output {
     offline(&all, dir)
 }
 
-/// Runs a command that needs no server (`expr`, `cost`).
+/// Runs a command that needs no server (`expr`, `cost`), with the
+/// user's AWS settings out of the way.
 fn offline(args: &[&str], dir: &std::path::Path) -> Output {
-    std::process::Command::new(server_binary())
+    cli_command()
         .args(args)
         .current_dir(dir)
         .env_remove("FERRODYN_STAGE")
@@ -69,6 +70,27 @@ fn expr_prints_sdk_json_and_aws_cli_options() {
         text(&out).contains("KeyConditionExpression"),
         "{}",
         text(&out)
+    );
+}
+
+#[test]
+fn expr_keeps_numbers_inside_list_and_map_literals_exact() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = offline(
+        &[
+            "expr",
+            "update",
+            r#"SET l = [12345678901234567890.5], m = {"n": 0.12345678901234567890123456789012345678}"#,
+        ],
+        dir.path(),
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let values = &json["ExpressionAttributeValues"];
+    assert_eq!(values[":l"]["L"][0]["N"], "12345678901234567890.5");
+    assert_eq!(
+        values[":m"]["M"]["n"]["N"],
+        "0.12345678901234567890123456789012345678"
     );
 }
 
@@ -137,4 +159,49 @@ fn a_cancelled_stage_commit_reports_the_change_and_keeps_the_stage() {
     let out = ferrodyn(&["stage", "clear"], dir.path());
     assert!(out.status.success());
     assert!(!dir.path().join("ferrodyn-stage.json").exists());
+}
+
+#[test]
+fn unique_writes_the_seeds_markers_by_default_and_locks_says_how_it_read_them() {
+    let api = client();
+    let table = table_name("cliuniq");
+    create_table(&api, &table, "PK", Some("SK"));
+    let dir = tempfile::tempdir().unwrap();
+    let spec = [
+        "--table", &table, "--entity", "account", "--unique", "email",
+    ];
+    let unique = |extra: &[&str]| {
+        let mut args = vec!["unique"];
+        args.extend(spec);
+        args.extend(extra);
+        ferrodyn(&args, dir.path())
+    };
+    let out = unique(&[
+        "create",
+        r#"{"PK": "ACCT#1", "SK": "PROFILE", "email": "ada@lovelace.io"}"#,
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    let out = unique(&["locks"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let shown = text(&out);
+    assert!(shown.contains("UNIQ#EMAIL#ada@lovelace.io"), "{shown}");
+    assert!(shown.contains("markers read by Scan of table"), "{shown}");
+    // The earlier layout stays available.
+    let out = unique(&[
+        "--layout",
+        "grouped",
+        "create",
+        r#"{"PK": "ACCT#2", "SK": "PROFILE", "email": "bob@example.com"}"#,
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    let out = unique(&["--layout", "grouped", "locks"]);
+    let shown = text(&out);
+    assert!(
+        shown.contains("UNIQ#account#email#bob@example.com"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("Query of partition UNIQ#account#email"),
+        "{shown}"
+    );
 }

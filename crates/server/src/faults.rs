@@ -123,7 +123,7 @@ impl FaultConfig {
 /// The configured faults and their random source.
 pub struct Faults {
     rules: Vec<FaultRule>,
-    state: Mutex<u64>,
+    rng: Mutex<fastrand::Rng>,
 }
 
 impl Faults {
@@ -134,7 +134,7 @@ impl Faults {
     pub fn new(rules: Vec<FaultRule>, seed: u64) -> Faults {
         Faults {
             rules,
-            state: Mutex::new(seed),
+            rng: Mutex::new(fastrand::Rng::with_seed(seed)),
         }
     }
 
@@ -142,15 +142,9 @@ impl Faults {
         !self.rules.is_empty()
     }
 
-    /// A uniform draw in [0, 1) from the seeded generator (splitmix64).
+    /// A uniform draw in [0, 1) from the seeded generator.
     fn draw(&self) -> f64 {
-        let mut state = self.state.lock();
-        *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = *state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^= z >> 31;
-        (z >> 11) as f64 / (1u64 << 53) as f64
+        self.rng.lock().f64()
     }
 
     fn fires(&self, kind: FaultKind, operation: &str, tables: &[&str]) -> bool {

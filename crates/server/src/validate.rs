@@ -11,6 +11,9 @@ pub struct Violations {
     found: Vec<String>,
 }
 
+/// Longest table ARN accepted in place of a TableName.
+pub const MAX_ARN_CHARS: usize = 1024;
+
 /// Allowed table and index names: 3 to 255 of `[a-zA-Z0-9_.-]`.
 pub const NAME_PATTERN: &str = "[a-zA-Z0-9_.-]+";
 
@@ -40,6 +43,27 @@ impl Violations {
             self.name_rules(field, name, 3, 255);
         } else {
             self.not_null(field, value);
+        }
+    }
+
+    /// The TableName of an operation on an existing table, which may also be
+    /// the table's ARN (DynamoDB accepts ARNs there since 2024, up to 1024
+    /// characters); a plain name keeps CreateTable's rules.
+    pub fn table_name_or_arn(&mut self, field: &str, value: &Option<String>) {
+        match value {
+            Some(arn) if arn.starts_with("arn:") => self.arn_rules(field, arn),
+            _ => self.table_name(field, value),
+        }
+    }
+
+    /// A table ARN given where a name may be: at most 1024 characters.
+    pub fn arn_rules(&mut self, field: &str, arn: &str) {
+        if arn.chars().count() > MAX_ARN_CHARS {
+            self.add(
+                Some(arn),
+                field,
+                &format!("Member must have length less than or equal to {MAX_ARN_CHARS}"),
+            );
         }
     }
 
@@ -137,20 +161,34 @@ impl Violations {
         }
     }
 
-    /// A collection's size bounds.
+    /// A list's size bounds. DynamoDB echoes the list itself, not its size:
+    /// an empty one as `'[]'`; a too-long one, whose Java rendering we do not
+    /// reproduce, without a value ("Value at '...'").
     pub fn count<T>(&mut self, field: &str, value: Option<&[T]>, min: usize, max: usize) {
         if let Some(list) = value {
-            if list.len() < min {
-                self.found.push(format!(
-                    "Value '{}' at '{field}' failed to satisfy constraint: Member must have length greater than or equal to {min}",
-                    list.len()
-                ));
-            } else if list.len() > max {
-                self.found.push(format!(
-                    "Value '{}' at '{field}' failed to satisfy constraint: Member must have length less than or equal to {max}",
-                    list.len()
-                ));
-            }
+            self.size(field, list.len(), "[]", min, max);
+        }
+    }
+
+    /// A map's size bounds, echoed as `'{}'` when empty (see [`Violations::count`]).
+    pub fn map_count(&mut self, field: &str, len: usize, min: usize, max: usize) {
+        self.size(field, len, "{}", min, max);
+    }
+
+    fn size(&mut self, field: &str, len: usize, empty: &str, min: usize, max: usize) {
+        let shown = if len == 0 {
+            format!("Value '{empty}' at")
+        } else {
+            "Value at".to_string()
+        };
+        if len < min {
+            self.found.push(format!(
+                "{shown} '{field}' failed to satisfy constraint: Member must have length greater than or equal to {min}"
+            ));
+        } else if len > max {
+            self.found.push(format!(
+                "{shown} '{field}' failed to satisfy constraint: Member must have length less than or equal to {max}"
+            ));
         }
     }
 

@@ -11,7 +11,7 @@
 
 mod verify;
 
-pub use verify::{verify, Received, VerifyError};
+pub use verify::{request_date, verify, Expected, Received, VerifyError};
 
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::{Digest, Sha256};
@@ -236,7 +236,7 @@ pub fn format_time(time: SystemTime) -> (String, String) {
         .unwrap_or(0);
     let days = (secs / 86_400) as i64;
     let rem = secs % 86_400;
-    let (y, m, d) = civil_from_days(days);
+    let (y, m, d) = ferrodyn_types::dates::civil_from_days(days);
     let date = format!("{y:04}{m:02}{d:02}");
     let amz = format!(
         "{date}T{:02}{:02}{:02}Z",
@@ -245,21 +245,6 @@ pub fn format_time(time: SystemTime) -> (String, String) {
         rem % 60
     );
     (amz, date)
-}
-
-/// Days since 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's
-/// algorithm), so no date crate is needed for one timestamp format.
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
 }
 
 #[cfg(test)]

@@ -17,6 +17,10 @@ pub enum StorageError {
         /// Length of the offending key.
         len: usize,
     },
+    /// The data directory holds a format this build cannot read (see
+    /// `format.rs`); the message says which and what to do.
+    #[error("{0}")]
+    Format(String),
     /// Any other error reported by the backend engine.
     #[error("storage backend error: {0}")]
     Backend(#[source] Box<dyn std::error::Error + Send + Sync + 'static>),

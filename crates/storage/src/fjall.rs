@@ -120,8 +120,9 @@ fn spawn_journal_syncer(db: Database) -> std::io::Result<(mpsc::Sender<()>, Join
 
 impl FjallStorage {
     /// Opens (creating if needed) the database in directory `path`,
-    /// replaying its journal. Only one process may open a directory at once.
+    /// replaying its journal, after checking its format version. Only one process may open a directory at once.
     pub fn open(path: &Path, options: FjallOptions) -> Result<Self, StorageError> {
+        crate::format::check_or_create(path)?;
         let db = Database::builder(path)
             .cache_size(options.cache_size_bytes)
             .open()?;
@@ -221,6 +222,19 @@ impl Storage for FjallStorage {
 
     fn flush(&self) -> Result<(), StorageError> {
         self.db.persist(PersistMode::SyncAll)?;
+        Ok(())
+    }
+
+    /// lsm-tree's drop-range compaction: tables whose whole key range lies
+    /// inside the range are removed from the tree (their files deleted).
+    fn reclaim_range(&self, start: &[u8], end: Option<&[u8]>) -> Result<(), StorageError> {
+        use ::fjall::AbstractTree;
+        let start = Bound::Included(start.to_vec());
+        let end = end.map_or(Bound::Unbounded, |e| Bound::Excluded(e.to_vec()));
+        self.keyspace
+            .tree
+            .drop_range::<Vec<u8>, _>((start, end))
+            .map_err(::fjall::Error::from)?;
         Ok(())
     }
 }

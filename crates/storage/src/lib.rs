@@ -18,10 +18,12 @@ use std::sync::Arc;
 
 mod error;
 mod fjall;
+mod format;
 mod memory;
 
 pub use crate::error::StorageError;
 pub use crate::fjall::{FjallOptions, FjallStorage};
+pub use crate::format::{DATA_FORMAT, FORMAT_FILE};
 pub use crate::memory::MemoryStorage;
 
 /// A stored key. Plain owned bytes: keys are short (tens of bytes), so a
@@ -91,6 +93,18 @@ pub trait Storage: Send + Sync + 'static {
 
     /// Forces everything written so far to disk (used at shutdown).
     fn flush(&self) -> Result<(), StorageError>;
+
+    /// Frees at once the space of keys in `start <= key < end` (`end` None:
+    /// unbounded) that the caller will never read again, by dropping whole
+    /// storage files holding nothing else. Best effort: keys in memory
+    /// buffers or in files that straddle the range stay, and keys earlier
+    /// deleted may even reappear (their tombstones' files dropped), so the
+    /// caller deletes every key left in the range afterwards. Keys outside
+    /// the range are never touched. The default does nothing.
+    fn reclaim_range(&self, start: &[u8], end: Option<&[u8]>) -> Result<(), StorageError> {
+        let _ = (start, end);
+        Ok(())
+    }
 }
 
 /// Opens (creating if needed) a fjall database in directory `path`, with the

@@ -134,12 +134,28 @@ fn acknowledged_sync_batches_survive_kill_9() {
 
 /// With `Durability::None` fjall may lose the tail of acknowledged batches
 /// (they sit in its 8 KiB journal buffer), but recovery must still yield
-/// whole batches and a prefix of the sequence. Its eprintln shows the loss,
-/// which is what proves the test above can tell the difference.
+/// whole batches and a prefix of the sequence. And it does lose some: that
+/// is what proves the tests above can tell the modes apart (were `none` as
+/// safe as `buffered`, a broken `buffered` would pass them unnoticed).
+/// A kill can land just after a buffer flush and lose nothing, so up to five
+/// rounds run, each on a fresh directory, until one shows a loss.
 #[test]
-fn no_durability_crash_still_yields_whole_batches() {
-    let dir = tempfile::tempdir().unwrap();
-    let acked = run_and_kill(dir.path(), 0, 300, "none");
-    let present = verify(dir.path(), &acked, 0, false);
-    eprintln!("durability none: {} acked, {present} present", acked.len());
+fn no_durability_crash_still_yields_whole_batches_and_loses_some() {
+    let mut losses = Vec::new();
+    for _ in 0..5 {
+        let dir = tempfile::tempdir().unwrap();
+        let acked = run_and_kill(dir.path(), 0, 300, "none");
+        let present = verify(dir.path(), &acked, 0, false);
+        let last_acked = *acked.last().unwrap();
+        eprintln!("durability none: {} acked, {present} present", acked.len());
+        losses.push(present <= last_acked);
+        if present <= last_acked {
+            break;
+        }
+    }
+    assert!(
+        losses.contains(&true),
+        "Durability::None never lost an acknowledged batch in {} kills: the crash tests cannot tell durability modes apart",
+        losses.len()
+    );
 }

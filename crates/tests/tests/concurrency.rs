@@ -187,9 +187,9 @@ async fn concurrent_transfers_never_create_or_destroy_money() {
             let mut delta = [0i64; ACCOUNTS];
             let mut refused = 0usize;
             for _ in 0..TRANSFERS {
-                let from = rng.between(0, ACCOUNTS as u64 - 1) as usize;
-                let to = (from + rng.between(1, ACCOUNTS as u64 - 1) as usize) % ACCOUNTS;
-                let amount = rng.between(1, 60) as i64;
+                let from = rng.u64(0..=ACCOUNTS as u64 - 1) as usize;
+                let to = (from + rng.u64(1..=ACCOUNTS as u64 - 1) as usize) % ACCOUNTS;
+                let amount = rng.u64(1..=60) as i64;
                 let result = client
                     .transact_write_items()
                     .transact_items(txn::update(

@@ -665,7 +665,7 @@ fn backoff(attempt: u32, rng: &mut common::Rng) -> Duration {
     const BASE_MS: u64 = 2;
     const CAP_MS: u64 = 64;
     let ceiling = CAP_MS.min(BASE_MS << attempt.min(16));
-    Duration::from_millis(rng.between(0, ceiling))
+    Duration::from_millis(rng.u64(0..=ceiling))
 }
 
 /// Statistics of a batch writer run.

@@ -268,20 +268,22 @@ async fn malformed_number_is_rejected() {
 
 #[tokio::test]
 async fn empty_sets_are_rejected() {
+    // PutItem words them "1 validation error detected: ..." (moto's
+    // AWS-verified test_put_item_empty_set).
     let client = common::client();
     let table = common::table_s(&client).await;
     let cases = [
         (
             AttributeValue::Ss(vec![]),
-            "One or more parameter values were invalid: An string set  may not be empty",
+            "1 validation error detected: One or more parameter values were invalid: An string set  may not be empty",
         ),
         (
             AttributeValue::Ns(vec![]),
-            "One or more parameter values were invalid: An number set  may not be empty",
+            "1 validation error detected: One or more parameter values were invalid: An number set  may not be empty",
         ),
         (
             AttributeValue::Bs(vec![]),
-            "One or more parameter values were invalid: Binary sets should not be empty",
+            "1 validation error detected: One or more parameter values were invalid: Binary sets should not be empty",
         ),
     ];
     for (value, message) in cases {

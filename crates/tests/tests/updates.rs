@@ -307,6 +307,6 @@ async fn overlapping_paths_are_rejected() {
             .expression_attribute_values(":v", n("1"))
             .send()
             .await,
-        "Invalid UpdateExpression: Two document paths overlap with each other; must remove or rewrite one of these paths; path one: [a], path two: [a, b]",
+        "1 validation error detected: Invalid UpdateExpression: Two document paths overlap with each other; must remove or rewrite one of these paths; path one: [a], path two: [a, b]",
     );
 }

@@ -1,6 +1,7 @@
-//! Calendar arithmetic for the timestamps DynamoDB prints (stream labels,
-//! X-Amz-Date checks), without a date-time dependency: Howard Hinnant's
-//! days-from-civil algorithms over the proleptic Gregorian calendar.
+//! Calendar arithmetic for the timestamps DynamoDB prints and signs (stream
+//! labels, SigV4 dates, X-Amz-Date checks), without a date-time dependency:
+//! Howard Hinnant's days-from-civil algorithms over the proleptic Gregorian
+//! calendar. The one home of date arithmetic in the workspace.
 
 /// Days since 1970-01-01 to (year, month 1-12, day 1-31).
 pub fn civil_from_days(days: i64) -> (i64, u32, u32) {

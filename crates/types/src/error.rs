@@ -23,6 +23,8 @@ pub enum ErrorKind {
     ResourceInUse,
     LimitExceeded,
     ConditionalCheckFailed,
+    /// A PartiQL INSERT of a key that exists.
+    DuplicateItem,
     TransactionCanceled,
     TransactionConflict,
     TransactionInProgress,
@@ -53,6 +55,7 @@ impl ErrorKind {
             ErrorKind::ResourceInUse => "ResourceInUseException",
             ErrorKind::LimitExceeded => "LimitExceededException",
             ErrorKind::ConditionalCheckFailed => "ConditionalCheckFailedException",
+            ErrorKind::DuplicateItem => "DuplicateItemException",
             ErrorKind::TransactionCanceled => "TransactionCanceledException",
             ErrorKind::TransactionConflict => "TransactionConflictException",
             ErrorKind::TransactionInProgress => "TransactionInProgressException",

@@ -174,7 +174,7 @@ impl<'de> Visitor<'de> for AttributeValueVisitor {
                         &members.join(", "),
                         "An string set  may not be empty",
                     )?;
-                    AttributeValue::Ss(members)
+                    AttributeValue::Ss(sorted(members))
                 }
                 TypeKey::Ns => {
                     let texts: Vec<String> = map.next_value()?;
@@ -190,7 +190,7 @@ impl<'de> Visitor<'de> for AttributeValueVisitor {
                         // words this case without listing the members.
                         return Err(validation("Input collection contains duplicates"));
                     }
-                    AttributeValue::Ns(members)
+                    AttributeValue::Ns(sorted(members))
                 }
                 TypeKey::Bs => {
                     let members: Vec<Binary> = map.next_value()?;
@@ -201,7 +201,7 @@ impl<'de> Visitor<'de> for AttributeValueVisitor {
                         &shown.join(", "),
                         "Binary sets should not be empty",
                     )?;
-                    AttributeValue::Bs(members)
+                    AttributeValue::Bs(sorted(members))
                 }
                 TypeKey::Unknown => {
                     map.next_value::<IgnoredAny>()?;
@@ -221,6 +221,15 @@ impl<'de> Visitor<'de> for AttributeValueVisitor {
             )),
         }
     }
+}
+
+/// Set members in the order DynamoDB Local and Dynoxide return them, which
+/// library tests rely on (AWS documents sets as unordered): strings by their
+/// UTF-8 bytes, numbers by value, binaries by unsigned bytes. Sorting when a
+/// set is decoded keeps stored items, and so every read, in that order.
+fn sorted<T: Ord>(mut members: Vec<T>) -> Vec<T> {
+    members.sort_unstable();
+    members
 }
 
 fn parse_number<E: de::Error>(text: &str) -> Result<Number, E> {

@@ -11,12 +11,14 @@
 pub mod dates;
 mod error;
 mod json;
+pub mod limits;
 mod number;
 mod size;
 mod value;
 
 pub use error::{DynamoError, ErrorKind, Result};
 pub use json::{deserialize_expression_values, json_error_to_dynamo, VALIDATION_MARKER};
+pub use limits::{MAX_ITEM_SIZE, MAX_NESTING_DEPTH};
 pub use number::{Number, NumberError};
-pub use size::{attribute_size, item_size, MAX_ITEM_SIZE, MAX_NESTING_DEPTH};
+pub use size::{attribute_size, item_size};
 pub use value::{AttributeValue, Item, ScalarType};

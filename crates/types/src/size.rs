@@ -8,12 +8,6 @@
 
 use crate::{AttributeValue, Item};
 
-/// The largest item DynamoDB stores, in bytes.
-pub const MAX_ITEM_SIZE: usize = 400 * 1024;
-
-/// Levels of nesting DynamoDB allows, counting the item itself as one.
-pub const MAX_NESTING_DEPTH: usize = 32;
-
 /// Size of one attribute value (without its name).
 pub fn attribute_size(value: &AttributeValue) -> usize {
     match value {

@@ -2,84 +2,34 @@
 //! port, gone when the test ends), a library client pointed at it, and the
 //! `ferrodyn` binary run as a user would run it.
 //!
-//! The binary is `<workspace>/target/debug/ferrodyn` (or `$FERRODYN_BIN`),
-//! built once per test process with `cargo build -p ferrodyn --bin ferrodyn`.
-//! Each test binary uses part of this module, hence `dead_code`.
+//! Servers and the binary come from `ferrodyn-testkit`, the harness every
+//! test crate shares. Each test binary uses part of this module, hence
+//! `dead_code`.
 #![allow(dead_code)]
 
 use ferrodyn_client::config::Environment;
 use ferrodyn_client::{Client, ConnectionOptions};
+use ferrodyn_testkit::ServerProcess;
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Output, Stdio};
-use std::sync::OnceLock;
+use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-pub fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .expect("workspace root exists")
-}
-
-/// The `ferrodyn` binary, built once per test process.
-pub fn binary() -> &'static Path {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        if let Some(bin) = std::env::var_os("FERRODYN_BIN") {
-            return PathBuf::from(bin);
-        }
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let output = Command::new(cargo)
-            .args(["build", "-p", "ferrodyn", "--bin", "ferrodyn"])
-            .current_dir(workspace_root())
-            .output()
-            .expect("cargo runs");
-        assert!(
-            output.status.success(),
-            "building ferrodyn failed:\n{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        let target = std::env::var_os("CARGO_TARGET_DIR")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| workspace_root().join("target"));
-        target.join("debug").join("ferrodyn")
-    })
-}
-
-/// A spawned server; dropping it stops the process.
+/// A spawned server (through the shared harness); dropping it stops the
+/// process.
 pub struct Server {
-    child: Child,
-    _stdin: ChildStdin,
+    _process: ServerProcess,
     pub endpoint: String,
 }
 
 impl Server {
     /// `ferrodyn serve --in-memory --port 0` plus `extra` (fault rules...).
     pub fn start(extra: &[&str]) -> Server {
-        let mut child = Command::new(binary())
-            .args(["serve", "--in-memory", "--port", "0", "--exit-on-stdin-eof"])
-            .args(extra)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("the server starts");
-        let stdin = child.stdin.take().expect("stdin is piped");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().expect("stdout is piped"))
-            .read_line(&mut line)
-            .expect("the server prints its address");
-        let endpoint = line
-            .split_whitespace()
-            .find(|w| w.starts_with("http://"))
-            .unwrap_or_else(|| panic!("no address in {line:?}"))
-            .to_string();
+        let mut args = vec!["--in-memory"];
+        args.extend_from_slice(extra);
+        let process = ServerProcess::spawn(&args);
         Server {
-            child,
-            _stdin: stdin,
-            endpoint,
+            endpoint: process.endpoint().to_string(),
+            _process: process,
         }
     }
 
@@ -146,28 +96,7 @@ impl Server {
     }
 }
 
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// The `ferrodyn` binary with the user's AWS settings removed, so tests do
-/// not depend on who runs them.
-pub fn cli_command() -> Command {
-    let mut command = Command::new(binary());
-    for (name, _) in std::env::vars() {
-        if name.starts_with("AWS_") {
-            command.env_remove(name);
-        }
-    }
-    command.env(
-        "HOME",
-        std::env::temp_dir().join("ferrodyn-client-tests-home"),
-    );
-    command
-}
+pub use ferrodyn_testkit::cli_command;
 
 pub fn run_with_stdin(mut command: Command, stdin: &str) -> Output {
     let mut child = command

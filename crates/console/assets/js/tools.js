@@ -14,9 +14,13 @@ export function locksView(table) {
   const entity = el('input', { 'aria-label': 'Entity', value: saved.entity || 'account', autocomplete: 'off' });
   const attributes = el('input', { 'aria-label': 'Unique attributes', value: saved.attributes || 'email', autocomplete: 'off' });
   const owners = el('input', { 'aria-label': 'Scan owners with key prefix', value: saved.scanOwners || '', placeholder: 'optional, e.g. ACCT#', autocomplete: 'off' });
+  const layout = el('select', { 'aria-label': 'Marker layout' },
+    el('option', { value: 'per-value' }, 'per value: UNIQ#<ATTR>#<value> / LOCK'),
+    el('option', { value: 'grouped' }, 'grouped: UNIQ#<entity>#<attr> / …#<value>'));
+  layout.value = saved.layout || 'per-value';
   const out = el('div');
   const request = () => {
-    const r = { table, entity: entity.value.trim(), attributes: attributes.value, scanOwners: owners.value.trim() || undefined };
+    const r = { table, entity: entity.value.trim(), attributes: attributes.value, layout: layout.value, scanOwners: owners.value.trim() || undefined };
     localStorage.setItem(`ferrodyn.locks:${table}`, JSON.stringify(r));
     return r;
   };
@@ -38,9 +42,9 @@ export function locksView(table) {
     }
   };
   return el('div.locks',
-    el('p.hint', 'Markers UNIQ#<entity>#<attribute>#<value> keep non-key attributes unique (ferrodyn unique). Read with Query only, never a Scan of the table.'),
+    el('p.hint', 'Marker items keep non-key attributes unique (ferrodyn unique). Per-value markers (the default, one partition per value) are listed by a Query of a sparse uniq_attr index when the table has one, else by a Scan; grouped markers by one Query per attribute. The report says which it used.'),
     el('form.row', { onsubmit: (e) => { e.preventDefault(); inspect(); }, 'aria-label': 'Uniqueness constraint' },
-      field('Entity', entity), field('Unique attributes (comma separated)', attributes), field('Also scan owners', owners),
+      field('Entity', entity), field('Unique attributes (comma separated)', attributes), field('Marker layout', layout), field('Also scan owners', owners),
       el('button.btn.primary', { type: 'submit' }, 'Inspect locks')),
     out);
 }
@@ -53,7 +57,7 @@ function renderLocks(out, report, repair, repaired) {
       repaired.skipped.map((f) => el('div.warn', `not fixed: ${f}`))),
     el('div.row',
       el(`span.pill.${problems ? 's-deleting' : 's-active'}`, problems ? `${problems} problem(s)` : 'healthy'),
-      el('span.hint', `${report.markers.length} marker(s)${report.ownersScanned ? ', owners scanned' : ''}`),
+      el('span.hint', `${report.markers.length} marker(s)${report.ownersScanned ? ', owners scanned' : ''}${report.listedBy && report.listedBy.length ? ' · listed by ' + report.listedBy.join('; ') : ''}`),
       el('span.spacer'),
       problems ? button('Repair', repair, 'primary') : null),
     el('table.plain', { 'aria-label': 'Uniqueness markers' },

@@ -29,8 +29,7 @@ pub use updates::{legacy_attribute_updates, legacy_attributes_to_get};
 use ferrodyn_types::{json_error_to_dynamo, AttributeValue, DynamoError};
 use serde_json::{Map, Value};
 
-/// Longest attribute name DynamoDB accepts, in bytes.
-pub const MAX_ATTRIBUTE_NAME_BYTES: usize = 65535;
+pub use ferrodyn_types::limits::MAX_ATTRIBUTE_NAME_BYTES;
 
 fn decode(v: &Value) -> Result<AttributeValue, DynamoError> {
     serde_json::from_value::<AttributeValue>(v.clone()).map_err(|e| json_error_to_dynamo(&e))

@@ -8,7 +8,7 @@
 //! an interruption starts exactly after the last record known to be done.
 
 use super::checkpoint::Checkpoint;
-use super::formats::{read_records, FileFormat};
+use super::formats::{read_records, FileFormat, Record};
 use super::{CliResult, Common, OutputFormat};
 use clap::Args;
 use ferrodyn_client::backoff::RetryPolicy;
@@ -90,15 +90,66 @@ struct Done {
 }
 
 pub fn run(args: ImportArgs) -> CliResult {
-    let format = match args.format {
-        Some(f) => f,
+    let format = resolve_format(&args)?;
+    let mut checkpoint = load_checkpoint(&args, format)?;
+    if checkpoint.complete {
+        eprintln!(
+            "this import is already complete (checkpoint {}); nothing to do",
+            path_text(&args.checkpoint)
+        );
+        return print_report(&args, &checkpoint, &Outcome::default(), Duration::ZERO);
+    }
+    checkpoint.runs += 1;
+    if checkpoint.records_done > 0 {
+        eprintln!(
+            "resuming after record {} (checkpoint {})",
+            checkpoint.records_done,
+            path_text(&args.checkpoint)
+        );
+    }
+    let client = args.common.connect()?;
+    let records = read_records(&args.file, format)?;
+    let mut collector = Collector {
+        progress: progress_bar(records.total, checkpoint.records_done, args.no_progress),
+        tracker: Tracker::new(),
+        failed_file: open_failed_file(&args.failed)?,
+        checkpoint_path: args.checkpoint.clone(),
+    };
+    let started = Instant::now();
+    let mut outcome = Outcome::default();
+    let stopped = write_all(
+        &args,
+        &client,
+        records.iter,
+        &mut collector,
+        &mut checkpoint,
+        &mut outcome,
+    )?;
+    collector.progress.finish_and_clear();
+    checkpoint.complete = !stopped;
+    if let Some(path) = &args.checkpoint {
+        checkpoint.save(path)?;
+    }
+    print_report(&args, &checkpoint, &outcome, started.elapsed())?;
+    final_verdict(&args, &checkpoint, &outcome)
+}
+
+/// The file's format: `--format`, else told from its name.
+fn resolve_format(args: &ImportArgs) -> Result<FileFormat, String> {
+    match args.format {
+        Some(f) => Ok(f),
         None => FileFormat::from_path(&args.file).ok_or_else(|| {
             format!(
                 "cannot tell the format of {} from its name: add --format",
                 args.file.display()
             )
-        })?,
-    };
+        }),
+    }
+}
+
+/// The saved checkpoint of this very import, or a fresh one; a checkpoint
+/// of another import (table, file or format) is refused rather than reused.
+fn load_checkpoint(args: &ImportArgs, format: FileFormat) -> Result<Checkpoint, String> {
     let source = std::fs::canonicalize(&args.file)
         .map_err(|e| format!("cannot open {}: {e}", args.file.display()))?;
     let source_bytes = std::fs::metadata(&source).map_err(|e| e.to_string())?.len();
@@ -116,64 +167,85 @@ pub fn run(args: ImportArgs) -> CliResult {
         runs: 0,
         complete: false,
     };
-    let mut checkpoint = match &args.checkpoint {
-        Some(path) => match Checkpoint::load(path)? {
-            Some(saved) if saved.same_import(&fresh) => saved,
-            Some(_) => {
-                return Err(format!(
-                    "checkpoint {} belongs to another import (table, file or format differ): \
-                     delete it or choose another --checkpoint",
-                    path.display()
-                ))
-            }
-            None => fresh,
-        },
-        None => fresh,
+    let Some(path) = &args.checkpoint else {
+        return Ok(fresh);
     };
-    if checkpoint.complete {
-        eprintln!(
-            "this import is already complete (checkpoint {}); nothing to do",
-            path_text(&args.checkpoint)
-        );
-        return print_report(&args, &checkpoint, &Outcome::default(), Duration::ZERO);
+    match Checkpoint::load(path)? {
+        Some(saved) if saved.same_import(&fresh) => Ok(saved),
+        Some(_) => Err(format!(
+            "checkpoint {} belongs to another import (table, file or format differ): \
+             delete it or choose another --checkpoint",
+            path.display()
+        )),
+        None => Ok(fresh),
     }
-    checkpoint.runs += 1;
-    let resumed_from = checkpoint.records_done;
-    if resumed_from > 0 {
-        eprintln!(
-            "resuming after record {resumed_from} (checkpoint {})",
-            path_text(&args.checkpoint)
-        );
-    }
+}
 
-    let client = args.common.connect()?;
-    let records = read_records(&args.file, format)?;
-    let mut failed_file = match &args.failed {
-        Some(path) => Some(
-            std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(path)
-                .map_err(|e| format!("cannot open {}: {e}", path.display()))?,
-        ),
-        None => None,
+/// `--failed PATH`, opened for appending (a resumed import adds to it).
+fn open_failed_file(path: &Option<PathBuf>) -> Result<Option<std::fs::File>, String> {
+    let Some(path) = path else {
+        return Ok(None);
     };
-    let progress = progress_bar(records.total, resumed_from, args.no_progress);
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map(Some)
+        .map_err(|e| format!("cannot open {}: {e}", path.display()))
+}
+
+/// What the results side of the pipeline keeps: progress, the reorder
+/// buffer, where failed records and the checkpoint go.
+struct Collector {
+    progress: ProgressBar,
+    tracker: Tracker,
+    failed_file: Option<std::fs::File>,
+    checkpoint_path: Option<PathBuf>,
+}
+
+impl Collector {
+    /// Takes one finished chunk; applies every chunk that is now next in
+    /// record order, so the checkpoint only ever covers a finished prefix.
+    fn take(
+        &mut self,
+        done: Done,
+        checkpoint: &mut Checkpoint,
+        outcome: &mut Outcome,
+    ) -> CliResult {
+        self.progress.inc(done.records);
+        self.tracker.finish(done);
+        while let Some(done) = self.tracker.next_in_order() {
+            apply(done, checkpoint, outcome, self.failed_file.as_mut())?;
+            if let Some(path) = &self.checkpoint_path {
+                checkpoint.save(path)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Runs the pipeline: `--concurrency` writer threads take chunks of up to
+/// 25 records from the reader (this thread) and report back. Returns whether
+/// the import stopped before the end (`--max-items` or an error).
+fn write_all(
+    args: &ImportArgs,
+    client: &Client,
+    records: Box<dyn Iterator<Item = Record> + Send>,
+    collector: &mut Collector,
+    checkpoint: &mut Checkpoint,
+    outcome: &mut Outcome,
+) -> Result<bool, String> {
     let policy = RetryPolicy {
         base: Duration::from_millis(args.backoff_base_ms),
         cap: Duration::from_millis(args.backoff_cap_ms),
         max_attempts: args.max_attempts.max(1),
     };
-    let started = Instant::now();
-    let mut outcome = Outcome::default();
-
-    let stopped = std::thread::scope(|scope| -> Result<bool, String> {
+    std::thread::scope(|scope| -> Result<bool, String> {
         let (chunk_tx, chunk_rx) = mpsc::sync_channel::<Chunk>(args.concurrency as usize * 2);
         let chunk_rx = std::sync::Arc::new(std::sync::Mutex::new(chunk_rx));
         let (done_tx, done_rx) = mpsc::channel::<Done>();
         for _ in 0..args.concurrency {
-            let (chunk_rx, done_tx, client, table) =
-                (chunk_rx.clone(), done_tx.clone(), &client, &args.table);
+            let (chunk_rx, done_tx, table) = (chunk_rx.clone(), done_tx.clone(), &args.table);
             scope.spawn(move || writer_thread(client, table, policy, &chunk_rx, &done_tx));
         }
         // Only the writers hold the receiver and the result sender: if every
@@ -181,32 +253,36 @@ pub fn run(args: ImportArgs) -> CliResult {
         // and the results loop below ends.
         drop(chunk_rx);
         drop(done_tx);
-
-        let mut tracker = Tracker::new();
-        let mut handle = |done: Done,
-                          checkpoint: &mut Checkpoint,
-                          outcome: &mut Outcome|
-         -> Result<(), String> {
-            progress.inc(done.records);
-            tracker.finish(done);
-            while let Some(done) = tracker.next_in_order() {
-                apply(done, checkpoint, outcome, failed_file.as_mut())?;
-                if let Some(path) = &args.checkpoint {
-                    checkpoint.save(path)?;
-                }
-            }
-            Ok(())
+        let pipe = Pipe {
+            chunks: chunk_tx,
+            results: done_rx,
         };
+        pipe.run(args, records, collector, checkpoint, outcome)
+    })
+}
 
-        // Reader: skip what the checkpoint says is done, then cut chunks.
-        let mut index = 0u64;
-        let mut iter = records.iter;
-        let mut seq = 0u64;
+/// The reader's ends of the pipeline's two channels.
+struct Pipe {
+    chunks: mpsc::SyncSender<Chunk>,
+    results: mpsc::Receiver<Done>,
+}
+
+impl Pipe {
+    /// Skips what the checkpoint says is done, cuts the rest into chunks,
+    /// and collects results as they come; then drains the results.
+    fn run(
+        self,
+        args: &ImportArgs,
+        records: Box<dyn Iterator<Item = Record> + Send>,
+        collector: &mut Collector,
+        checkpoint: &mut Checkpoint,
+        outcome: &mut Outcome,
+    ) -> Result<bool, String> {
+        let (mut seq, mut taken, mut index) = (0u64, 0u64, 0u64);
         let mut chunk = new_chunk(seq);
-        let mut taken = 0u64;
         let mut send_failed = false;
         let mut reached_end = true;
-        for record in iter.by_ref() {
+        for record in records {
             index += 1;
             if index <= checkpoint.records_done {
                 continue;
@@ -216,17 +292,11 @@ pub fn run(args: ImportArgs) -> CliResult {
                 break;
             }
             taken += 1;
-            chunk.records += 1;
-            chunk.end = index;
-            match record {
-                Ok(item) => chunk
-                    .requests
-                    .push(json!({ "PutRequest": { "Item": item } })),
-                Err(reason) => chunk.invalid.push((index, reason)),
-            }
+            add_record(&mut chunk, index, record);
             if chunk.requests.len() == MAX_WRITE_BATCH {
                 seq += 1;
-                if chunk_tx
+                if self
+                    .chunks
                     .send(std::mem::replace(&mut chunk, new_chunk(seq)))
                     .is_err()
                 {
@@ -234,27 +304,36 @@ pub fn run(args: ImportArgs) -> CliResult {
                     break;
                 }
             }
-            while let Ok(done) = done_rx.try_recv() {
-                handle(done, &mut checkpoint, &mut outcome)?;
+            while let Ok(done) = self.results.try_recv() {
+                collector.take(done, checkpoint, outcome)?;
             }
         }
         if chunk.records > 0 && !send_failed {
-            let _ = chunk_tx.send(chunk);
+            let _ = self.chunks.send(chunk);
         }
-        drop(chunk_tx);
-        for done in done_rx {
-            handle(done, &mut checkpoint, &mut outcome)?;
+        drop(self.chunks);
+        for done in self.results {
+            collector.take(done, checkpoint, outcome)?;
         }
         Ok(!reached_end || outcome.error.is_some())
-    })?;
-
-    progress.finish_and_clear();
-    let elapsed = started.elapsed();
-    checkpoint.complete = !stopped;
-    if let Some(path) = &args.checkpoint {
-        checkpoint.save(path)?;
     }
-    print_report(&args, &checkpoint, &outcome, elapsed)?;
+}
+
+/// Adds record number `index` to `chunk`: a PutRequest, or an invalid record.
+fn add_record(chunk: &mut Chunk, index: u64, record: Record) {
+    chunk.records += 1;
+    chunk.end = index;
+    match record {
+        Ok(item) => chunk
+            .requests
+            .push(json!({ "PutRequest": { "Item": item } })),
+        Err(reason) => chunk.invalid.push((index, reason)),
+    }
+}
+
+/// The command's exit: an error that stopped the import (with how to
+/// resume), or records that were not written.
+fn final_verdict(args: &ImportArgs, checkpoint: &Checkpoint, outcome: &Outcome) -> CliResult {
     if let Some(error) = &outcome.error {
         return Err(format!(
             "import stopped: {error}. {}",

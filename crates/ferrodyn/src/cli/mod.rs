@@ -1,5 +1,5 @@
 //! The client side of the `ferrodyn` binary: everyday DynamoDB commands
-//! (tables, items, query, scan, import, export, convert) as a thin layer over
+//! (tables, items, query, scan, sql, import, export, convert) as a thin layer over
 //! the `ferrodyn-client` library. Each command is one module; this one holds
 //! what they share: connection flags, output format, and reading JSON
 //! arguments.
@@ -14,7 +14,9 @@ pub mod import;
 pub mod items;
 pub mod keys;
 pub mod output;
+pub mod patterns;
 pub mod read;
+pub mod sql;
 pub mod tables;
 pub mod usage;
 

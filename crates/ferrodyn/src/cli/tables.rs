@@ -166,88 +166,7 @@ fn attribute(spec: &str) -> Result<(String, String), String> {
 
 fn create(args: CreateArgs) -> CliResult {
     let client = args.common.connect()?;
-    let mut definitions: Map<String, Value> = Map::new();
-    let mut define = |(name, kind): (String, String)| -> Result<String, String> {
-        match definitions.get(&name) {
-            Some(existing) if existing != &json!(kind) => {
-                Err(format!("attribute `{name}` is given two different types"))
-            }
-            _ => {
-                definitions.insert(name.clone(), json!(kind));
-                Ok(name)
-            }
-        }
-    };
-    let key_schema = |pk: String, sk: Option<String>| {
-        let mut schema = vec![json!({ "AttributeName": pk, "KeyType": "HASH" })];
-        if let Some(sk) = sk {
-            schema.push(json!({ "AttributeName": sk, "KeyType": "RANGE" }));
-        }
-        schema
-    };
-    let pk = define(attribute(&args.pk)?)?;
-    let sk = args
-        .sk
-        .as_deref()
-        .map(attribute)
-        .transpose()?
-        .map(&mut define)
-        .transpose()?;
-    let throughput = match &args.provisioned {
-        None => None,
-        Some(spec) => {
-            let (read, write) = spec
-                .split_once(',')
-                .and_then(|(r, w)| {
-                    Some((r.trim().parse::<u64>().ok()?, w.trim().parse::<u64>().ok()?))
-                })
-                .ok_or_else(|| {
-                    format!("--provisioned `{spec}`: expected READ,WRITE such as 5,5")
-                })?;
-            Some(json!({ "ReadCapacityUnits": read, "WriteCapacityUnits": write }))
-        }
-    };
-    let mut indexes = Vec::new();
-    for spec in &args.gsi {
-        let (name, keys) = spec
-            .split_once('=')
-            .ok_or_else(|| format!("--gsi `{spec}`: expected INDEX=PK[:TYPE][,SK[:TYPE]]"))?;
-        let mut parts = keys.split(',');
-        let gsi_pk = define(attribute(parts.next().unwrap_or_default())?)?;
-        let gsi_sk = parts
-            .next()
-            .map(attribute)
-            .transpose()?
-            .map(&mut define)
-            .transpose()?;
-        let mut index = json!({
-            "IndexName": name,
-            "KeySchema": key_schema(gsi_pk, gsi_sk),
-            "Projection": { "ProjectionType": "ALL" },
-        });
-        if let Some(t) = &throughput {
-            index["ProvisionedThroughput"] = t.clone();
-        }
-        indexes.push(index);
-    }
-    let mut request = json!({
-        "TableName": args.table,
-        "KeySchema": key_schema(pk, sk),
-        "AttributeDefinitions": definitions
-            .iter()
-            .map(|(name, kind)| json!({ "AttributeName": name, "AttributeType": kind }))
-            .collect::<Vec<_>>(),
-    });
-    match throughput {
-        Some(t) => {
-            request["BillingMode"] = json!("PROVISIONED");
-            request["ProvisionedThroughput"] = t;
-        }
-        None => request["BillingMode"] = json!("PAY_PER_REQUEST"),
-    }
-    if !indexes.is_empty() {
-        request["GlobalSecondaryIndexes"] = json!(indexes);
-    }
+    let request = create_request(&args)?;
     let response = client
         .call("CreateTable", &request)
         .map_err(|e| e.to_string())?;
@@ -269,6 +188,112 @@ fn create(args: CreateArgs) -> CliResult {
         }
         format => print_document(&description, format),
     }
+}
+
+/// Attribute definitions collected from every key given, refusing one
+/// attribute given two types.
+#[derive(Default)]
+struct Definitions(Map<String, Value>);
+
+impl Definitions {
+    /// Records `NAME[:TYPE]` and returns the name.
+    fn define(&mut self, spec: &str) -> Result<String, String> {
+        let (name, kind) = attribute(spec)?;
+        match self.0.get(&name) {
+            Some(existing) if existing != &json!(kind) => {
+                Err(format!("attribute `{name}` is given two different types"))
+            }
+            _ => {
+                self.0.insert(name.clone(), json!(kind));
+                Ok(name)
+            }
+        }
+    }
+
+    fn to_json(&self) -> Value {
+        self.0
+            .iter()
+            .map(|(name, kind)| json!({ "AttributeName": name, "AttributeType": kind }))
+            .collect()
+    }
+}
+
+fn key_schema_json(pk: String, sk: Option<String>) -> Vec<Value> {
+    let mut schema = vec![json!({ "AttributeName": pk, "KeyType": "HASH" })];
+    if let Some(sk) = sk {
+        schema.push(json!({ "AttributeName": sk, "KeyType": "RANGE" }));
+    }
+    schema
+}
+
+/// `--provisioned READ,WRITE` as a ProvisionedThroughput (None: on demand).
+fn provisioned_throughput(spec: Option<&str>) -> Result<Option<Value>, String> {
+    let Some(spec) = spec else {
+        return Ok(None);
+    };
+    let (read, write) = spec
+        .split_once(',')
+        .and_then(|(r, w)| Some((r.trim().parse::<u64>().ok()?, w.trim().parse::<u64>().ok()?)))
+        .ok_or_else(|| format!("--provisioned `{spec}`: expected READ,WRITE such as 5,5"))?;
+    Ok(Some(
+        json!({ "ReadCapacityUnits": read, "WriteCapacityUnits": write }),
+    ))
+}
+
+/// One `--gsi INDEX=PK[:TYPE][,SK[:TYPE]]` (projecting everything).
+fn gsi(
+    spec: &str,
+    definitions: &mut Definitions,
+    throughput: Option<&Value>,
+) -> Result<Value, String> {
+    let (name, keys) = spec
+        .split_once('=')
+        .ok_or_else(|| format!("--gsi `{spec}`: expected INDEX=PK[:TYPE][,SK[:TYPE]]"))?;
+    let mut parts = keys.split(',');
+    let pk = definitions.define(parts.next().unwrap_or_default())?;
+    let sk = parts.next().map(|p| definitions.define(p)).transpose()?;
+    let mut index = json!({
+        "IndexName": name,
+        "KeySchema": key_schema_json(pk, sk),
+        "Projection": { "ProjectionType": "ALL" },
+    });
+    if let Some(t) = throughput {
+        index["ProvisionedThroughput"] = t.clone();
+    }
+    Ok(index)
+}
+
+/// The CreateTable request the flags describe.
+fn create_request(args: &CreateArgs) -> Result<Value, String> {
+    let mut definitions = Definitions::default();
+    let pk = definitions.define(&args.pk)?;
+    let sk = args
+        .sk
+        .as_deref()
+        .map(|s| definitions.define(s))
+        .transpose()?;
+    let throughput = provisioned_throughput(args.provisioned.as_deref())?;
+    let indexes = args
+        .gsi
+        .iter()
+        .map(|spec| gsi(spec, &mut definitions, throughput.as_ref()))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut request = json!({
+        "TableName": args.table,
+        "KeySchema": key_schema_json(pk, sk),
+        "AttributeDefinitions": definitions.to_json(),
+    });
+    match throughput {
+        Some(t) => {
+            request["BillingMode"] = json!("PROVISIONED");
+            request["ProvisionedThroughput"] = t;
+        }
+        None => request["BillingMode"] = json!("PAY_PER_REQUEST"),
+    }
+    if !indexes.is_empty() {
+        request["GlobalSecondaryIndexes"] = json!(indexes);
+    }
+    Ok(request)
 }
 
 /// Polls DescribeTable until the table and its indexes are ACTIVE.

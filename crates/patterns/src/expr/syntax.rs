@@ -21,7 +21,7 @@
 //! parser the server uses, so a mistake is reported before any request.
 
 use super::placeholders::Placeholders;
-use crate::typed;
+use ferrodyn_client::convert;
 use serde_json::{json, Value};
 
 /// One token of the readable syntax.
@@ -63,113 +63,103 @@ const KEYWORDS: [&str; 9] = [
 
 /// Splits `src` into tokens.
 fn tokenize(src: &str) -> Result<Vec<Token>, String> {
-    let bytes = src.as_bytes();
     let mut tokens: Vec<Token> = Vec::new();
     let mut i = 0;
-    while i < bytes.len() {
-        let c = bytes[i] as char;
-        match c {
-            ' ' | '\t' | '\n' | '\r' => i += 1,
-            '(' => {
-                tokens.push(Token::LParen);
-                i += 1
-            }
-            ')' => {
-                tokens.push(Token::RParen);
-                i += 1
-            }
-            ',' => {
-                tokens.push(Token::Comma);
-                i += 1
-            }
-            '=' | '+' => {
-                tokens.push(Token::Word(c.to_string()));
-                i += 1
-            }
-            '<' | '>' => {
-                let two = src.get(i..i + 2).unwrap_or("");
-                let op = if two == "<=" || two == ">=" || two == "<>" {
-                    two
-                } else {
-                    &src[i..i + 1]
-                };
-                tokens.push(Token::Word(op.to_string()));
-                i += op.len();
-            }
-            '-' => {
-                let value_position = !matches!(
-                    tokens.last(),
-                    Some(Token::Path(_) | Token::Literal(_) | Token::RParen)
-                );
-                let next_is_digit = bytes.get(i + 1).is_some_and(u8::is_ascii_digit);
-                if value_position && next_is_digit {
-                    let (text, end) = number(src, i);
-                    tokens.push(Token::Literal(json!({ "N": text })));
-                    i = end;
-                } else {
-                    tokens.push(Token::Word("-".into()));
-                    i += 1;
-                }
-            }
-            '0'..='9' => {
-                let (text, end) = number(src, i);
-                tokens.push(Token::Literal(json!({ "N": text })));
-                i = end;
-            }
-            '"' | '[' | '{' => {
-                let (value, end) = json_literal(src, i)?;
-                tokens.push(Token::Literal(typed::from_plain(&value)));
-                i = end;
-            }
-            '\'' => {
-                let (text, end) = single_quoted(src, i)?;
-                tokens.push(Token::Literal(json!({ "S": text })));
-                i = end;
-            }
-            '`' => {
-                let (path, end) = path(src, i)?;
-                tokens.push(Token::Path(path));
-                i = end;
-            }
-            '#' | ':' => {
-                return Err(format!(
-                    "write attribute names and values directly (found `{c}` at offset {i}): \
-                     placeholders are generated for you"
-                ))
-            }
-            c if c.is_ascii_alphabetic() || c == '_' => {
-                let end = ident_end(bytes, i);
-                let word = &src[i..end];
-                let lower = word.to_ascii_lowercase();
-                let followed_by_paren = src[end..].trim_start().starts_with('(');
-                if KEYWORDS.contains(&word.to_ascii_uppercase().as_str()) {
-                    tokens.push(Token::Word(word.to_ascii_uppercase()));
-                    i = end;
-                } else if followed_by_paren && FUNCTIONS.contains(&lower.as_str()) {
-                    tokens.push(Token::Function(lower));
-                    i = end;
-                } else if followed_by_paren && ["ss", "ns", "bs", "b64"].contains(&lower.as_str()) {
-                    let (value, after) = typed_constructor(src, &lower, end)?;
-                    tokens.push(Token::Literal(value));
-                    i = after;
-                } else if followed_by_paren {
-                    return Err(format!("unknown function `{word}`"));
-                } else if lower == "true" || lower == "false" {
-                    tokens.push(Token::Literal(json!({ "BOOL": lower == "true" })));
-                    i = end;
-                } else if lower == "null" {
-                    tokens.push(Token::Literal(json!({ "NULL": true })));
-                    i = end;
-                } else {
-                    let (path, after) = path(src, i)?;
-                    tokens.push(Token::Path(path));
-                    i = after;
-                }
-            }
-            other => return Err(format!("unexpected character `{other}` at offset {i}")),
-        }
+    while i < src.len() {
+        let (token, end) = token_at(src, i, tokens.last())?;
+        tokens.extend(token);
+        i = end;
     }
     Ok(tokens)
+}
+
+/// The token starting at byte `i` (None for whitespace) and where it ends;
+/// `previous` tells a minus sign from a negative number.
+fn token_at(
+    src: &str,
+    i: usize,
+    previous: Option<&Token>,
+) -> Result<(Option<Token>, usize), String> {
+    let c = src.as_bytes()[i] as char;
+    let one = |token: Token| Ok((Some(token), i + 1));
+    let literal = |(value, end): (Value, usize)| Ok((Some(Token::Literal(value)), end));
+    match c {
+        ' ' | '\t' | '\n' | '\r' => Ok((None, i + 1)),
+        '(' => one(Token::LParen),
+        ')' => one(Token::RParen),
+        ',' => one(Token::Comma),
+        '=' | '+' => one(Token::Word(c.to_string())),
+        '<' | '>' => {
+            let two = src.get(i..i + 2).unwrap_or("");
+            let op = if two == "<=" || two == ">=" || two == "<>" {
+                two
+            } else {
+                &src[i..i + 1]
+            };
+            Ok((Some(Token::Word(op.to_string())), i + op.len()))
+        }
+        '-' => {
+            let value_position = !matches!(
+                previous,
+                Some(Token::Path(_) | Token::Literal(_) | Token::RParen)
+            );
+            let next_is_digit = src.as_bytes().get(i + 1).is_some_and(u8::is_ascii_digit);
+            if value_position && next_is_digit {
+                literal(number_literal(src, i))
+            } else {
+                one(Token::Word("-".into()))
+            }
+        }
+        '0'..='9' => literal(number_literal(src, i)),
+        '"' | '[' | '{' => literal(json_literal(src, i)?),
+        '\'' => {
+            let (text, end) = single_quoted(src, i)?;
+            literal((json!({ "S": text }), end))
+        }
+        '`' => {
+            let (path, end) = path(src, i)?;
+            Ok((Some(Token::Path(path)), end))
+        }
+        '#' | ':' => Err(format!(
+            "write attribute names and values directly (found `{c}` at offset {i}): \
+             placeholders are generated for you"
+        )),
+        c if c.is_ascii_alphabetic() || c == '_' => {
+            word_token(src, i).map(|(token, end)| (Some(token), end))
+        }
+        other => Err(format!("unexpected character `{other}` at offset {i}")),
+    }
+}
+
+fn number_literal(src: &str, start: usize) -> (Value, usize) {
+    let (text, end) = number(src, start);
+    (json!({ "N": text }), end)
+}
+
+/// A word at `i`: a keyword, a function name, a typed constructor such as
+/// `ss(...)`, `true`/`false`/`null`, or the start of a path.
+fn word_token(src: &str, i: usize) -> Result<(Token, usize), String> {
+    let end = ident_end(src.as_bytes(), i);
+    let word = &src[i..end];
+    let lower = word.to_ascii_lowercase();
+    let followed_by_paren = src[end..].trim_start().starts_with('(');
+    if KEYWORDS.contains(&word.to_ascii_uppercase().as_str()) {
+        Ok((Token::Word(word.to_ascii_uppercase()), end))
+    } else if followed_by_paren && FUNCTIONS.contains(&lower.as_str()) {
+        Ok((Token::Function(lower), end))
+    } else if followed_by_paren && ["ss", "ns", "bs", "b64"].contains(&lower.as_str()) {
+        let (value, after) = typed_constructor(src, &lower, end)?;
+        Ok((Token::Literal(value), after))
+    } else if followed_by_paren {
+        Err(format!("unknown function `{word}`"))
+    } else if lower == "true" || lower == "false" {
+        Ok((Token::Literal(json!({ "BOOL": lower == "true" })), end))
+    } else if lower == "null" {
+        Ok((Token::Literal(json!({ "NULL": true })), end))
+    } else {
+        let (path, after) = path(src, i)?;
+        Ok((Token::Path(path), after))
+    }
 }
 
 fn ident_end(bytes: &[u8], start: usize) -> usize {
@@ -196,14 +186,14 @@ fn number(src: &str, start: usize) -> (String, usize) {
     (src[start..end].to_string(), end)
 }
 
-/// One JSON value starting at `start` and where it ends.
+/// One JSON literal starting at `start`, typed (strings S, numbers N with
+/// their exact text, lists L, objects M), and where it ends. The client's
+/// converter parses it, so `[12345678901234567890.5]` is not rounded.
 fn json_literal(src: &str, start: usize) -> Result<(Value, usize), String> {
-    let mut stream = serde_json::Deserializer::from_str(&src[start..]).into_iter::<Value>();
-    match stream.next() {
-        Some(Ok(value)) => Ok((value, start + stream.byte_offset())),
-        Some(Err(e)) => Err(format!("bad literal at offset {start}: {e}")),
-        None => Err(format!("missing literal at offset {start}")),
-    }
+    let bad = |e: convert::ConvertError| format!("bad literal at offset {start}: {}", e.message);
+    let (plain, len) = convert::Plain::parse_prefix(&src[start..]).map_err(bad)?;
+    let (typed, _warnings) = convert::to_ddb(&plain).map_err(bad)?;
+    Ok((typed, start + len))
 }
 
 /// A `'...'` string (`\'` and `\\` escape) from `start`.
@@ -272,44 +262,58 @@ fn path(src: &str, start: usize) -> Result<(Vec<Segment>, usize), String> {
 /// `ss(...)`, `ns(...)`, `bs(...)` and `b64(...)`: values JSON cannot type.
 fn typed_constructor(src: &str, name: &str, after_name: usize) -> Result<(Value, usize), String> {
     let open = after_name + src[after_name..].find('(').expect("checked by caller");
-    let close = src[open..]
-        .find(')')
-        .map(|c| open + c)
-        .ok_or_else(|| format!("unterminated {name}( at offset {after_name}"))?;
-    let inner = &src[open + 1..close];
-    // The members are a JSON array's contents; numbers are re-read as text
-    // below so a set of big numbers stays exact.
-    let members: Vec<Value> = serde_json::from_str(&format!("[{inner}]"))
-        .map_err(|e| format!("bad members in {name}(...): {e}"))?;
-    let strings = |kind: &str| -> Result<Vec<String>, String> {
+    let (members, end) = constructor_members(src, name, open + 1)?;
+    let texts = |kind: &str| -> Result<Vec<String>, String> {
         members
             .iter()
             .map(|m| match m {
-                Value::String(s) => Ok(s.clone()),
-                Value::Number(_) if kind == "ns" => Ok(m.to_string()),
-                _ => Err(format!(
-                    "{name}(...) members must be {kind} values, got {m}"
+                convert::Plain::String(s) => Ok(s.clone()),
+                // The number's exact text: a set of big numbers is not rounded.
+                convert::Plain::Number(n) if kind == "ns" => Ok(n.clone()),
+                other => Err(format!(
+                    "{name}(...) members must be {kind} values, got {}",
+                    other.to_json()
                 )),
             })
             .collect()
     };
     let value = match name {
-        "ss" => json!({ "SS": strings("ss")? }),
-        "ns" => {
-            let exact: Vec<String> = inner
-                .split(',')
-                .map(|s| s.trim().trim_matches('"').to_string())
-                .collect();
-            strings("ns")?;
-            json!({ "NS": exact })
-        }
-        "bs" => json!({ "BS": strings("base64 string")? }),
-        _ => match strings("base64 string")?.as_slice() {
+        "ss" => json!({ "SS": texts("ss")? }),
+        "ns" => json!({ "NS": texts("ns")? }),
+        "bs" => json!({ "BS": texts("base64 string")? }),
+        _ => match texts("base64 string")?.as_slice() {
             [one] => json!({ "B": one }),
             _ => return Err("b64(...) takes one base64 string".into()),
         },
     };
-    Ok((value, close + 1))
+    Ok((value, end))
+}
+
+/// The comma-separated JSON values of a constructor from `pos` (just after
+/// its `(`) and the offset after its `)`. Values are parsed one by one, so a
+/// `)` inside a string does not end the list.
+fn constructor_members(
+    src: &str,
+    name: &str,
+    mut pos: usize,
+) -> Result<(Vec<convert::Plain>, usize), String> {
+    let skip_ws = |p: usize| p + (src[p..].len() - src[p..].trim_start().len());
+    let mut members = Vec::new();
+    loop {
+        pos = skip_ws(pos);
+        if members.is_empty() && src[pos..].starts_with(')') {
+            return Ok((members, pos + 1));
+        }
+        let (member, len) = convert::Plain::parse_prefix(&src[pos..])
+            .map_err(|e| format!("bad members in {name}(...): {}", e.message))?;
+        members.push(member);
+        pos = skip_ws(pos + len);
+        match src[pos..].chars().next() {
+            Some(',') => pos += 1,
+            Some(')') => return Ok((members, pos + 1)),
+            _ => return Err(format!("unterminated {name}( at offset {pos}")),
+        }
+    }
 }
 
 /// Rewrites readable `src` into DynamoDB syntax, registering names and values
@@ -399,6 +403,28 @@ mod tests {
             p.values[":m"],
             json!({"N":"-12345678901234567890.123456789012345678"})
         );
+    }
+
+    #[test]
+    fn numbers_inside_list_map_and_set_literals_stay_exact() {
+        let (_, p) = rw(
+            r#"SET l = [12345678901234567890.5], m = {"n": 1e400}, s = ns(99999999999999999999999999999999999999)"#,
+        );
+        assert_eq!(
+            p.values[":l"],
+            json!({"L":[{"N":"12345678901234567890.5"}]})
+        );
+        assert_eq!(p.values[":m"], json!({"M":{"n":{"N":"1e400"}}}));
+        assert_eq!(
+            p.values[":s"],
+            json!({"NS":["99999999999999999999999999999999999999"]})
+        );
+    }
+
+    #[test]
+    fn set_members_may_contain_parentheses_and_commas() {
+        let (_, p) = rw(r#"SET tags = ss("a)b", "c,d")"#);
+        assert_eq!(p.values[":tags"], json!({"SS":["a)b","c,d"]}));
     }
 
     #[test]

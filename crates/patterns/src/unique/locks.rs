@@ -1,7 +1,9 @@
 //! Inspecting and repairing the markers.
 //!
-//! `locks` lists every marker with Query, one partition per unique attribute
-//! (never a Scan of the table), reads the owners they name (BatchGetItem), and
+//! `locks` lists every marker — grouped markers with one Query per unique
+//! attribute; per-value markers with a Query of the sparse `uniq_attr` index
+//! when the table has one, else with a Scan of the table (the report says
+//! which) — reads the owners they name (BatchGetItem), and
 //! classifies each marker: held by its owner, orphaned (the owner is gone),
 //! or stale (the owner now has another value). Owners seen through any
 //! marker are also checked for a missing marker on their other unique
@@ -15,7 +17,9 @@
 //! marker is put only if the value is still free and still the owner's.
 
 use super::ops::Transaction;
-use super::{value_text, Constraint, UniqueError, OWNER_ATTR, PREFIX, VALUE_ATTR};
+use super::{
+    value_text, Constraint, MarkerLayout, UniqueError, ATTR_ATTR, OWNER_ATTR, PREFIX, VALUE_ATTR,
+};
 use crate::api::DynamoApi;
 use crate::cancel::ActionLabel;
 use crate::expr::{Builder, Kind};
@@ -41,7 +45,7 @@ pub enum MarkerStatus {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Marker {
     pub attribute: String,
-    /// Sort key, e.g. `UNIQ#account#email#ada@lovelace.io`.
+    /// The key attribute carrying the value, e.g. `UNIQ#EMAIL#ada@lovelace.io`.
     pub name: String,
     pub value: Option<Value>,
     pub owner: Option<Map<String, Value>>,
@@ -67,6 +71,9 @@ pub struct LocksReport {
     /// Whether owners were also listed by Scan (otherwise owners without any
     /// marker cannot have been seen).
     pub owners_scanned: bool,
+    /// How the markers were read, per attribute ("Query of partition ...",
+    /// "Query of index ...", "Scan of table ..."): what the listing cost.
+    pub listed_by: Vec<String>,
     /// Key attribute names (for display).
     key_order: Vec<String>,
     table: String,
@@ -137,6 +144,9 @@ impl fmt::Display for LocksReport {
                 what
             )?;
         }
+        for how in &self.listed_by {
+            writeln!(f, "markers read by {how}")?;
+        }
         let problems = self.problems().count();
         write!(
             f,
@@ -162,13 +172,16 @@ pub fn locks(
     options: &LocksOptions,
 ) -> Result<LocksReport, UniqueError> {
     let mut raw: Vec<(String, Map<String, Value>)> = Vec::new();
+    let mut listed_by = Vec::new();
     for attribute in &c.spec.attributes {
         let prefix = format!(
-            "{}#{}",
-            c.marker_partition(attribute),
+            "{}{}",
+            c.marker_prefix(attribute),
             options.value_prefix.as_deref().unwrap_or("")
         );
-        for item in query_markers(api, c, attribute, &prefix)? {
+        let (items, how) = list_markers(api, c, attribute, &prefix)?;
+        listed_by.push(format!("{how} ({attribute})"));
+        for item in items {
             raw.push((attribute.clone(), item));
         }
     }
@@ -191,7 +204,6 @@ pub fn locks(
         owners.entry(key_id(&key)).or_insert(owner);
     }
 
-    let sort = c.schema.sort.clone().unwrap_or_default();
     let mut markers = Vec::new();
     // (attribute, value text) → owner holding that marker.
     let mut held: BTreeMap<(String, String), Map<String, Value>> = BTreeMap::new();
@@ -213,10 +225,7 @@ pub fn locks(
             }
         }
         markers.push(Marker {
-            name: item
-                .get(&sort)
-                .and_then(typed::key_text)
-                .unwrap_or_default(),
+            name: c.name_of_marker(&item).unwrap_or_default(),
             attribute,
             value,
             owner,
@@ -257,6 +266,7 @@ pub fn locks(
         markers,
         missing,
         owners_scanned: options.scan_owners.is_some(),
+        listed_by,
         key_order: c
             .schema
             .attributes()
@@ -267,8 +277,114 @@ pub fn locks(
     })
 }
 
-/// Every marker of `attribute` whose sort key starts with `prefix`, page by
-/// page, strongly consistent.
+/// Every marker of `attribute` whose name starts with `prefix`, and how they
+/// were read.
+fn list_markers(
+    api: &dyn DynamoApi,
+    c: &Constraint,
+    attribute: &str,
+    prefix: &str,
+) -> Result<(Vec<Map<String, Value>>, String), UniqueError> {
+    let named = |items: Vec<Map<String, Value>>| -> Vec<Map<String, Value>> {
+        items
+            .into_iter()
+            .filter(|i| c.name_of_marker(i).is_some_and(|n| n.starts_with(prefix)))
+            .collect()
+    };
+    match (c.spec.layout, &c.marker_index) {
+        (MarkerLayout::Grouped, _) => {
+            let how = format!("Query of partition {}", c.marker_partition(attribute));
+            Ok((query_markers(api, c, attribute, prefix)?, how))
+        }
+        (MarkerLayout::PerValue, Some(index)) => {
+            let how = format!("Query of sparse index {index}");
+            Ok((named(query_marker_index(api, c, index, attribute)?), how))
+        }
+        (MarkerLayout::PerValue, None) => {
+            let how = format!(
+                "Scan of table {} (no sparse GSI keyed by {ATTR_ATTR}; add one to list markers by Query)",
+                c.spec.table
+            );
+            Ok((named(scan_markers(api, c, prefix)?), how))
+        }
+    }
+}
+
+/// Per-value markers of `attribute` from the sparse index (eventually
+/// consistent, as every GSI read is).
+fn query_marker_index(
+    api: &dyn DynamoApi,
+    c: &Constraint,
+    index: &str,
+    attribute: &str,
+) -> Result<Vec<Map<String, Value>>, UniqueError> {
+    let mut request = serde_json::Map::new();
+    request.insert("TableName".into(), json!(c.spec.table));
+    request.insert("IndexName".into(), json!(index));
+    request.insert("KeyConditionExpression".into(), json!("#a = :a"));
+    request.insert(
+        "ExpressionAttributeNames".into(),
+        json!({ "#a": ATTR_ATTR }),
+    );
+    request.insert(
+        "ExpressionAttributeValues".into(),
+        json!({ ":a": { "S": attribute.to_uppercase() } }),
+    );
+    all_pages(api, "Query", request)
+}
+
+/// Per-value markers whose partition key starts with `prefix`, by a Scan
+/// of the whole table (filtered, so only markers come back).
+fn scan_markers(
+    api: &dyn DynamoApi,
+    c: &Constraint,
+    prefix: &str,
+) -> Result<Vec<Map<String, Value>>, UniqueError> {
+    let mut b = Builder::new();
+    let p = b.placeholders();
+    let pk = p.name(&c.schema.partition);
+    let start = p.value("prefix", json!({ "S": prefix }));
+    b.add_raw(Kind::Condition, format!("begins_with({pk}, {start})"));
+    let built = b.build().map_err(|e| UniqueError::Invalid(e.to_string()))?;
+    let mut request = Map::new();
+    request.insert("TableName".into(), json!(c.spec.table));
+    request.insert("ConsistentRead".into(), json!(true));
+    request.insert("FilterExpression".into(), json!(built.get(Kind::Condition)));
+    for (k, v) in built.request_fields() {
+        if k.starts_with("ExpressionAttribute") {
+            request.insert(k, v);
+        }
+    }
+    all_pages(api, "Scan", request)
+}
+
+/// Every item of a Query or Scan, following LastEvaluatedKey.
+fn all_pages(
+    api: &dyn DynamoApi,
+    operation: &str,
+    mut request: Map<String, Value>,
+) -> Result<Vec<Map<String, Value>>, UniqueError> {
+    let mut items = Vec::new();
+    loop {
+        let response = api.call(operation, &Value::Object(request.clone()))?;
+        items.extend(
+            response["Items"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|i| i.as_object().cloned()),
+        );
+        match response.get("LastEvaluatedKey") {
+            Some(last) if !last.is_null() => {
+                request.insert("ExclusiveStartKey".into(), last.clone());
+            }
+            _ => return Ok(items),
+        }
+    }
+}
+
+/// Every grouped marker of `attribute` whose sort key starts with `prefix`,
+/// page by page, strongly consistent.
 fn query_markers(
     api: &dyn DynamoApi,
     c: &Constraint,
@@ -289,23 +405,7 @@ fn query_markers(
     let mut request = built.request_fields();
     request.insert("TableName".into(), json!(c.spec.table));
     request.insert("ConsistentRead".into(), json!(true));
-    let mut items = Vec::new();
-    loop {
-        let response = api.call("Query", &Value::Object(request.clone()))?;
-        items.extend(
-            response["Items"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|i| i.as_object().cloned()),
-        );
-        match response.get("LastEvaluatedKey") {
-            Some(last) if !last.is_null() => {
-                request.insert("ExclusiveStartKey".into(), last.clone());
-            }
-            _ => return Ok(items),
-        }
-    }
+    all_pages(api, "Query", request)
 }
 
 /// Owners whose partition key starts with `prefix`: the one Scan, asked for
@@ -499,13 +599,7 @@ fn record(
 /// Delete an orphaned/stale marker if it still names the same owner, on
 /// condition that the owner is still gone (or still has another value).
 fn remove_marker_tx(c: &Constraint, marker: &Marker) -> Result<Transaction, UniqueError> {
-    let sort = c.schema.sort.clone().unwrap_or_default();
-    let mut key = Map::new();
-    key.insert(
-        c.schema.partition.clone(),
-        json!({ "S": c.marker_partition(&marker.attribute) }),
-    );
-    key.insert(sort, json!({ "S": marker.name }));
+    let key = c.marker_key_named(&marker.attribute, &marker.name);
     let mut tx = Transaction::default();
     let mut b = Builder::new();
     let p = b.placeholders();

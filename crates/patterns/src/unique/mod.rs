@@ -6,30 +6,43 @@
 //! deleting the owner are single transactions too, so the markers stay
 //! honest; [`locks`] inspects them and repairs what a direct write broke.
 //!
-//! # Marker layout
+//! # Marker layouts
 //!
-//! The markers live in the owner's table (single-table design), keyed
+//! The markers live in the owner's table (single-table design). Two layouts:
+//!
+//! **Per value** ([`MarkerLayout::PerValue`], the default, the seeds'
+//! layout): each marker is its own partition,
+//!
+//! | attribute | value |
+//! |---|---|
+//! | partition key | `UNIQ#<ATTR>#<value>` (e.g. `UNIQ#EMAIL#ada@lovelace.io`) |
+//! | sort key (if the table has one) | `LOCK` |
+//! | `uniq_attr` | `<ATTR>`: the attribute's name in capitals (`EMAIL`) |
+//! | `uniq_owner` | the owner's key (a map) |
+//! | `uniq_value` | the protected value, typed as in the owner |
+//!
+//! Markers spread over partitions, so sign-ups are not capped by one
+//! partition's write rate (1,000 WCU/s). The entity is not part of the key:
+//! a value is unique across every entity sharing the attribute name. Listing
+//! the markers cannot be one Query (Query needs one partition key value):
+//! `locks` Queries a sparse GSI whose partition key is `uniq_attr` when the
+//! table has one (only markers carry that attribute, so the index holds
+//! nothing else), and otherwise Scans the whole table, and says which.
+//!
+//! **Grouped** ([`MarkerLayout::Grouped`], the layout of earlier versions):
+//! one partition per constrained attribute,
 //!
 //! | attribute | value |
 //! |---|---|
 //! | partition key | `UNIQ#<entity>#<attr>` (e.g. `UNIQ#account#email`) |
-//! | sort key | `UNIQ#<entity>#<attr>#<value>` (e.g. `UNIQ#account#email#ada@lovelace.io`) |
-//! | `uniq_owner` | the owner's key (a map) |
-//! | `uniq_value` | the protected value, typed as in the owner |
+//! | sort key | `UNIQ#<entity>#<attr>#<value>` |
+//! | `uniq_owner`, `uniq_value` | as above |
 //!
-//! The sort key is the seeds' marker name (`UNIQ#EMAIL#ada@lovelace.io`,
-//! namespaced by entity), and its uniqueness is what the engine enforces.
-//! The partition key differs from the seeds' layout on purpose: there each
-//! marker is its own partition (`PK = UNIQ#EMAIL#...`, `SK = LOCK`), which a
-//! Query cannot list — Query needs one partition key value — so inspecting
-//! the locks would take a Scan of the whole table. Grouping one constrained
-//! attribute's markers in one partition makes `locks` a Query
-//! (`PK = UNIQ#account#email AND begins_with(SK, "UNIQ#")`), and a value
-//! prefix (`UNIQ#account#email#ada`) narrows it further. The cost is that
-//! all markers of one attribute share a partition, whose write rate DynamoDB
-//! caps at 1,000 WCU/s: far above any sign-up rate, but a write-heavy unique
-//! attribute would want the partition sharded (not done here). Hence the
-//! table needs a sort key, and both key attributes must be strings.
+//! `locks` is then one Query per attribute (`PK = UNIQ#account#email AND
+//! begins_with(SK, ...)`), but all markers of an attribute share a partition
+//! and its write rate; the table needs a sort key.
+//!
+//! Either way both key attributes must be strings.
 
 pub mod locks;
 pub mod ops;
@@ -48,8 +61,24 @@ use serde_json::{json, Map, Value};
 pub const OWNER_ATTR: &str = "uniq_owner";
 /// Marker attribute holding the protected value.
 pub const VALUE_ATTR: &str = "uniq_value";
+/// Marker attribute naming the constrained attribute (per-value layout),
+/// the partition key of the optional sparse index that lists markers.
+pub const ATTR_ATTR: &str = "uniq_attr";
 /// Prefix of every marker key.
 pub const PREFIX: &str = "UNIQ#";
+/// Sort key of every per-value marker in a table with a sort key.
+pub const LOCK: &str = "LOCK";
+
+/// How marker items are keyed (see the module documentation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MarkerLayout {
+    /// `PK = UNIQ#<ATTR>#<value>`, `SK = LOCK`: one partition per value.
+    #[default]
+    PerValue,
+    /// `PK = UNIQ#<entity>#<attr>`, `SK = UNIQ#<entity>#<attr>#<value>`.
+    Grouped,
+}
 
 /// A declaration: these attributes of this entity are unique.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -59,6 +88,9 @@ pub struct UniqueSpec {
     pub entity: String,
     /// The unique attributes (`email`, `username`).
     pub attributes: Vec<String>,
+    /// How the markers are keyed (per value unless said otherwise).
+    #[serde(default)]
+    pub layout: MarkerLayout,
 }
 
 /// A declaration checked against its table.
@@ -66,6 +98,9 @@ pub struct UniqueSpec {
 pub struct Constraint {
     pub spec: UniqueSpec,
     pub schema: KeySchema,
+    /// A sparse GSI keyed by `uniq_attr` that lists per-value markers
+    /// (found by [`Constraint::load`]); without one `locks` Scans.
+    pub marker_index: Option<String>,
 }
 
 /// Why a uniqueness operation failed.
@@ -99,14 +134,14 @@ impl Constraint {
     pub fn load(api: &dyn DynamoApi, spec: UniqueSpec) -> Result<Constraint, UniqueError> {
         let response = api.call("DescribeTable", &json!({ "TableName": spec.table }))?;
         let schema = KeySchema::describe(api, &spec.table)?;
-        let Some(sort) = &schema.sort else {
+        if schema.sort.is_none() && spec.layout == MarkerLayout::Grouped {
             return Err(UniqueError::Invalid(format!(
-                "table {} has no sort key; uniqueness markers need one so that `locks` can \
-                 list them with Query (see the marker layout in `ferrodyn unique --help`)",
+                "table {} has no sort key; grouped markers need one (the per-value layout \
+                 does not; see the marker layouts in `ferrodyn unique --help`)",
                 spec.table
             )));
-        };
-        for name in [&schema.partition, sort] {
+        }
+        for name in std::iter::once(&schema.partition).chain(&schema.sort) {
             let ty = response["Table"]["AttributeDefinitions"]
                 .as_array()
                 .into_iter()
@@ -120,16 +155,26 @@ impl Constraint {
                 )));
             }
         }
-        Constraint::new(spec, schema)
+        let mut constraint = Constraint::new(spec, schema)?;
+        constraint.marker_index = marker_index(&response["Table"]);
+        Ok(constraint)
     }
 
     /// Checks `spec` against a known key schema.
     pub fn new(spec: UniqueSpec, schema: KeySchema) -> Result<Constraint, UniqueError> {
-        if schema.sort.is_none() {
+        if schema.sort.is_none() && spec.layout == MarkerLayout::Grouped {
             return Err(UniqueError::Invalid(format!(
-                "table {} has no sort key",
+                "table {} has no sort key, which grouped markers need",
                 spec.table
             )));
+        }
+        let mut capitals: Vec<String> = spec.attributes.iter().map(|a| a.to_uppercase()).collect();
+        capitals.sort();
+        if capitals.windows(2).any(|w| w[0] == w[1]) {
+            return Err(UniqueError::Invalid(
+                "two unique attributes differ only in case; per-value markers name them in capitals"
+                    .into(),
+            ));
         }
         if spec.attributes.is_empty() {
             return Err(UniqueError::Invalid(
@@ -148,19 +193,33 @@ impl Constraint {
                 )));
             }
         }
-        Ok(Constraint { spec, schema })
+        Ok(Constraint {
+            spec,
+            schema,
+            marker_index: None,
+        })
     }
 
-    /// The partition holding the markers of `attribute`.
+    /// The partition holding the markers of `attribute` (grouped layout).
     pub fn marker_partition(&self, attribute: &str) -> String {
         format!("{PREFIX}{}#{attribute}", self.spec.entity)
     }
 
-    /// The marker's sort key for `value` of `attribute`.
+    /// What marker names of `attribute` start with: the partition key of a
+    /// per-value marker (`UNIQ#EMAIL#`), the sort key of a grouped one.
+    pub fn marker_prefix(&self, attribute: &str) -> String {
+        match self.spec.layout {
+            MarkerLayout::PerValue => format!("{PREFIX}{}#", attribute.to_uppercase()),
+            MarkerLayout::Grouped => format!("{}#", self.marker_partition(attribute)),
+        }
+    }
+
+    /// The marker's name for `value` of `attribute`: the key attribute that
+    /// carries the value (`UNIQ#EMAIL#ada@lovelace.io`).
     pub fn marker_name(&self, attribute: &str, value: &Value) -> Result<String, UniqueError> {
         Ok(format!(
-            "{}#{}",
-            self.marker_partition(attribute),
+            "{}{}",
+            self.marker_prefix(attribute),
             value_text(attribute, value)?
         ))
     }
@@ -171,16 +230,38 @@ impl Constraint {
         attribute: &str,
         value: &Value,
     ) -> Result<Map<String, Value>, UniqueError> {
+        Ok(self.marker_key_named(attribute, &self.marker_name(attribute, value)?))
+    }
+
+    /// The key of the marker called `name` (see [`Constraint::marker_name`]).
+    pub fn marker_key_named(&self, attribute: &str, name: &str) -> Map<String, Value> {
         let mut key = Map::new();
-        key.insert(
-            self.schema.partition.clone(),
-            json!({ "S": self.marker_partition(attribute) }),
-        );
-        key.insert(
-            self.schema.sort.clone().expect("checked in new"),
-            json!({ "S": self.marker_name(attribute, value)? }),
-        );
-        Ok(key)
+        let sort = self.schema.sort.clone();
+        match self.spec.layout {
+            MarkerLayout::PerValue => {
+                key.insert(self.schema.partition.clone(), json!({ "S": name }));
+                if let Some(sort) = sort {
+                    key.insert(sort, json!({ "S": LOCK }));
+                }
+            }
+            MarkerLayout::Grouped => {
+                key.insert(
+                    self.schema.partition.clone(),
+                    json!({ "S": self.marker_partition(attribute) }),
+                );
+                key.insert(sort.expect("checked in new"), json!({ "S": name }));
+            }
+        }
+        key
+    }
+
+    /// The name of a marker item read back.
+    pub fn name_of_marker(&self, item: &Map<String, Value>) -> Option<String> {
+        let attribute = match self.spec.layout {
+            MarkerLayout::PerValue => &self.schema.partition,
+            MarkerLayout::Grouped => self.schema.sort.as_ref()?,
+        };
+        item.get(attribute).and_then(typed::key_text)
     }
 
     /// The whole marker item.
@@ -193,6 +274,9 @@ impl Constraint {
         let mut item = self.marker_key(attribute, value)?;
         item.insert(OWNER_ATTR.into(), json!({ "M": owner }));
         item.insert(VALUE_ATTR.into(), value.clone());
+        if self.spec.layout == MarkerLayout::PerValue {
+            item.insert(ATTR_ATTR.into(), json!({ "S": attribute.to_uppercase() }));
+        }
         Ok(item)
     }
 
@@ -200,6 +284,31 @@ impl Constraint {
     pub fn display(&self, key: &Map<String, Value>) -> String {
         self.schema.display(key)
     }
+}
+
+/// A GSI of the described table that lists per-value markers: partition key
+/// `uniq_attr` (sparse: only markers carry it), projecting the owner and value.
+fn marker_index(table: &Value) -> Option<String> {
+    table["GlobalSecondaryIndexes"]
+        .as_array()?
+        .iter()
+        .find(|index| {
+            let keyed = index["KeySchema"][0]["AttributeName"] == json!(ATTR_ATTR)
+                && index["KeySchema"][0]["KeyType"] == json!("HASH");
+            let active = index["IndexStatus"].as_str().is_none_or(|s| s == "ACTIVE");
+            let projection = &index["Projection"];
+            let projects = match projection["ProjectionType"].as_str() {
+                Some("ALL") => true,
+                Some("INCLUDE") => [OWNER_ATTR, VALUE_ATTR].iter().all(|a| {
+                    projection["NonKeyAttributes"]
+                        .as_array()
+                        .is_some_and(|list| list.contains(&json!(a)))
+                }),
+                _ => false,
+            };
+            keyed && active && projects
+        })
+        .and_then(|index| index["IndexName"].as_str().map(str::to_string))
 }
 
 /// The text a value contributes to its marker's name: the string, the
@@ -220,12 +329,13 @@ pub fn value_text(attribute: &str, value: &Value) -> Result<String, UniqueError>
 mod tests {
     use super::*;
 
-    pub(crate) fn accounts() -> Constraint {
+    pub(crate) fn accounts_with(layout: MarkerLayout) -> Constraint {
         Constraint::new(
             UniqueSpec {
                 table: "accounts".into(),
                 entity: "account".into(),
                 attributes: vec!["email".into(), "username".into()],
+                layout,
             },
             KeySchema {
                 table: "accounts".into(),
@@ -236,9 +346,32 @@ mod tests {
         .unwrap()
     }
 
+    pub(crate) fn accounts() -> Constraint {
+        accounts_with(MarkerLayout::PerValue)
+    }
+
     #[test]
-    fn markers_share_one_partition_per_attribute_and_are_named_by_value() {
+    fn per_value_markers_are_keyed_as_the_seed_keys_them() {
         let c = accounts();
+        let email = json!({"S":"ada@lovelace.io"});
+        let key = c.marker_key("email", &email).unwrap();
+        assert_eq!(key["PK"], json!({"S":"UNIQ#EMAIL#ada@lovelace.io"}));
+        assert_eq!(key["SK"], json!({"S":"LOCK"}));
+        let item = c.marker_item("email", &email, &Map::new()).unwrap();
+        assert_eq!(item[ATTR_ATTR], json!({"S":"EMAIL"}));
+        assert_eq!(
+            c.marker_name("n", &json!({"N":"1.50"})).unwrap(),
+            "UNIQ#N#1.5"
+        );
+        assert_eq!(
+            c.name_of_marker(&key).as_deref(),
+            Some("UNIQ#EMAIL#ada@lovelace.io")
+        );
+    }
+
+    #[test]
+    fn grouped_markers_share_one_partition_per_attribute_and_are_named_by_value() {
+        let c = accounts_with(MarkerLayout::Grouped);
         let key = c
             .marker_key("email", &json!({"S":"ada@lovelace.io"}))
             .unwrap();
@@ -254,18 +387,25 @@ mod tests {
     #[test]
     fn declarations_are_checked() {
         let schema = accounts().schema;
-        let spec = |attrs: &[&str]| UniqueSpec {
+        let spec = |attrs: &[&str], layout| UniqueSpec {
             table: "accounts".into(),
             entity: "account".into(),
             attributes: attrs.iter().map(|s| s.to_string()).collect(),
+            layout,
         };
-        assert!(Constraint::new(spec(&[]), schema.clone()).is_err());
-        assert!(Constraint::new(spec(&["PK"]), schema.clone()).is_err());
-        assert!(Constraint::new(spec(&["a#b"]), schema.clone()).is_err());
+        let per_value = MarkerLayout::PerValue;
+        assert!(Constraint::new(spec(&[], per_value), schema.clone()).is_err());
+        assert!(Constraint::new(spec(&["PK"], per_value), schema.clone()).is_err());
+        assert!(Constraint::new(spec(&["a#b"], per_value), schema.clone()).is_err());
+        assert!(Constraint::new(spec(&["mail", "Mail"], per_value), schema.clone()).is_err());
         let no_sort = KeySchema {
             sort: None,
             ..schema
         };
-        assert!(Constraint::new(spec(&["email"]), no_sort).is_err());
+        assert!(Constraint::new(spec(&["email"], MarkerLayout::Grouped), no_sort.clone()).is_err());
+        // The seeds' layout needs no sort key.
+        let c = Constraint::new(spec(&["email"], per_value), no_sort).unwrap();
+        let key = c.marker_key("email", &json!({"S":"a@b.c"})).unwrap();
+        assert_eq!(key.len(), 1);
     }
 }

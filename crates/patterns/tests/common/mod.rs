@@ -4,90 +4,28 @@
 
 use ferrodyn_client::{Client, ConnectionOptions};
 use ferrodyn_patterns::DynamoApi;
+use ferrodyn_testkit::ServerProcess;
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::{Mutex, OnceLock};
 
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .expect("workspace root exists")
-}
+#[allow(unused_imports)] // only the CLI tests run the binary
+pub use ferrodyn_testkit::cli_command;
 
-/// The `ferrodyn` binary, built once per test process.
-pub fn server_binary() -> PathBuf {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        if let Some(bin) = std::env::var_os("FERRODYN_BIN") {
-            return PathBuf::from(bin);
-        }
-        let root = workspace_root();
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let output = Command::new(cargo)
-            .args(["build", "-p", "ferrodyn", "--bin", "ferrodyn"])
-            .current_dir(&root)
-            .output()
-            .expect("cargo can be run");
-        assert!(
-            output.status.success(),
-            "building ferrodyn failed:\n{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        let target = std::env::var_os("CARGO_TARGET_DIR")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| root.join("target"));
-        target.join("debug").join("ferrodyn")
-    })
-    .clone()
-}
-
-/// The server: kept alive for the whole test binary (its stdin pipe is held
-/// here; when the process exits the pipe closes and the server exits).
-struct Server {
-    _child: Child,
-    _stdin: ChildStdin,
-    endpoint: String,
-}
-
-fn server() -> &'static Mutex<Server> {
-    static SERVER: OnceLock<Mutex<Server>> = OnceLock::new();
-    SERVER.get_or_init(|| {
-        let mut child = Command::new(server_binary())
-            .args(["serve", "--in-memory", "--port", "0", "--exit-on-stdin-eof"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("ferrodyn can be spawned");
-        let stdin = child.stdin.take().expect("stdin is piped");
-        let mut lines = BufReader::new(child.stdout.take().expect("stdout is piped")).lines();
-        let first = lines.next().expect("a listening line").expect("readable");
-        // Keep draining stdout so the server never blocks on a full pipe.
-        std::thread::spawn(move || for _ in lines {});
-        let endpoint = first
-            .strip_prefix("ferrodyn listening on ")
-            .and_then(|rest| rest.split_whitespace().next())
-            .unwrap_or_else(|| panic!("unexpected first line: {first}"))
-            .to_string();
-        Mutex::new(Server {
-            _child: child,
-            _stdin: stdin,
-            endpoint,
-        })
-    })
+/// The server every test of this binary shares: kept alive for the whole
+/// test process (when it exits, the server's stdin pipe closes and it exits).
+fn server() -> &'static Mutex<ServerProcess> {
+    static SERVER: OnceLock<Mutex<ServerProcess>> = OnceLock::new();
+    SERVER.get_or_init(|| Mutex::new(ServerProcess::in_memory()))
 }
 
 /// The shared server's URL.
 pub fn endpoint() -> String {
-    server().lock().unwrap().endpoint.clone()
+    server().lock().unwrap().endpoint().to_string()
 }
 
 /// A client for the shared server.
 pub fn client() -> Client {
-    let endpoint = server().lock().unwrap().endpoint.clone();
+    let endpoint = server().lock().unwrap().endpoint().to_string();
     Client::connect(&ConnectionOptions {
         endpoint_url: Some(endpoint),
         region: Some("us-east-1".into()),

@@ -6,7 +6,7 @@ use crate::faults::Faults;
 use crate::ops::batch_write_item::capacity_list;
 use crate::ops::common::{self, Names};
 use crate::validate::{self, Violations};
-use ferrodyn_engine::capacity::read_units;
+use ferrodyn_engine::capacity::{read_units, Consumed};
 use ferrodyn_engine::throughput::Capacity;
 use ferrodyn_engine::Engine;
 use ferrodyn_expr::{legacy_attributes_to_get, parse_projection};
@@ -46,10 +46,14 @@ pub fn run(engine: &Engine, faults: &Faults, request: Request) -> Result<Vec<u8>
     );
     if let Some(items) = &request.request_items {
         if items.is_empty() {
-            v.count::<()>("requestItems", Some(&[]), 1, usize::MAX);
+            v.map_count("requestItems", 0, 1, usize::MAX);
         }
         for (table, spec) in items {
-            v.name_rules("requestItems.key", table, 3, 255);
+            if table.starts_with("arn:") {
+                v.arn_rules("requestItems.key", table);
+            } else {
+                v.name_rules("requestItems.key", table, 3, 255);
+            }
             let field = format!("requestItems.{table}.member.keys");
             if v.not_null(&field, &spec.keys) {
                 v.count(&field, spec.keys.as_deref(), 1, MAX_KEYS);
@@ -179,10 +183,18 @@ pub fn run(engine: &Engine, faults: &Faults, request: Request) -> Result<Vec<u8>
     out.extend_from_slice(b"},\"UnprocessedKeys\":");
     serde_json::to_writer(&mut out, &Value::Object(unprocessed)).expect("serialisable");
     let detail = common::capacity_detail(&request.return_consumed_capacity);
-    if let Some(list) = capacity_list(&units, detail, "ReadCapacityUnits") {
+    if let Some(list) = capacity_list(&read_capacity(&units), detail) {
         out.extend_from_slice(b",\"ConsumedCapacity\":");
         serde_json::to_writer(&mut out, &list).expect("serialisable");
     }
     out.push(b'}');
     Ok(out)
+}
+
+/// One read entry per table, for ConsumedCapacity.
+pub fn read_capacity(units: &[(String, f64)]) -> Vec<Consumed> {
+    units
+        .iter()
+        .map(|(table, units)| Consumed::read(table, *units))
+        .collect()
 }

@@ -7,7 +7,7 @@ use crate::faults::Faults;
 use crate::ops::common;
 use crate::ops::conditional_write::wants_collection_metrics;
 use crate::validate::Violations;
-use ferrodyn_engine::capacity::CapacityDetail;
+use ferrodyn_engine::capacity::{CapacityDetail, Consumed};
 use ferrodyn_engine::items::check_item_size;
 use ferrodyn_engine::{Engine, Mutation, PlannedWrite};
 use ferrodyn_types::{DynamoError, Item, Result};
@@ -65,10 +65,14 @@ pub fn run(engine: &Engine, faults: &Faults, request: Request) -> Result<Vec<u8>
     );
     if let Some(items) = &request.request_items {
         if items.is_empty() {
-            v.count::<()>("requestItems", Some(&[]), 1, usize::MAX);
+            v.map_count("requestItems", 0, 1, usize::MAX);
         }
         for (table, writes) in items {
-            v.name_rules("requestItems.key", table, 3, 255);
+            if table.starts_with("arn:") {
+                v.arn_rules("requestItems.key", table);
+            } else {
+                v.name_rules("requestItems.key", table, 3, 255);
+            }
             v.count(
                 &format!("requestItems.{table}.member"),
                 Some(writes.as_slice()),
@@ -149,17 +153,13 @@ pub fn run(engine: &Engine, faults: &Faults, request: Request) -> Result<Vec<u8>
             .table
             .charge_write(write.write_units, &write.index_units());
     }
-    let mut units: Vec<(String, f64)> = Vec::new();
-    for write in &planned {
-        match units.iter_mut().find(|(t, _)| *t == write.table.name) {
-            Some((_, total)) => *total += write.write_units,
-            None => units.push((write.table.name.clone(), write.write_units)),
-        }
-    }
+    let consumed = Consumed::per_table(planned.iter().map(|write| {
+        Consumed::write(&write.table.name, write.write_units).with_indexes(write.index_units())
+    }));
     let mut body = serde_json::Map::new();
     body.insert("UnprocessedItems".into(), Value::Object(unprocessed));
     let detail = common::capacity_detail(&request.return_consumed_capacity);
-    if let Some(list) = capacity_list(&units, detail, "WriteCapacityUnits") {
+    if let Some(list) = capacity_list(&consumed, detail) {
         body.insert("ConsumedCapacity".into(), list);
     }
     if wants_collection_metrics(&request.return_item_collection_metrics) {
@@ -188,20 +188,9 @@ pub fn collection_metrics(writes: &[PlannedWrite]) -> Option<Value> {
     (!tables.is_empty()).then_some(Value::Object(tables))
 }
 
-/// ConsumedCapacity as the list multi-table operations return.
-pub fn capacity_list(units: &[(String, f64)], detail: CapacityDetail, kind: &str) -> Option<Value> {
-    if detail == CapacityDetail::None {
-        return None;
-    }
-    let list = units
-        .iter()
-        .map(|(table, units)| {
-            let mut entry = json!({ "TableName": table, "CapacityUnits": units, kind: units });
-            if detail == CapacityDetail::Indexes {
-                entry["Table"] = json!({ "CapacityUnits": units, kind: units });
-            }
-            entry
-        })
-        .collect();
-    Some(Value::Array(list))
+/// ConsumedCapacity as the list multi-table operations return: one entry
+/// per table.
+pub fn capacity_list(consumed: &[Consumed], detail: CapacityDetail) -> Option<Value> {
+    let list: Vec<Value> = consumed.iter().filter_map(|c| c.to_json(detail)).collect();
+    (detail != CapacityDetail::None).then_some(Value::Array(list))
 }

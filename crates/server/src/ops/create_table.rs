@@ -9,6 +9,7 @@ use ferrodyn_engine::schema::{
     StreamSpecification,
 };
 use ferrodyn_engine::{Engine, NewTable};
+use ferrodyn_types::limits::{MAX_GSIS, MAX_LSIS};
 use ferrodyn_types::{DynamoError, Result, ScalarType};
 use serde::Deserialize;
 
@@ -76,8 +77,6 @@ pub struct RawStreamSpecification {
 
 const STREAM_VIEW_TYPES: &[&str] = &["NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES", "KEYS_ONLY"];
 const PROJECTION_TYPES: &[&str] = &["ALL", "KEYS_ONLY", "INCLUDE"];
-const MAX_GSIS: usize = 20;
-const MAX_LSIS: usize = 5;
 /// A GSI key: up to 4 HASH and up to 4 RANGE elements.
 pub(crate) const MAX_GSI_KEY_ELEMENTS: usize = 2 * MAX_INDEX_KEY_ATTRIBUTES;
 
@@ -270,14 +269,11 @@ fn validate(request: Request) -> Result<NewTable> {
         names.push(&index.index_name);
         used.extend(index.key_schema.iter().map(|k| k.attribute_name.as_str()));
     }
-    if let Some(unused) = definitions
+    if definitions
         .iter()
-        .find(|d| !used.contains(&d.attribute_name.as_str()))
+        .any(|d| !used.contains(&d.attribute_name.as_str()))
     {
-        let _ = unused;
-        return Err(DynamoError::invalid_parameter(
-            "Number of attributes in KeySchema does not exactly match number of attributes defined in AttributeDefinitions",
-        ));
+        return Err(unused_definitions(&definitions, &used, !names.is_empty()));
     }
     let stream = request.stream_specification.map(|s| StreamSpecification {
         stream_enabled: s.stream_enabled.unwrap_or(false),
@@ -521,10 +517,16 @@ pub(crate) fn indexes(
             table_hash.is_none(),
         )?;
         let projection = index.projection.expect("checked");
-        let projection_type = projection
-            .projection_type
-            .clone()
-            .unwrap_or_else(|| "ALL".into());
+        // The API reference calls ProjectionType optional; DynamoDB refuses
+        // a Projection without one.
+        let Some(projection_type) = projection.projection_type.clone() else {
+            return Err(DynamoError::validation("Unknown ProjectionType: null"));
+        };
+        if let Some(duplicate) = first_duplicate(projection.non_key_attributes.iter().flatten()) {
+            return Err(DynamoError::invalid_parameter(format!(
+                "Duplicate attribute name in NonKeyAttributes of index {name}: {duplicate}"
+            )));
+        }
         match (projection_type.as_str(), &projection.non_key_attributes) {
             ("INCLUDE", None) => {
                 return Err(DynamoError::invalid_parameter(
@@ -583,6 +585,39 @@ pub(crate) fn indexes(
         });
     }
     Ok(out)
+}
+
+/// AttributeDefinitions that no key uses. With indexes, AWS lists both
+/// sides, sorted (moto's test_create_table_with_redundant_attributes).
+fn unused_definitions(
+    definitions: &[AttributeDefinition],
+    used: &[&str],
+    has_indexes: bool,
+) -> DynamoError {
+    if !has_indexes {
+        return DynamoError::invalid_parameter(
+            "Number of attributes in KeySchema does not exactly match number of attributes defined in AttributeDefinitions",
+        );
+    }
+    let mut defined: Vec<&str> = definitions
+        .iter()
+        .map(|d| d.attribute_name.as_str())
+        .collect();
+    defined.sort_unstable();
+    let mut keys: Vec<&str> = used.to_vec();
+    keys.sort_unstable();
+    keys.dedup();
+    DynamoError::invalid_parameter(format!(
+        "Some AttributeDefinitions are not used. AttributeDefinitions: [{}], keys used: [{}]",
+        defined.join(", "),
+        keys.join(", ")
+    ))
+}
+
+/// The first name that appears twice.
+fn first_duplicate<'a>(names: impl Iterator<Item = &'a String>) -> Option<&'a String> {
+    let mut seen = std::collections::HashSet::new();
+    names.into_iter().find(|name| !seen.insert(*name))
 }
 
 #[cfg(test)]

@@ -1,10 +1,12 @@
-//! DeleteTable: removes the table at once and purges its items.
+//! DeleteTable: removes the table at once and purges its items in the
+//! background (the answer says DELETING, as DynamoDB's does).
 
 use crate::ops::common::ResponseBody;
 use crate::validate::Violations;
 use ferrodyn_engine::Engine;
 use ferrodyn_types::Result;
 use serde::Deserialize;
+use std::sync::Arc;
 
 #[derive(Deserialize)]
 #[serde(rename_all = "PascalCase")]
@@ -12,9 +14,9 @@ pub struct Request {
     table_name: Option<String>,
 }
 
-pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
+pub fn run(engine: &Arc<Engine>, request: Request) -> Result<Vec<u8>> {
     let mut v = Violations::default();
-    v.table_name("tableName", &request.table_name);
+    v.table_name_or_arn("tableName", &request.table_name);
     v.finish()?;
     let description = engine.delete_table(request.table_name.as_deref().expect("checked"))?;
     let mut body = ResponseBody::default();

@@ -22,7 +22,7 @@ pub struct BackupsRequest {
 /// recovery is always reported DISABLED (and cannot be enabled).
 pub fn continuous_backups(engine: &Engine, request: BackupsRequest) -> Result<Vec<u8>> {
     let mut v = Violations::default();
-    v.table_name("tableName", &request.table_name);
+    v.table_name_or_arn("tableName", &request.table_name);
     v.finish()?;
     let name = request.table_name.as_deref().expect("checked");
     if engine.table(name).is_err() {
@@ -44,7 +44,7 @@ pub fn continuous_backups(engine: &Engine, request: BackupsRequest) -> Result<Ve
 
 pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
     let mut v = Violations::default();
-    v.table_name("tableName", &request.table_name);
+    v.table_name_or_arn("tableName", &request.table_name);
     v.finish()?;
     let description = engine.describe_table(request.table_name.as_deref().expect("checked"))?;
     let mut body = ResponseBody::default();

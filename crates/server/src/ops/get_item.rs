@@ -24,7 +24,7 @@ pub struct Request {
 
 pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
     let mut v = Violations::default();
-    v.table_name("tableName", &request.table_name);
+    v.table_name_or_arn("tableName", &request.table_name);
     v.not_null("key", &request.key);
     v.count(
         "attributesToGet",

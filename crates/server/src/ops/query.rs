@@ -192,6 +192,14 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
             Some(index) => index.start_key(table.id, &table.schema, start_key)?,
             None => {
                 reads::starting_key(&table, start_key)?;
+                if table.schema.range.is_none() {
+                    // A partition of a hash-only table holds one item, so
+                    // an exclusive start inside it can only be empty.
+                    return Err(DynamoError::validation(format!(
+                        "The provided exclusive start key is invalid: ExclusiveStartKey: {}",
+                        reads::key_text(start_key)
+                    )));
+                }
                 table.schema.encode(table.id, start_key)
             }
         };
@@ -224,13 +232,15 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
         filter.as_ref(),
     )?;
     reads::fetch_from_table(engine, &table, index.as_deref(), select, &mut page)?;
-    table.charge_read(index.as_deref(), page.read_units(consistent));
+    let units = page.read_units(consistent);
+    table.charge_read(index.as_deref(), units);
     reads::page_response(
         &table,
+        index.as_deref(),
         page,
         select,
         projection.as_ref(),
-        consistent,
+        units,
         common::capacity_detail(&request.return_consumed_capacity),
     )
 }

@@ -3,14 +3,13 @@
 //! ConsumedCapacity).
 
 use crate::validate::{self, Violations};
-use ferrodyn_engine::capacity::read_units;
 use ferrodyn_engine::capacity::{CapacityDetail, Consumed};
 use ferrodyn_engine::index::{Index, IndexKind, IndexProjection, IndexState};
 use ferrodyn_engine::read::{Page, PageItem};
 use ferrodyn_engine::table::Table;
 use ferrodyn_engine::Engine;
 use ferrodyn_expr::{legacy_attributes_to_get, parse_projection, ExpressionContext, Projection};
-use ferrodyn_types::{DynamoError, Item, Result};
+use ferrodyn_types::{AttributeValue, DynamoError, Item, Result};
 use std::sync::Arc;
 
 pub const SELECT_VALUES: &[&str] = &[
@@ -37,7 +36,7 @@ pub struct ReadParams<'a> {
 impl ReadParams<'_> {
     /// The shared field constraints.
     pub fn check(&self, v: &mut Violations) {
-        v.table_name("tableName", self.table_name);
+        v.table_name_or_arn("tableName", self.table_name);
         if let Some(index) = self.index_name {
             v.name_rules("indexName", index, 3, 255);
         }
@@ -217,8 +216,10 @@ pub fn select(
         )),
         Some(other @ ("ALL_ATTRIBUTES" | "ALL_PROJECTED_ATTRIBUTES" | "COUNT")) if projecting => {
             let parameter = if has_attributes_to_get { "AttributesToGet" } else { "ProjectionExpression" };
+            // AWS names COUNT "only the Count" here (moto's AWS-verified tests).
+            let chosen = if other == "COUNT" { "only the Count" } else { other };
             Err(DynamoError::validation(format!(
-                "Cannot specify the {parameter} when choosing to get {other}"
+                "Cannot specify the {parameter} when choosing to get {chosen}"
             )))
         }
         Some("COUNT") => Ok(Select::Count),
@@ -238,13 +239,38 @@ pub fn starting_key(table: &Table, key: &Item) -> Result<()> {
     })
 }
 
+/// A key as DynamoDB prints it inside messages:
+/// `{p=AttributeValue: {S:abc}, c=AttributeValue: {N:1}}`.
+pub fn key_text(key: &Item) -> String {
+    let attributes: Vec<String> = key
+        .iter()
+        .map(|(name, value)| {
+            let shown = match value {
+                AttributeValue::S(s) => format!("S:{s}"),
+                AttributeValue::N(n) => format!("N:{n}"),
+                // Keys are S, N or B: anything else is shown as its JSON.
+                other => {
+                    let json = serde_json::to_value(other).unwrap_or_default();
+                    match json.get("B").and_then(|b| b.as_str()) {
+                        Some(b) => format!("B:{b}"),
+                        None => json.to_string(),
+                    }
+                }
+            };
+            format!("{name}=AttributeValue: {{{shown}}}")
+        })
+        .collect();
+    format!("{{{}}}", attributes.join(", "))
+}
+
 /// Builds the response of one page.
 pub fn page_response(
     table: &Table,
+    index: Option<&Index>,
     page: Page,
     select: Select,
     projection: Option<&Projection>,
-    consistent: bool,
+    units: f64,
     detail: CapacityDetail,
 ) -> Result<Vec<u8>> {
     // Written by hand so that unprojected items go out as their stored JSON.
@@ -275,7 +301,10 @@ pub fn page_response(
         out.extend_from_slice(b",\"LastEvaluatedKey\":");
         serde_json::to_writer(&mut out, last).expect("keys always serialise");
     }
-    let consumed = Consumed::read(&table.name, read_units(page.bytes_read, consistent));
+    let consumed = match index {
+        Some(index) => Consumed::index_read(&table.name, &index.name, index.kind, units),
+        None => Consumed::read(&table.name, units),
+    };
     if let Some(capacity) = consumed.to_json(detail) {
         out.extend_from_slice(b",\"ConsumedCapacity\":");
         serde_json::to_writer(&mut out, &capacity).expect("serialisable");

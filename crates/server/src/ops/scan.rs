@@ -5,6 +5,7 @@
 use crate::ops::common::{self, Names, Values};
 use crate::ops::reads;
 use crate::validate::Violations;
+use ferrodyn_engine::capacity::scan_units;
 use ferrodyn_engine::catalog::prefix_end;
 use ferrodyn_engine::index::{hash_bound as index_hash_bound, index_prefix};
 use ferrodyn_engine::keys::{hash_bound, partition_hash, table_prefix};
@@ -155,6 +156,7 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
             }
         }
     };
+    let mut start_hash = None;
     if let Some(start_key) = &request.exclusive_start_key {
         let (encoded, hash) = match &index {
             Some(index) => {
@@ -178,6 +180,7 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
             }
         }
         range.start = Bound::Excluded(encoded);
+        start_hash = Some(hash);
     }
     table.admit_read(index.as_deref())?;
     let mut page = engine.read_page(
@@ -189,13 +192,30 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
         filter.as_ref(),
     )?;
     reads::fetch_from_table(engine, &table, index.as_deref(), select, &mut page)?;
-    table.charge_read(index.as_deref(), page.read_units(consistent));
+    let first = match (&request.exclusive_start_key, segment) {
+        (Some(_), _) => start_hash.expect("set with the start key"),
+        (None, Some((segment, total))) => segment_hashes(segment, total).0,
+        (None, None) => 0,
+    };
+    let last = match (&page.last_evaluated, segment) {
+        (Some(key), _) => match &index {
+            Some(index) => index.schema.partition_hash(key),
+            None => partition_hash(&key[&table.schema.hash.name]),
+        },
+        (None, Some((segment, total))) => {
+            segment_hashes(segment, total).1.map_or(u64::MAX, |h| h - 1)
+        }
+        (None, None) => u64::MAX,
+    };
+    let units = scan_units(page.bytes_read, consistent, first, last);
+    table.charge_read(index.as_deref(), units);
     reads::page_response(
         &table,
+        index.as_deref(),
         page,
         select,
         projection.as_ref(),
-        consistent,
+        units,
         common::capacity_detail(&request.return_consumed_capacity),
     )
 }

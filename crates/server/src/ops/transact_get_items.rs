@@ -2,9 +2,11 @@
 //! items and tables, at twice the read units of strongly consistent reads.
 
 use crate::faults::Faults;
+use crate::ops::batch_get_item::read_capacity;
+use crate::ops::batch_write_item::capacity_list;
 use crate::ops::common::{self, Names};
 use crate::validate::{self, Violations};
-use ferrodyn_engine::capacity::{read_units, CapacityDetail};
+use ferrodyn_engine::capacity::read_units;
 use ferrodyn_engine::throughput::Capacity;
 use ferrodyn_engine::Engine;
 use ferrodyn_expr::{parse_projection, Projection};
@@ -56,7 +58,7 @@ pub fn run(engine: &Engine, faults: &Faults, request: Request) -> Result<Vec<u8>
         let field = format!("transactItems.{}.member.get", i + 1);
         match &item.get {
             Some(get) => {
-                v.table_name(&format!("{field}.tableName"), &get.table_name);
+                v.table_name_or_arn(&format!("{field}.tableName"), &get.table_name);
                 v.not_null(&format!("{field}.key"), &get.key);
             }
             None => {
@@ -135,18 +137,8 @@ pub fn run(engine: &Engine, faults: &Faults, request: Request) -> Result<Vec<u8>
     let mut body = serde_json::Map::new();
     body.insert("Responses".into(), Value::Array(responses));
     let detail = common::capacity_detail(&request.return_consumed_capacity);
-    if detail != CapacityDetail::None {
-        let list: Vec<Value> = units
-            .iter()
-            .map(|(table, units)| {
-                let mut entry = json!({ "TableName": table, "CapacityUnits": units, "ReadCapacityUnits": units });
-                if detail == CapacityDetail::Indexes {
-                    entry["Table"] = json!({ "CapacityUnits": units, "ReadCapacityUnits": units });
-                }
-                entry
-            })
-            .collect();
-        body.insert("ConsumedCapacity".into(), Value::Array(list));
+    if let Some(list) = capacity_list(&read_capacity(&units), detail) {
+        body.insert("ConsumedCapacity".into(), list);
     }
     Ok(serde_json::to_vec(&body).expect("serialisable"))
 }

@@ -3,20 +3,20 @@
 //! ClientRequestToken idempotency and doubled (transactional) capacity.
 
 use crate::faults::Faults;
-use crate::ops::batch_write_item::collection_metrics;
+use crate::ops::batch_write_item::{capacity_list, collection_metrics};
 use crate::ops::common::{self, Names, Values};
 use crate::ops::conditional_write::wants_collection_metrics;
 use crate::validate::{self, Violations};
-use ferrodyn_engine::capacity::CapacityDetail;
+use ferrodyn_engine::capacity::{CapacityDetail, Consumed};
 use ferrodyn_engine::idempotency::Claim;
 use ferrodyn_engine::items::check_item_size;
 use ferrodyn_engine::table::Table;
+use ferrodyn_engine::throughput::Capacity;
 use ferrodyn_engine::transactions::TransactWrite;
 use ferrodyn_engine::{Engine, Mutation};
 use ferrodyn_expr::{parse_condition, parse_update, Condition, UpdateExpression};
 use ferrodyn_types::{DynamoError, Item, Result};
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
@@ -139,7 +139,7 @@ pub fn run(engine: &Engine, faults: &Faults, request: Request, body_len: usize) 
         }
         let (kind, action) = present[0];
         let field = format!("transactItems.{}.member.{}", i + 1, kind.field());
-        v.table_name(&format!("{field}.tableName"), &action.table_name);
+        v.table_name_or_arn(&format!("{field}.tableName"), &action.table_name);
         match kind {
             Kind::Put => {
                 v.not_null(&format!("{field}.item"), &action.item);
@@ -211,6 +211,17 @@ pub fn run(engine: &Engine, faults: &Faults, request: Request, body_len: usize) 
     for p in &parsed {
         tables.push(engine.table_for_items(p.action.table_name.as_deref().expect("checked"))?);
     }
+    // An empty key value fails the whole request (AWS, moto's
+    // test_transaction_with_empty_key), unlike a key of the wrong type.
+    for (p, table) in parsed.iter().zip(&tables) {
+        let source = match p.kind {
+            Kind::Put => p.action.item.as_ref(),
+            _ => p.action.key.as_ref(),
+        };
+        if let Some(source) = source {
+            table.schema.check_no_empty_key(source)?;
+        }
+    }
     let keys: Vec<Result<Item>> = parsed
         .iter()
         .zip(&tables)
@@ -235,7 +246,7 @@ pub fn run(engine: &Engine, faults: &Faults, request: Request, body_len: usize) 
         if let Claim::Replay(units) = engine.tokens.claim(token, fingerprint)? {
             // A replay writes nothing and, as in DynamoDB, reports read
             // capacity rather than write capacity.
-            return respond(&units, detail, "ReadCapacityUnits", None);
+            return respond(&units, detail, Capacity::Read, None);
         }
     }
     let names: Vec<&str> = tables.iter().map(|t| t.name.as_str()).collect();
@@ -300,7 +311,7 @@ pub fn run(engine: &Engine, faults: &Faults, request: Request, body_len: usize) 
     let metrics = wants_collection_metrics(&request.return_item_collection_metrics)
         .then(|| collection_metrics(&writes))
         .flatten();
-    respond(&units, detail, "WriteCapacityUnits", metrics)
+    respond(&units, detail, Capacity::Write, metrics)
 }
 
 /// Checks an action's key (or item) against its table's key schema.
@@ -347,25 +358,22 @@ fn fingerprint(items: &[TransactItem]) -> u64 {
 fn respond(
     units: &[(String, f64)],
     detail: CapacityDetail,
-    kind: &str,
+    kind: Capacity,
     collection_metrics: Option<serde_json::Value>,
 ) -> Result<Vec<u8>> {
     let mut body = serde_json::Map::new();
     if let Some(metrics) = collection_metrics {
         body.insert("ItemCollectionMetrics".into(), metrics);
     }
-    if detail != CapacityDetail::None {
-        let list: Vec<serde_json::Value> = units
-            .iter()
-            .map(|(table, units)| {
-                let mut entry = json!({ "TableName": table, "CapacityUnits": units, kind: units });
-                if detail == CapacityDetail::Indexes {
-                    entry["Table"] = json!({ "CapacityUnits": units, kind: units });
-                }
-                entry
-            })
-            .collect();
-        body.insert("ConsumedCapacity".into(), serde_json::Value::Array(list));
+    let consumed: Vec<Consumed> = units
+        .iter()
+        .map(|(table, units)| match kind {
+            Capacity::Read => Consumed::read(table, *units),
+            Capacity::Write => Consumed::write(table, *units),
+        })
+        .collect();
+    if let Some(list) = capacity_list(&consumed, detail) {
+        body.insert("ConsumedCapacity".into(), list);
     }
     Ok(serde_json::to_vec(&body).expect("serialisable"))
 }

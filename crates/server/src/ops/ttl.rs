@@ -29,7 +29,7 @@ pub struct DescribeRequest {
 
 pub fn update(engine: &Engine, request: UpdateRequest) -> Result<Vec<u8>> {
     let mut v = Violations::default();
-    v.table_name("tableName", &request.table_name);
+    v.table_name_or_arn("tableName", &request.table_name);
     if v.not_null(
         "timeToLiveSpecification",
         &request.time_to_live_specification,
@@ -65,7 +65,7 @@ pub fn update(engine: &Engine, request: UpdateRequest) -> Result<Vec<u8>> {
 
 pub fn describe(engine: &Engine, request: DescribeRequest) -> Result<Vec<u8>> {
     let mut v = Violations::default();
-    v.table_name("tableName", &request.table_name);
+    v.table_name_or_arn("tableName", &request.table_name);
     v.finish()?;
     let description = match engine.describe_ttl(request.table_name.as_deref().expect("checked"))? {
         Some(attribute) => json!({ "TimeToLiveStatus": "ENABLED", "AttributeName": attribute }),

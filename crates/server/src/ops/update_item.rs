@@ -41,7 +41,7 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
         expected: &request.expected,
     };
     let mut v = Violations::default();
-    v.table_name("tableName", &request.table_name);
+    v.table_name_or_arn("tableName", &request.table_name);
     v.not_null("key", &request.key);
     options.check(&mut v);
     v.finish()?;

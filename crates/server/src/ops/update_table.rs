@@ -66,7 +66,7 @@ pub struct Stream {
 
 pub fn run(engine: &Arc<Engine>, request: Request) -> Result<Vec<u8>> {
     let mut v = Violations::default();
-    v.table_name("tableName", &request.table_name);
+    v.table_name_or_arn("tableName", &request.table_name);
     v.one_of(
         "billingMode",
         request.billing_mode.as_deref(),
@@ -136,6 +136,13 @@ pub fn run(engine: &Arc<Engine>, request: Request) -> Result<Vec<u8>> {
         return Err(DynamoError::invalid_parameter(
             "ProvisionedThroughput must be specified when BillingMode is PROVISIONED",
         ));
+    }
+    if let Some((read, write)) = provisioned {
+        let now = &current.provisioned_throughput;
+        let unchanged = now.read_capacity_units == read && now.write_capacity_units == write;
+        if unchanged && current.billing_mode() == BillingMode::Provisioned {
+            return Err(same_throughput(read, write));
+        }
     }
     let stream = request.stream_specification.map(|s| StreamSpecification {
         stream_enabled: s.stream_enabled.unwrap_or(false),
@@ -314,4 +321,16 @@ fn index_update(
         serde_json::to_value(description).expect("serialisable"),
     );
     body.finish()
+}
+
+/// AWS refuses an UpdateTable that asks for the throughput the table already
+/// has (wording recorded by dynalite's tests against AWS; DynamoDB Local says
+/// "The requested throughput value equals the current value").
+fn same_throughput(read: u64, write: u64) -> DynamoError {
+    DynamoError::validation(format!(
+        "The provisioned throughput for the table will not change. The requested value equals the current value. \
+         Current ReadCapacityUnits provisioned for the table: {read}. Requested ReadCapacityUnits: {read}. \
+         Current WriteCapacityUnits provisioned for the table: {write}. Requested WriteCapacityUnits: {write}. \
+         Refer to the Amazon DynamoDB Developer Guide for current limits and how to request higher limits."
+    ))
 }

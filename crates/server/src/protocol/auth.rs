@@ -3,14 +3,16 @@
 //! By default Ferrodyn does not know the callers' secret keys, so like
 //! DynamoDB Local it does not verify signatures; it checks what can be checked
 //! without a secret: the header must be present and well formed and, with
-//! `--check-request-time`, the request time in `X-Amz-Date` must be within 15
-//! minutes of now (DynamoDB's exact wording for expired and future
+//! `--check-request-time`, the request time (`X-Amz-Date`, or `Date` when
+//! there is no `X-Amz-Date`: whichever the signature covers) must be within
+//! 15 minutes of now (DynamoDB's exact wording for expired and future
 //! signatures; off by default because load generators replay fixed
 //! timestamps). Given credentials (`ferrodyn serve --credentials ID:SECRET`),
-//! it verifies every signature as DynamoDB does, request time included.
+//! it verifies every signature as DynamoDB does, request time included, and
+//! the credential scope must name the server's `--region` and `dynamodb`.
 
 use axum::http::{HeaderMap, Method, Uri};
-use ferrodyn_sigv4::{verify, Received, VerifyError};
+use ferrodyn_sigv4::{request_date, verify, Expected, Received, VerifyError};
 use ferrodyn_types::dates::{civil_from_days, days_from_civil};
 use ferrodyn_types::{DynamoError, ErrorKind};
 use std::collections::HashMap;
@@ -21,17 +23,27 @@ const MAX_SKEW_SECONDS: i64 = 15 * 60;
 /// The access keys (id → secret) signatures are checked against, if any.
 pub type KnownCredentials = HashMap<String, String>;
 
+/// What a request's signature is checked against.
+pub struct AuthPolicy<'a> {
+    /// Reject request times more than 15 minutes off.
+    pub check_request_time: bool,
+    /// Access keys to verify signatures with (None: not verified).
+    pub credentials: Option<&'a KnownCredentials>,
+    /// The region a credential scope must name (the server's `--region`).
+    pub region: &'a str,
+}
+
 /// Checks a request's authentication: the header always, the signature when
-/// `credentials` are configured.
+/// credentials are configured.
 pub fn authenticate(
     method: &Method,
     uri: &Uri,
     headers: &HeaderMap,
     body: &[u8],
-    check_request_time: bool,
-    credentials: Option<&KnownCredentials>,
+    policy: &AuthPolicy<'_>,
 ) -> Result<(), DynamoError> {
-    check(headers, check_request_time || credentials.is_some())?;
+    let credentials = policy.credentials;
+    check(headers, policy.check_request_time || credentials.is_some())?;
     let Some(credentials) = credentials else {
         return Ok(());
     };
@@ -50,8 +62,13 @@ pub fn authenticate(
         headers: &pairs,
         body,
     };
-    verify(&received, authorization, |key| credentials.get(key).cloned()).map_err(|error| match error {
+    let expected = Expected {
+        region: policy.region,
+        service: "dynamodb",
+    };
+    verify(&received, authorization, &expected, |key| credentials.get(key).cloned()).map_err(|error| match error {
         VerifyError::Incomplete(message) => DynamoError::new(ErrorKind::IncompleteSignature, message),
+        VerifyError::Invalid(message) => DynamoError::new(ErrorKind::InvalidSignature, message),
         VerifyError::UnknownAccessKey => DynamoError::new(
             ErrorKind::UnrecognizedClient,
             "The security token included in the request is invalid.",
@@ -90,7 +107,11 @@ pub fn check(headers: &HeaderMap, check_request_time: bool) -> Result<(), Dynamo
         ));
     }
     if check_request_time {
-        if let Some(date) = headers.get("x-amz-date").and_then(|d| d.to_str().ok()) {
+        let pairs: Vec<(&str, &str)> = ["x-amz-date", "date"]
+            .iter()
+            .filter_map(|name| Some((*name, headers.get(*name)?.to_str().ok()?)))
+            .collect();
+        if let Some((_, date)) = request_date(&pairs) {
             check_date(date)?;
         }
     }
@@ -167,9 +188,44 @@ fn format_amz_date(seconds: i64) -> String {
     )
 }
 
+/// The region of the request's SigV4 credential scope
+/// (`Credential=<key>/<date>/<region>/<service>/aws4_request`), which is
+/// the region the request addresses. None when absent or not a region name.
+pub fn credential_region(headers: &HeaderMap) -> Option<&str> {
+    let authorization = headers.get("authorization")?.to_str().ok()?;
+    let credential = authorization.split("Credential=").nth(1)?;
+    let scope = credential.split([',', ' ']).next()?;
+    let region = scope.split('/').nth(2)?;
+    let plausible = !region.is_empty()
+        && region.len() <= 64
+        && region
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+    plausible.then_some(region)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_credential_scope_names_the_region() {
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            "authorization",
+            "AWS4-HMAC-SHA256 Credential=AKID/20261201/us-east-2/dynamodb/aws4_request, SignedHeaders=host, Signature=0"
+                .parse()
+                .unwrap(),
+        );
+        assert_eq!(credential_region(&headers), Some("us-east-2"));
+        headers.insert(
+            "authorization",
+            "AWS4-HMAC-SHA256 Credential=a/2/x%2Fy/4/aws4_request"
+                .parse()
+                .unwrap(),
+        );
+        assert_eq!(credential_region(&headers), None);
+    }
 
     #[test]
     fn dates_round_trip() {
@@ -198,6 +254,34 @@ mod tests {
         let err = check(&headers, true).unwrap_err();
         assert!(
             err.message.starts_with("Signature expired"),
+            "{}",
+            err.message
+        );
+    }
+
+    #[test]
+    fn a_stale_date_header_is_checked_when_there_is_no_x_amz_date() {
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            "authorization",
+            "AWS4-HMAC-SHA256 Credential=a/2/3/4/aws4_request SignedHeaders=host;date Signature=1"
+                .parse()
+                .unwrap(),
+        );
+        headers.insert("date", "20170101T010101Z".parse().unwrap());
+        let err = check(&headers, true).unwrap_err();
+        assert!(
+            err.message
+                .starts_with("Signature expired: 20170101T010101Z"),
+            "{}",
+            err.message
+        );
+        headers.insert("date", "Sun, 01 Jan 2017 01:01:01 GMT".parse().unwrap());
+        let err = check(&headers, true).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::IncompleteSignature);
+        assert!(
+            err.message
+                .starts_with("Date must be in ISO-8601 'basic format'."),
             "{}",
             err.message
         );

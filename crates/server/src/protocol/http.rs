@@ -5,11 +5,12 @@
 
 use crate::faults::Faults;
 use crate::ops;
+use crate::protocol::connections::{serve_connections, ConnectionLimits, RequestReceived};
 use crate::protocol::{auth, cors, encoding, response};
 use axum::body::{Body, Bytes};
 use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{HeaderMap, Method, Response, StatusCode, Uri};
-use axum::Router;
+use axum::{Extension, Router};
 use ferrodyn_engine::Engine;
 use ferrodyn_types::{DynamoError, ErrorKind};
 use std::future::Future;
@@ -19,6 +20,11 @@ use tokio::net::TcpListener;
 /// Largest request body accepted: DynamoDB's 16 MB request limit plus room
 /// for JSON framing.
 pub const MAX_BODY_BYTES: usize = 16 * 1024 * 1024 + 64 * 1024;
+
+/// DynamoDB answers 400 Bad Request when the request line (the URL) or the
+/// headers together exceed 16 KB.
+pub const MAX_REQUEST_LINE_BYTES: usize = 16 * 1024;
+pub const MAX_HEADER_BYTES: usize = 16 * 1024;
 
 /// Ferrodyn's own (non-DynamoDB) report of the capacity consumed since start,
 /// per table and operation, read by `ferrodyn usage`.
@@ -42,39 +48,77 @@ pub fn router(state: AppState) -> Router {
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
 }
 
-/// Serves until `shutdown` resolves, then lets in-flight requests finish.
+/// Serves until `shutdown` resolves, then lets in-flight requests finish,
+/// with the default connection limits.
 pub async fn serve(
     state: AppState,
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    serve_with(state, Router::new(), listener, shutdown).await
+    serve_with(
+        state,
+        listener,
+        ConnectionLimits::default(),
+        Router::new(),
+        shutdown,
+    )
+    .await
 }
 
-/// [`serve`] with `extra` routes beside the DynamoDB API on the same port
-/// (the web console at `/console`); they answer their own paths, every other
-/// path is the API's.
+/// [`serve`] within the given timeouts and connection cap, with `extra`
+/// routes beside the DynamoDB API on the same port (the web console at
+/// `/console`): they answer their own paths, every other path is the API's.
 pub async fn serve_with(
     state: AppState,
-    extra: Router,
     listener: TcpListener,
+    limits: ConnectionLimits,
+    extra: Router,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router(state).merge(extra))
-        .with_graceful_shutdown(shutdown)
-        .await
+    serve_connections(listener, router(state).merge(extra), limits, shutdown).await
 }
 
 async fn handle(
     State(state): State<AppState>,
+    received: Option<Extension<RequestReceived>>,
     method: Method,
     uri: Uri,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response<Body> {
-    let mut response = route(&state, &method, &uri, &headers, &body);
-    cors::apply(&method, &headers, response.headers_mut());
-    response
+    // The body is in: from here on the connection is busy, not slow.
+    if let Some(Extension(received)) = received {
+        received.mark();
+    }
+    if !runs_on_blocking_pool(&method, &headers) {
+        let mut response = route(&state, &method, &uri, &headers, &body);
+        cors::apply(&method, &headers, response.headers_mut());
+        return response;
+    }
+    // Table-level work can wait (the write lock, catalog fsyncs): on the
+    // blocking pool it cannot stall the few async workers that serve every
+    // other connection.
+    let answer = tokio::task::spawn_blocking(move || {
+        let mut response = route(&state, &method, &uri, &headers, &body);
+        cors::apply(&method, &headers, response.headers_mut());
+        response
+    })
+    .await;
+    answer.unwrap_or_else(|_| {
+        let error = DynamoError::internal("the operation failed unexpectedly");
+        response::encoded_json_response(error.kind.status(), error.to_body(), None)
+    })
+}
+
+/// Whether a request runs on the blocking pool rather than inline on an
+/// async worker (see [`ops::Operation::runs_on_blocking_pool`]).
+fn runs_on_blocking_pool(method: &Method, headers: &HeaderMap) -> bool {
+    method == Method::POST
+        && headers
+            .get("x-amz-target")
+            .and_then(|t| t.to_str().ok())
+            .and_then(ops::Operation::from_target)
+            .is_some_and(ops::Operation::runs_on_blocking_pool)
 }
 
 fn route(
@@ -84,6 +128,9 @@ fn route(
     headers: &HeaderMap,
     body: &[u8],
 ) -> Response<Body> {
+    if exceeds_request_limits(uri, headers) {
+        return plain(StatusCode::BAD_REQUEST, "Bad Request".into());
+    }
     if uri.path() == USAGE_PATH && method == Method::GET {
         let report = serde_json::to_vec(&state.engine.usage_report()).expect("serialisable");
         return response::json_response(200, report);
@@ -126,14 +173,12 @@ fn call(
         .and_then(|t| t.to_str().ok())
         .unwrap_or("");
     let operation = ops::Operation::from_target(target);
-    auth::authenticate(
-        method,
-        uri,
-        headers,
-        body,
-        state.check_request_time,
-        state.credentials.as_deref(),
-    )?;
+    let policy = auth::AuthPolicy {
+        check_request_time: state.check_request_time,
+        credentials: state.credentials.as_deref(),
+        region: state.engine.region(),
+    };
+    auth::authenticate(method, uri, headers, body, &policy)?;
     let encoding = headers
         .get("content-encoding")
         .and_then(|e| e.to_str().ok());
@@ -154,7 +199,21 @@ fn call(
             "An unknown operation was requested.",
         ));
     };
-    ops::dispatch(&state.engine, &state.faults, operation, body)
+    // Tables live per region: the request addresses its credential scope's.
+    let region = auth::credential_region(headers);
+    ferrodyn_engine::region::with_request_region(region, || {
+        ops::dispatch(&state.engine, &state.faults, operation, body)
+    })
+}
+
+/// Whether the URL or the headers are larger than DynamoDB accepts.
+fn exceeds_request_limits(uri: &Uri, headers: &HeaderMap) -> bool {
+    let header_bytes: usize = headers
+        .iter()
+        .map(|(name, value)| name.as_str().len() + value.len() + 4)
+        .sum();
+    let line_bytes = uri.path_and_query().map_or(0, |p| p.as_str().len());
+    line_bytes > MAX_REQUEST_LINE_BYTES || header_bytes > MAX_HEADER_BYTES
 }
 
 fn plain(status: StatusCode, text: String) -> Response<Body> {

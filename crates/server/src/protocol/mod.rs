@@ -2,6 +2,8 @@
 //! `X-Amz-Target`, errors as `{"__type": ..., "message": ...}`, every response
 //! carrying `x-amzn-RequestId` and an `x-amz-crc32` of its body.
 //!
+//! - [`connections`]: accepting connections, timeouts for slow or idle
+//!   clients, the connection cap.
 //! - [`http`]: the HTTP server, routing and the health check.
 //! - [`auth`]: the Authorization header checks done before any operation.
 //! - [`cors`]: CORS headers, so browser code (and the web console) can call us.
@@ -9,6 +11,7 @@
 //! - [`response`]: response framing (request ids, CRC32, error bodies).
 
 pub mod auth;
+pub mod connections;
 pub mod cors;
 pub mod encoding;
 pub mod http;

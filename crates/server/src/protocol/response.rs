@@ -2,30 +2,16 @@
 
 use axum::body::Body;
 use axum::http::{HeaderValue, Response, StatusCode};
-use ferrodyn_types::DynamoError;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 pub const CONTENT_TYPE: &str = "application/x-amz-json-1.0";
 
-static REQUEST_COUNTER: AtomicU64 = AtomicU64::new(0);
-
 /// A 52-character request id shaped like DynamoDB's (upper-case letters and
-/// digits), unique within the process.
+/// digits): 36^52 random ids, so two never meet in practice.
 pub fn new_request_id() -> String {
     const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-    let seed = std::process::id() as u64;
-    let mut state = REQUEST_COUNTER.fetch_add(1, Ordering::Relaxed) ^ seed.rotate_left(32);
-    let mut id = String::with_capacity(52);
-    for _ in 0..52 {
-        // splitmix64: cheap, and distinct counters give distinct ids.
-        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^= z >> 31;
-        id.push(ALPHABET[(z % ALPHABET.len() as u64) as usize] as char);
-    }
-    id
+    (0..52)
+        .map(|_| ALPHABET[fastrand::usize(..ALPHABET.len())] as char)
+        .collect()
 }
 
 /// A DynamoDB JSON response with its request id and CRC32.
@@ -62,10 +48,6 @@ pub fn encoded_json_response(
         headers.insert("content-encoding", HeaderValue::from_static(encoding));
     }
     response
-}
-
-pub fn error_response(error: &DynamoError) -> Response<Body> {
-    json_response(error.kind.status(), error.to_body())
 }
 
 #[cfg(test)]

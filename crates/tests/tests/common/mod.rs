@@ -1,14 +1,6 @@
-//! The shared test harness: a `ferrodyn serve` per test binary, SDK clients
+//! The SDK tests' harness: a `ferrodyn serve` per test binary (spawned by
+//! `ferrodyn-testkit`, the harness all test crates share), SDK clients
 //! pointed at it, raw HTTP for protocol tests, and small item/error helpers.
-//!
-//! The server contract (implemented by the `ferrodyn` binary):
-//! - the binary is `<workspace>/target/debug/ferrodyn`, or `$FERRODYN_BIN`;
-//!   unless `FERRODYN_BIN` is set, the harness runs
-//!   `cargo build -p ferrodyn --bin ferrodyn` once per test process;
-//! - it is spawned as `ferrodyn serve --in-memory --port 0 --exit-on-stdin-eof`
-//!   (or `--data-dir DIR` instead of `--in-memory`) with stdin piped, so it
-//!   exits when the test process goes away and the pipe closes;
-//! - its first stdout line is `ferrodyn listening on http://127.0.0.1:PORT`.
 //!
 //! With `FERRODYN_TEST_ENDPOINT=http://host:port` nothing is spawned and every
 //! test runs against that server instead (DynamoDB Local, to check the tests
@@ -23,12 +15,7 @@ pub mod txn;
 
 use std::collections::HashMap;
 use std::fmt::Debug;
-use std::fs::File;
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::mpsc;
 use std::sync::OnceLock;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -43,185 +30,12 @@ use aws_sdk_dynamodb::types::{
 };
 use aws_sdk_dynamodb::Client;
 
-/// How long a spawned server may take to print its listening line.
-const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// How long a server may take to exit after SIGTERM.
-const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(20);
-
 /// How long one SDK operation may take before the test fails instead of hanging.
 const OPERATION_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// The Cargo workspace this crate belongs to.
-pub fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .expect("workspace root exists")
-}
-
-/// Cargo's target directory (`$CARGO_TARGET_DIR` or `<workspace>/target`).
-pub fn target_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| workspace_root().join("target"))
-}
-
-/// The `ferrodyn` binary, built once per test process unless `FERRODYN_BIN`
-/// names one.
-pub fn server_binary() -> &'static Path {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        if let Some(bin) = std::env::var_os("FERRODYN_BIN") {
-            return PathBuf::from(bin);
-        }
-        let root = workspace_root();
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let output = Command::new(cargo)
-            .args(["build", "-p", "ferrodyn", "--bin", "ferrodyn"])
-            .current_dir(&root)
-            .output()
-            .expect("cargo can be run");
-        assert!(
-            output.status.success(),
-            "`cargo build -p ferrodyn --bin ferrodyn` failed:\n{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        target_dir().join("debug").join("ferrodyn")
-    })
-}
-
-/// A `ferrodyn serve` child process and the endpoint it listens on.
-///
-/// Dropping it kills the process (SIGKILL) and reaps it.
-pub struct ServerProcess {
-    child: Child,
-    /// Held open so the server keeps running; closing it stops the server.
-    stdin: Option<ChildStdin>,
-    endpoint: String,
-    log: PathBuf,
-}
-
-impl ServerProcess {
-    /// Spawns `ferrodyn serve --port 0 --exit-on-stdin-eof` plus `extra` args
-    /// and waits for its listening line.
-    pub fn spawn(extra: &[&str]) -> ServerProcess {
-        static SERIAL: AtomicU32 = AtomicU32::new(0);
-        let bin = server_binary();
-        let log_dir = target_dir().join("ferrodyn-tests");
-        std::fs::create_dir_all(&log_dir).expect("log dir can be created");
-        let log = log_dir.join(format!(
-            "server-{}-{}.log",
-            std::process::id(),
-            SERIAL.fetch_add(1, Ordering::Relaxed)
-        ));
-        let mut child = Command::new(bin)
-            .arg("serve")
-            .args(extra)
-            .args(["--port", "0", "--exit-on-stdin-eof"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(File::create(&log).expect("log file can be created"))
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot spawn {}: {e}", bin.display()));
-        let stdin = child.stdin.take();
-        let stdout = child.stdout.take().expect("stdout is piped");
-
-        // A thread reads the first line and then keeps draining stdout, so a
-        // chatty server never blocks on a full pipe.
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut lines = BufReader::new(stdout).lines();
-            let _ = tx.send(lines.next());
-            for _ in lines {}
-        });
-        let first = match rx.recv_timeout(STARTUP_TIMEOUT) {
-            Ok(Some(Ok(line))) => line,
-            other => {
-                let _ = child.kill();
-                let status = child.wait();
-                panic!(
-                    "ferrodyn did not print its listening line ({other:?}, exit {status:?}); log: {}\n{}",
-                    log.display(),
-                    std::fs::read_to_string(&log).unwrap_or_default()
-                );
-            }
-        };
-        let endpoint = first
-            .strip_prefix("ferrodyn listening on ")
-            .unwrap_or_else(|| panic!("unexpected first line from ferrodyn: {first:?}"))
-            .split_whitespace()
-            .next()
-            .unwrap_or_else(|| panic!("no URL in ferrodyn's first line: {first:?}"))
-            .to_string();
-        ServerProcess {
-            child,
-            stdin,
-            endpoint,
-            log,
-        }
-    }
-
-    /// A throwaway in-memory server.
-    pub fn in_memory() -> ServerProcess {
-        ServerProcess::spawn(&["--in-memory"])
-    }
-
-    /// A durable server storing its data in `dir`.
-    pub fn with_data_dir(dir: &Path) -> ServerProcess {
-        let dir = dir.to_str().expect("temp dir path is UTF-8");
-        ServerProcess::spawn(&["--data-dir", dir])
-    }
-
-    /// The server's base URL, e.g. `http://127.0.0.1:40123`.
-    pub fn endpoint(&self) -> &str {
-        &self.endpoint
-    }
-
-    /// The file the server's stderr goes to.
-    pub fn log(&self) -> &Path {
-        &self.log
-    }
-
-    /// Sends SIGTERM (a clean shutdown) and waits for the process to exit.
-    pub fn terminate(mut self) -> ExitStatus {
-        let status = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status()
-            .expect("kill can be run");
-        assert!(status.success(), "kill -TERM failed");
-        // A bounded wait: a server that ignores SIGTERM (or waits forever for
-        // idle keep-alive connections) fails the test instead of hanging it.
-        let deadline = std::time::Instant::now() + SHUTDOWN_TIMEOUT;
-        loop {
-            if let Some(status) = self.child.try_wait().expect("server can be waited for") {
-                return status;
-            }
-            if std::time::Instant::now() > deadline {
-                let _ = self.child.kill();
-                let _ = self.child.wait();
-                panic!("ferrodyn did not exit within {SHUTDOWN_TIMEOUT:?} of SIGTERM");
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    /// Sends SIGKILL (a crash) and waits for the process to exit.
-    pub fn kill(mut self) {
-        self.child.kill().expect("server can be killed");
-        self.child.wait().expect("server can be waited for");
-    }
-}
-
-impl Drop for ServerProcess {
-    fn drop(&mut self) {
-        drop(self.stdin.take());
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
-}
+// Each test binary uses a different part of the harness.
+#[allow(unused_imports)]
+pub use ferrodyn_testkit::{server_binary, target_dir, workspace_root, ServerProcess};
 
 /// The server every test in this binary shares.
 enum Shared {
@@ -259,10 +73,15 @@ pub fn client() -> Client {
 /// An SDK client for `endpoint`: region us-east-1, static credentials, a
 /// single attempt (errors surface at once) and a timeout instead of a hang.
 pub fn client_for(endpoint: &str) -> Client {
+    client_in_region(endpoint, "us-east-1")
+}
+
+/// Like [`client_for`], signing for `region` (tables are per region).
+pub fn client_in_region(endpoint: &str, region: &str) -> Client {
     let config = aws_sdk_dynamodb::Config::builder()
         .behavior_version(BehaviorVersion::latest())
         .endpoint_url(endpoint)
-        .region(Region::new("us-east-1"))
+        .region(Region::new(region.to_string()))
         .credentials_provider(Credentials::new(
             "AKIDEXAMPLE",
             "secret",
@@ -592,26 +411,7 @@ pub async fn scan_all(
     }
 }
 
-/// A small seeded random generator (splitmix64) for jitter and random
-/// workloads: reproducible, and no extra dependency.
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn with_seed(seed: u64) -> Rng {
-        Rng(seed)
-    }
-
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `[low, high]`.
-    pub fn between(&mut self, low: u64, high: u64) -> u64 {
-        assert!(low <= high);
-        low + self.next() % (high - low + 1)
-    }
-}
+/// The seeded random generator for jitter and random workloads
+/// (reproducible per seed).
+#[allow(unused_imports)] // only some test binaries draw random numbers
+pub use fastrand::Rng;

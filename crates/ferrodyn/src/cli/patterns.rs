@@ -2,7 +2,7 @@
 //! and `cost` — as a thin layer over the `ferrodyn-patterns` library: parse
 //! flags, call the library, print its reports.
 
-use crate::cli::{parse_item, parse_value, read_argument, CliResult};
+use super::{parse_item, parse_value, read_argument, CliResult};
 use clap::{Args, Subcommand};
 use ferrodyn_client::{Client, ConnectionOptions};
 use ferrodyn_patterns::cost::{self, Prices, Workload};
@@ -10,7 +10,7 @@ use ferrodyn_patterns::expr::flags::{self, ConditionClause, UpdateClause};
 use ferrodyn_patterns::expr::Builder;
 use ferrodyn_patterns::stage::{self, StageFile};
 use ferrodyn_patterns::unique::locks::LocksOptions;
-use ferrodyn_patterns::unique::{self, Constraint, UniqueSpec};
+use ferrodyn_patterns::unique::{self, Constraint, MarkerLayout, UniqueSpec};
 use serde_json::{json, Map, Value};
 use std::path::PathBuf;
 
@@ -228,9 +228,16 @@ fn clear(path: &PathBuf) -> CliResult {
 #[derive(Args, Debug)]
 #[command(
     after_help = "DynamoDB only keeps keys unique. For each unique value this writes a \
-marker item in the same table, keyed by the value (sort key UNIQ#<entity>#<attr>#<value>, \
-partition key UNIQ#<entity>#<attr>), in the same transaction as the item itself, so a taken \
-value makes the whole write fail. The table needs a string partition key and a string sort key.\n\n\
+marker item in the same table, keyed by the value, in the same transaction as the item itself, \
+so a taken value makes the whole write fail. Key attributes must be strings.\n\n\
+Marker layouts (--layout):\n  \
+per-value (default)  PK UNIQ#<ATTR>#<value>, SK LOCK (if the table has a sort key): one \
+partition per value, so sign-ups spread over partitions. `locks` lists the markers by Query \
+of a sparse GSI whose partition key is uniq_attr (projection ALL) if the table has one, \
+otherwise by a Scan of the whole table.\n  \
+grouped              PK UNIQ#<entity>#<attr>, SK UNIQ#<entity>#<attr>#<value>: one partition \
+per attribute (capped at one partition's write rate); `locks` is one Query per attribute. \
+The layout of earlier versions; needs a sort key.\n\n\
 Example (a single-table design with keys PK and SK):\n  \
 ferrodyn unique create --table app --entity account --unique email,username \\\n    \
 '{\"PK\": \"ACCT#a1\", \"SK\": \"PROFILE\", \"email\": \"ada@lovelace.io\", \"username\": \"ada\"}'\n  \
@@ -264,7 +271,17 @@ struct SpecArgs {
         help_heading = "Constraint"
     )]
     unique: Vec<String>,
-    /// A JSON file {"table": ..., "entity": ..., "attributes": [...]} instead of the flags.
+    /// How markers are keyed: per-value (the default) or grouped (see below).
+    #[arg(
+        long,
+        global = true,
+        default_value = "per-value",
+        value_parser = ["per-value", "grouped"],
+        help_heading = "Constraint"
+    )]
+    layout: String,
+    /// A JSON file {"table": ..., "entity": ..., "attributes": [...], "layout": ...}
+    /// instead of the flags.
     #[arg(long, global = true, value_name = "FILE", help_heading = "Constraint")]
     spec: Option<PathBuf>,
 }
@@ -282,6 +299,10 @@ impl SpecArgs {
                 table: table.clone(),
                 entity: entity.clone(),
                 attributes: self.unique.clone(),
+                layout: match self.layout.as_str() {
+                    "grouped" => MarkerLayout::Grouped,
+                    _ => MarkerLayout::PerValue,
+                },
             }),
             _ => {
                 Err("say which constraint: --table, --entity and --unique (or --spec FILE)".into())
@@ -321,8 +342,9 @@ enum UniqueCommand {
         #[arg(long)]
         raw: bool,
     },
-    /// List the markers (by Query, never Scan) and report orphans, stale
-    /// markers and owners missing a marker.
+    /// List the markers and report orphans, stale markers and owners missing
+    /// a marker. Grouped markers are read by Query; per-value markers by Query
+    /// of a sparse `uniq_attr` index, or else by a Scan (the output says which).
     Locks {
         #[command(flatten)]
         look: LookArgs,
@@ -344,8 +366,8 @@ struct LookArgs {
     #[arg(long, value_name = "VALUE")]
     prefix: Option<String>,
     /// Also find owners without any marker, by a Scan of items whose
-    /// partition key starts with PREFIX (e.g. `ACCT#`). Markers are always
-    /// read by Query; this Scan is the only one and reads the whole table.
+    /// partition key starts with PREFIX (e.g. `ACCT#`). This Scan reads the
+    /// whole table.
     #[arg(long, value_name = "PREFIX")]
     scan_owners: Option<String>,
 }
@@ -443,82 +465,91 @@ pub struct ExprArgs {
 #[derive(Subcommand, Debug)]
 enum ExprCommand {
     /// A ConditionExpression (also good as a FilterExpression).
-    Condition {
-        /// The condition in the readable syntax; flags below are AND-ed to it.
-        expression: Option<String>,
-        #[arg(long, value_name = "PATH=VALUE")]
-        eq: Vec<String>,
-        #[arg(long, value_name = "PATH=VALUE")]
-        ne: Vec<String>,
-        #[arg(long, value_name = "PATH=VALUE")]
-        lt: Vec<String>,
-        #[arg(long, value_name = "PATH=VALUE")]
-        le: Vec<String>,
-        #[arg(long, value_name = "PATH=VALUE")]
-        gt: Vec<String>,
-        #[arg(long, value_name = "PATH=VALUE")]
-        ge: Vec<String>,
-        /// The attribute exists.
-        #[arg(long, value_name = "PATH")]
-        exists: Vec<String>,
-        /// The attribute does not exist (for a create: the key attribute).
-        #[arg(long, value_name = "PATH")]
-        not_exists: Vec<String>,
-        #[arg(long, value_name = "PATH=PREFIX")]
-        begins_with: Vec<String>,
-        #[arg(long, value_name = "PATH=VALUE")]
-        contains: Vec<String>,
-    },
+    Condition(ConditionFlags),
     /// An UpdateExpression, optionally with a ConditionExpression sharing its
     /// placeholders.
-    Update {
-        /// The update in the readable syntax (SET/REMOVE/ADD/DELETE clauses).
-        expression: Option<String>,
-        #[arg(long, value_name = "PATH=VALUE")]
-        set: Vec<String>,
-        /// Set only if the attribute is absent.
-        #[arg(long, value_name = "PATH=VALUE")]
-        set_if_absent: Vec<String>,
-        /// Add N to a number, counting from 0 if absent.
-        #[arg(long, value_name = "PATH=N")]
-        increment: Vec<String>,
-        /// Append a value (or a JSON list of values) to a list.
-        #[arg(long, value_name = "PATH=VALUE")]
-        append: Vec<String>,
-        #[arg(long, value_name = "PATH")]
-        remove: Vec<String>,
-        /// DynamoDB's ADD: add to a number or to a set.
-        #[arg(long, value_name = "PATH=VALUE")]
-        add: Vec<String>,
-        /// DynamoDB's DELETE: remove members from a set.
-        #[arg(long, value_name = "PATH=VALUE")]
-        delete: Vec<String>,
-        /// A condition in the readable syntax, for the same request.
-        #[arg(long, value_name = "CONDITION")]
-        condition: Option<String>,
-    },
+    Update(UpdateFlags),
     /// A KeyConditionExpression for Query.
-    Key {
-        /// The key condition in the readable syntax.
-        expression: Option<String>,
-        /// The partition key's value.
-        #[arg(long, value_name = "NAME=VALUE")]
-        partition: Option<String>,
-        #[arg(long, value_name = "NAME=VALUE")]
-        sort_eq: Option<String>,
-        #[arg(long, value_name = "NAME=VALUE")]
-        sort_lt: Option<String>,
-        #[arg(long, value_name = "NAME=VALUE")]
-        sort_le: Option<String>,
-        #[arg(long, value_name = "NAME=VALUE")]
-        sort_gt: Option<String>,
-        #[arg(long, value_name = "NAME=VALUE")]
-        sort_ge: Option<String>,
-        #[arg(long, value_name = "NAME=PREFIX")]
-        sort_begins_with: Option<String>,
-        #[arg(long, value_name = "NAME=LOW..HIGH")]
-        sort_between: Option<String>,
-    },
+    Key(KeyFlags),
+}
+
+#[derive(Args, Debug)]
+struct ConditionFlags {
+    /// The condition in the readable syntax; flags below are AND-ed to it.
+    expression: Option<String>,
+    #[arg(long, value_name = "PATH=VALUE")]
+    eq: Vec<String>,
+    #[arg(long, value_name = "PATH=VALUE")]
+    ne: Vec<String>,
+    #[arg(long, value_name = "PATH=VALUE")]
+    lt: Vec<String>,
+    #[arg(long, value_name = "PATH=VALUE")]
+    le: Vec<String>,
+    #[arg(long, value_name = "PATH=VALUE")]
+    gt: Vec<String>,
+    #[arg(long, value_name = "PATH=VALUE")]
+    ge: Vec<String>,
+    /// The attribute exists.
+    #[arg(long, value_name = "PATH")]
+    exists: Vec<String>,
+    /// The attribute does not exist (for a create: the key attribute).
+    #[arg(long, value_name = "PATH")]
+    not_exists: Vec<String>,
+    #[arg(long, value_name = "PATH=PREFIX")]
+    begins_with: Vec<String>,
+    #[arg(long, value_name = "PATH=VALUE")]
+    contains: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+struct UpdateFlags {
+    /// The update in the readable syntax (SET/REMOVE/ADD/DELETE clauses).
+    expression: Option<String>,
+    #[arg(long, value_name = "PATH=VALUE")]
+    set: Vec<String>,
+    /// Set only if the attribute is absent.
+    #[arg(long, value_name = "PATH=VALUE")]
+    set_if_absent: Vec<String>,
+    /// Add N to a number, counting from 0 if absent.
+    #[arg(long, value_name = "PATH=N")]
+    increment: Vec<String>,
+    /// Append a value (or a JSON list of values) to a list.
+    #[arg(long, value_name = "PATH=VALUE")]
+    append: Vec<String>,
+    #[arg(long, value_name = "PATH")]
+    remove: Vec<String>,
+    /// DynamoDB's ADD: add to a number or to a set.
+    #[arg(long, value_name = "PATH=VALUE")]
+    add: Vec<String>,
+    /// DynamoDB's DELETE: remove members from a set.
+    #[arg(long, value_name = "PATH=VALUE")]
+    delete: Vec<String>,
+    /// A condition in the readable syntax, for the same request.
+    #[arg(long, value_name = "CONDITION")]
+    condition: Option<String>,
+}
+
+#[derive(Args, Debug)]
+struct KeyFlags {
+    /// The key condition in the readable syntax.
+    expression: Option<String>,
+    /// The partition key's value.
+    #[arg(long, value_name = "NAME=VALUE")]
+    partition: Option<String>,
+    #[arg(long, value_name = "NAME=VALUE")]
+    sort_eq: Option<String>,
+    #[arg(long, value_name = "NAME=VALUE")]
+    sort_lt: Option<String>,
+    #[arg(long, value_name = "NAME=VALUE")]
+    sort_le: Option<String>,
+    #[arg(long, value_name = "NAME=VALUE")]
+    sort_gt: Option<String>,
+    #[arg(long, value_name = "NAME=VALUE")]
+    sort_ge: Option<String>,
+    #[arg(long, value_name = "NAME=PREFIX")]
+    sort_begins_with: Option<String>,
+    #[arg(long, value_name = "NAME=LOW..HIGH")]
+    sort_between: Option<String>,
 }
 
 fn compare(
@@ -537,13 +568,116 @@ fn pairs(list: &[String]) -> Result<Vec<(String, String)>, String> {
     list.iter().map(|s| flags::split_assignment(s)).collect()
 }
 
-/// `text` and `extra` joined with AND (either may be missing).
-fn joined(text: Option<String>, extra: String) -> Result<String, String> {
+/// `text` and `extra` joined by `glue` (either may be missing).
+fn joined(
+    text: Option<String>,
+    extra: String,
+    glue: fn(String, String) -> String,
+) -> Result<String, String> {
     match (text, extra.is_empty()) {
         (Some(t), true) => Ok(t),
-        (Some(t), false) => Ok(format!("({t}) AND {extra}")),
+        (Some(t), false) => Ok(glue(t, extra)),
         (None, false) => Ok(extra),
         (None, true) => Err("give an expression or at least one flag (see --help)".into()),
+    }
+}
+
+impl ConditionFlags {
+    /// The condition in the readable syntax: the expression AND the flags.
+    fn text(self) -> Result<String, String> {
+        let mut clauses = Vec::new();
+        for (list, op) in [
+            (&self.eq, "="),
+            (&self.ne, "<>"),
+            (&self.lt, "<"),
+            (&self.le, "<="),
+            (&self.gt, ">"),
+            (&self.ge, ">="),
+        ] {
+            compare(list, op, &mut clauses)?;
+        }
+        clauses.extend(self.exists.into_iter().map(ConditionClause::Exists));
+        clauses.extend(self.not_exists.into_iter().map(ConditionClause::NotExists));
+        for (path, prefix) in pairs(&self.begins_with)? {
+            clauses.push(ConditionClause::BeginsWith { path, prefix });
+        }
+        for (path, value) in pairs(&self.contains)? {
+            clauses.push(ConditionClause::Contains { path, value });
+        }
+        joined(
+            self.expression.map(|e| read_argument(&e)).transpose()?,
+            flags::condition_text(&clauses),
+            |t, extra| format!("({t}) AND {extra}"),
+        )
+    }
+}
+
+impl UpdateFlags {
+    /// The update in the readable syntax: the expression, then the flags'
+    /// clauses.
+    fn text(&self) -> Result<String, String> {
+        let mut clauses = Vec::new();
+        for (path, value) in pairs(&self.set)? {
+            clauses.push(UpdateClause::Set { path, value });
+        }
+        for (path, value) in pairs(&self.set_if_absent)? {
+            clauses.push(UpdateClause::SetIfAbsent { path, value });
+        }
+        for (path, by) in pairs(&self.increment)? {
+            clauses.push(UpdateClause::Increment { path, by });
+        }
+        for (path, value) in pairs(&self.append)? {
+            clauses.push(UpdateClause::Append { path, value });
+        }
+        clauses.extend(self.remove.iter().cloned().map(UpdateClause::Remove));
+        for (path, value) in pairs(&self.add)? {
+            clauses.push(UpdateClause::Add { path, value });
+        }
+        for (path, value) in pairs(&self.delete)? {
+            clauses.push(UpdateClause::Delete { path, value });
+        }
+        let expression = self.expression.as_deref().map(read_argument).transpose()?;
+        joined(expression, flags::update_text(&clauses), |t, extra| {
+            format!("{t} {extra}")
+        })
+        .map_err(|_| "give an update or at least one flag (see --help)".to_string())
+    }
+}
+
+impl KeyFlags {
+    /// The key condition in the readable syntax: as written, or from
+    /// `--partition` and at most one `--sort-*` flag.
+    fn text(self) -> Result<String, String> {
+        match (self.expression, self.partition) {
+            (Some(e), None) => read_argument(&e),
+            (None, Some(p)) => {
+                let (name, value) = flags::split_assignment(&p)?;
+                let sorts = [
+                    ("=", self.sort_eq),
+                    ("<", self.sort_lt),
+                    ("<=", self.sort_le),
+                    (">", self.sort_gt),
+                    (">=", self.sort_ge),
+                    ("begins_with", self.sort_begins_with),
+                    ("between", self.sort_between),
+                ];
+                let given: Vec<(&str, String)> = sorts
+                    .into_iter()
+                    .filter_map(|(op, v)| v.map(|v| (op, v)))
+                    .collect();
+                let sort = match given.as_slice() {
+                    [] => None,
+                    [(op, v)] => {
+                        let (sort_name, sort_value) = flags::split_assignment(v)?;
+                        Some(flags::sort_clause(&sort_name, op, &sort_value)?)
+                    }
+                    _ => return Err("a key condition has at most one sort-key clause".into()),
+                };
+                Ok(flags::key_text((&name, &value), sort.as_deref()))
+            }
+            (Some(_), Some(_)) => Err("give the key condition or --partition, not both".into()),
+            (None, None) => Err("give a key condition or --partition NAME=VALUE".into()),
+        }
     }
 }
 
@@ -553,140 +687,22 @@ pub fn expr(args: ExprArgs) -> CliResult {
     } else {
         Builder::new()
     };
+    let failed = |e: ferrodyn_patterns::expr::ExprError| e.to_string();
     match args.command {
-        ExprCommand::Condition {
-            expression,
-            eq,
-            ne,
-            lt,
-            le,
-            gt,
-            ge,
-            exists,
-            not_exists,
-            begins_with,
-            contains,
-        } => {
-            let mut clauses = Vec::new();
-            for (list, op) in [
-                (&eq, "="),
-                (&ne, "<>"),
-                (&lt, "<"),
-                (&le, "<="),
-                (&gt, ">"),
-                (&ge, ">="),
-            ] {
-                compare(list, op, &mut clauses)?;
-            }
-            clauses.extend(exists.into_iter().map(ConditionClause::Exists));
-            clauses.extend(not_exists.into_iter().map(ConditionClause::NotExists));
-            for (path, prefix) in pairs(&begins_with)? {
-                clauses.push(ConditionClause::BeginsWith { path, prefix });
-            }
-            for (path, value) in pairs(&contains)? {
-                clauses.push(ConditionClause::Contains { path, value });
-            }
-            let text = joined(
-                expression.map(|e| read_argument(&e)).transpose()?,
-                flags::condition_text(&clauses),
-            )?;
-            builder.condition(&text).map_err(|e| e.to_string())?;
+        ExprCommand::Condition(flags) => {
+            builder.condition(&flags.text()?).map_err(failed)?;
         }
-        ExprCommand::Update {
-            expression,
-            set,
-            set_if_absent,
-            increment,
-            append,
-            remove,
-            add,
-            delete,
-            condition,
-        } => {
-            let mut clauses = Vec::new();
-            for (path, value) in pairs(&set)? {
-                clauses.push(UpdateClause::Set { path, value });
-            }
-            for (path, value) in pairs(&set_if_absent)? {
-                clauses.push(UpdateClause::SetIfAbsent { path, value });
-            }
-            for (path, by) in pairs(&increment)? {
-                clauses.push(UpdateClause::Increment { path, by });
-            }
-            for (path, value) in pairs(&append)? {
-                clauses.push(UpdateClause::Append { path, value });
-            }
-            clauses.extend(remove.into_iter().map(UpdateClause::Remove));
-            for (path, value) in pairs(&add)? {
-                clauses.push(UpdateClause::Add { path, value });
-            }
-            for (path, value) in pairs(&delete)? {
-                clauses.push(UpdateClause::Delete { path, value });
-            }
-            let from_flags = flags::update_text(&clauses);
-            let text = match (
-                expression.map(|e| read_argument(&e)).transpose()?,
-                from_flags.is_empty(),
-            ) {
-                (Some(t), true) => t,
-                (Some(t), false) => format!("{t} {from_flags}"),
-                (None, false) => from_flags,
-                (None, true) => {
-                    return Err("give an update or at least one flag (see --help)".into())
-                }
-            };
-            builder.update(&text).map_err(|e| e.to_string())?;
-            if let Some(condition) = condition {
-                builder.condition(&condition).map_err(|e| e.to_string())?;
+        ExprCommand::Update(flags) => {
+            builder.update(&flags.text()?).map_err(failed)?;
+            if let Some(condition) = &flags.condition {
+                builder.condition(condition).map_err(failed)?;
             }
         }
-        ExprCommand::Key {
-            expression,
-            partition,
-            sort_eq,
-            sort_lt,
-            sort_le,
-            sort_gt,
-            sort_ge,
-            sort_begins_with,
-            sort_between,
-        } => {
-            let text = match (expression, partition) {
-                (Some(e), None) => read_argument(&e)?,
-                (None, Some(p)) => {
-                    let (name, value) = flags::split_assignment(&p)?;
-                    let sorts = [
-                        ("=", sort_eq),
-                        ("<", sort_lt),
-                        ("<=", sort_le),
-                        (">", sort_gt),
-                        (">=", sort_ge),
-                        ("begins_with", sort_begins_with),
-                        ("between", sort_between),
-                    ];
-                    let given: Vec<(&str, String)> = sorts
-                        .into_iter()
-                        .filter_map(|(op, v)| v.map(|v| (op, v)))
-                        .collect();
-                    let sort = match given.as_slice() {
-                        [] => None,
-                        [(op, v)] => {
-                            let (sort_name, sort_value) = flags::split_assignment(v)?;
-                            Some(flags::sort_clause(&sort_name, op, &sort_value)?)
-                        }
-                        _ => return Err("a key condition has at most one sort-key clause".into()),
-                    };
-                    flags::key_text((&name, &value), sort.as_deref())
-                }
-                (Some(_), Some(_)) => {
-                    return Err("give the key condition or --partition, not both".into())
-                }
-                (None, None) => return Err("give a key condition or --partition NAME=VALUE".into()),
-            };
-            builder.key_condition(&text).map_err(|e| e.to_string())?;
+        ExprCommand::Key(flags) => {
+            builder.key_condition(&flags.text()?).map_err(failed)?;
         }
     }
-    let built = builder.build().map_err(|e| e.to_string())?;
+    let built = builder.build().map_err(failed)?;
     if args.cli {
         println!("{}", built.cli_args());
     } else {

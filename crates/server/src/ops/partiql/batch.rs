@@ -1,0 +1,238 @@
+//! BatchExecuteStatement: up to 25 statements, all reads (each a SELECT by
+//! full primary key, run as a GetItem) or all writes (each run as its own
+//! PutItem, UpdateItem or DeleteItem). One statement's failure is reported in
+//! its own response entry, never by failing the batch.
+
+use super::translate::{translate, Kind};
+use super::{prepare, response_object, run_single, shape_item, MAX_STATEMENT_LENGTH};
+use crate::validate::{self, Violations};
+use ferrodyn_engine::Engine;
+use ferrodyn_partiql::ast::Statement;
+use ferrodyn_types::{AttributeValue, DynamoError, ErrorKind, Result};
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct Request {
+    statements: Option<Vec<BatchStatement>>,
+    return_consumed_capacity: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct BatchStatement {
+    statement: Option<String>,
+    parameters: Option<Vec<AttributeValue>>,
+    consistent_read: Option<bool>,
+    return_values_on_condition_check_failure: Option<String>,
+}
+
+const MAX_STATEMENTS: usize = 25;
+
+pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
+    check(&request)?;
+    let statements = request.statements.as_deref().expect("checked");
+    let prepared: Vec<Result<Statement>> = statements
+        .iter()
+        .map(|s| {
+            prepare(
+                s.statement.as_deref().expect("checked"),
+                s.parameters.as_deref(),
+            )
+        })
+        .collect();
+    let reads = prepared.iter().flatten().filter(|s| s.is_read()).count();
+    let parsed = prepared.iter().flatten().count();
+    if reads != 0 && reads != parsed {
+        return Err(DynamoError::validation(
+            "Read and write requests together in the same batch is not supported.",
+        ));
+    }
+    let mut responses = Vec::with_capacity(statements.len());
+    let mut capacity: Vec<Value> = Vec::new();
+    for (statement, s) in prepared.into_iter().zip(statements) {
+        let entry = match statement {
+            Ok(statement) => run_one(engine, &statement, s, &request.return_consumed_capacity)
+                .map_err(|e| (e, Some(statement.table().to_string()))),
+            Err(error) => Err((error, None)),
+        };
+        responses.push(match entry {
+            Ok((entry, consumed)) => {
+                if let Some(consumed) = consumed {
+                    merge_capacity(&mut capacity, consumed);
+                }
+                entry
+            }
+            Err((error, table)) => error_entry(&error, table),
+        });
+    }
+    let mut out = json!({ "Responses": responses });
+    if !capacity.is_empty() {
+        out["ConsumedCapacity"] = Value::Array(capacity);
+    }
+    Ok(serde_json::to_vec(&out).expect("serialisable"))
+}
+
+fn check(request: &Request) -> Result<()> {
+    let mut v = Violations::default();
+    if v.not_null("statements", &request.statements) {
+        v.count(
+            "statements",
+            request.statements.as_deref(),
+            1,
+            MAX_STATEMENTS,
+        );
+    }
+    for (i, s) in request
+        .statements
+        .iter()
+        .flatten()
+        .enumerate()
+        .take(MAX_STATEMENTS)
+    {
+        let field = format!("statements.{}.member", i + 1);
+        if v.not_null(&format!("{field}.statement"), &s.statement) {
+            v.length(
+                &format!("{field}.statement"),
+                s.statement.as_deref(),
+                1,
+                MAX_STATEMENT_LENGTH,
+            );
+        }
+        v.count(
+            &format!("{field}.parameters"),
+            s.parameters.as_deref(),
+            1,
+            usize::MAX,
+        );
+        v.one_of(
+            &format!("{field}.returnValuesOnConditionCheckFailure"),
+            s.return_values_on_condition_check_failure.as_deref(),
+            validate::RETURN_VALUES_ON_CONDITION_CHECK_FAILURE,
+        );
+    }
+    v.one_of(
+        "returnConsumedCapacity",
+        request.return_consumed_capacity.as_deref(),
+        validate::RETURN_CONSUMED_CAPACITY,
+    );
+    v.finish()
+}
+
+/// Runs one statement: its response entry and the capacity it consumed.
+fn run_one(
+    engine: &Engine,
+    statement: &Statement,
+    s: &BatchStatement,
+    return_capacity: &Option<String>,
+) -> Result<(Value, Option<Value>)> {
+    let has_returning = matches!(statement, Statement::Update(u) if u.returning.is_some())
+        || matches!(statement, Statement::Delete(d) if d.returning.is_some());
+    if has_returning {
+        return Err(DynamoError::validation(
+            "RETURNING is not supported in BatchExecuteStatement",
+        ));
+    }
+    let params = s.parameters.as_deref().unwrap_or_default();
+    let mut translated = translate(engine, statement, params)?;
+    let request = &mut translated.request;
+    if let Some(capacity) = return_capacity {
+        request.insert("ReturnConsumedCapacity".into(), capacity.clone().into());
+    }
+    match translated.kind {
+        Kind::GetItem => {
+            if let Some(consistent) = s.consistent_read {
+                request.insert("ConsistentRead".into(), consistent.into());
+            }
+        }
+        Kind::Query | Kind::Scan => {
+            return Err(DynamoError::validation(
+                "Only single item select is supported",
+            ))
+        }
+        Kind::ConditionCheck => {
+            return Err(DynamoError::validation(
+                "EXISTS can only be used in ExecuteTransaction",
+            ))
+        }
+        _ => {
+            if let Some(on_failure) = &s.return_values_on_condition_check_failure {
+                request.insert(
+                    "ReturnValuesOnConditionCheckFailure".into(),
+                    on_failure.clone().into(),
+                );
+            }
+        }
+    }
+    let mut body = response_object(&run_single(engine, &translated)?)?;
+    let mut entry = Map::new();
+    entry.insert("TableName".into(), translated.table.clone().into());
+    if let Some(item) = body.remove("Item").and_then(|i| shape_item(i, &translated)) {
+        entry.insert("Item".into(), item);
+    }
+    Ok((Value::Object(entry), body.remove("ConsumedCapacity")))
+}
+
+/// A failed statement's entry: `Error {Code, Message, Item}`.
+fn error_entry(error: &DynamoError, table: Option<String>) -> Value {
+    let mut detail = json!({ "Code": error_code(error.kind), "Message": error.message });
+    if let Some(item) = error.extra.as_ref().and_then(|extra| extra.get("Item")) {
+        detail["Item"] = item.clone();
+    }
+    let mut entry = json!({ "Error": detail });
+    if let Some(table) = table {
+        entry["TableName"] = table.into();
+    }
+    entry
+}
+
+/// BatchStatementErrorCodeEnum's name for an error kind.
+fn error_code(kind: ErrorKind) -> &'static str {
+    match kind {
+        ErrorKind::ConditionalCheckFailed => "ConditionalCheckFailed",
+        ErrorKind::DuplicateItem => "DuplicateItem",
+        ErrorKind::ItemCollectionSizeLimitExceeded => "ItemCollectionSizeLimitExceeded",
+        ErrorKind::RequestLimitExceeded => "RequestLimitExceeded",
+        ErrorKind::ProvisionedThroughputExceeded => "ProvisionedThroughputExceeded",
+        ErrorKind::TransactionConflict => "TransactionConflict",
+        ErrorKind::Throttling => "ThrottlingError",
+        ErrorKind::InternalServerError => "InternalServerError",
+        ErrorKind::ResourceNotFound => "ResourceNotFound",
+        ErrorKind::AccessDenied => "AccessDenied",
+        _ => "ValidationError",
+    }
+}
+
+/// Adds one statement's ConsumedCapacity to the batch's, per table.
+fn merge_capacity(total: &mut Vec<Value>, consumed: Value) {
+    let table = consumed.get("TableName").cloned();
+    match total
+        .iter_mut()
+        .find(|c| c.get("TableName") == table.as_ref())
+    {
+        Some(existing) => add_numbers(existing, &consumed),
+        None => total.push(consumed),
+    }
+}
+
+/// Sums the numbers of `extra` into `into`, field by field (the capacity
+/// shape is a few levels of objects, so this recursion is shallow).
+fn add_numbers(into: &mut Value, extra: &Value) {
+    let (Value::Object(into), Value::Object(extra)) = (into, extra) else {
+        return;
+    };
+    for (key, value) in extra {
+        match (into.get_mut(key), value) {
+            (Some(Value::Number(a)), Value::Number(b)) => {
+                let sum = a.as_f64().unwrap_or(0.0) + b.as_f64().unwrap_or(0.0);
+                *a = serde_json::Number::from_f64(sum).unwrap_or_else(|| 0.into());
+            }
+            (Some(existing @ Value::Object(_)), Value::Object(_)) => add_numbers(existing, value),
+            (None, _) => {
+                into.insert(key.clone(), value.clone());
+            }
+            _ => {}
+        }
+    }
+}

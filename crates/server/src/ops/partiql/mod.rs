@@ -1,0 +1,144 @@
+//! PartiQL: ExecuteStatement, BatchExecuteStatement and ExecuteTransaction.
+//! A statement is parsed by ferrodyn-partiql, its `?` parameters counted and
+//! bound, then translated (translate.rs, with render.rs writing the
+//! expressions) into the request of the single-item, Query, Scan or
+//! transaction operation that does the same thing, and that operation runs
+//! it. The statement therefore gets exactly that operation's validation,
+//! capacity, throughput admission, conditions, indexes and stream records;
+//! this module only reshapes the answers and the errors into PartiQL's.
+
+pub mod batch;
+pub mod execute;
+mod render;
+pub mod transaction;
+mod translate;
+
+use super::{delete_item, get_item, put_item, query, scan, update_item};
+use ferrodyn_engine::Engine;
+use ferrodyn_partiql::ast::{Path, Statement, Step};
+use ferrodyn_types::{AttributeValue, DynamoError, ErrorKind, Result};
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+use translate::{Kind, Translated};
+
+/// DynamoDB's limit on a statement's length.
+const MAX_STATEMENT_LENGTH: usize = 8192;
+
+/// Parses a statement and checks that the request brings exactly as many
+/// parameters as it has `?`s.
+fn prepare(text: &str, parameters: Option<&[AttributeValue]>) -> Result<Statement> {
+    let parsed = ferrodyn_partiql::parse(text).map_err(|e| {
+        if e.unsupported {
+            DynamoError::validation(e.to_string())
+        } else {
+            DynamoError::validation(format!(
+                "Statement wasn't well formed, can't be processed: {e}"
+            ))
+        }
+    })?;
+    if parameters.map_or(0, <[_]>::len) != parsed.parameters {
+        return Err(DynamoError::validation(
+            "Number of parameters in request and statement don't match.",
+        ));
+    }
+    Ok(parsed.statement)
+}
+
+/// Decodes a generated request into an operation's request type.
+fn request_of<T: DeserializeOwned>(request: &Map<String, Value>) -> Result<T> {
+    serde_json::from_value(Value::Object(request.clone()))
+        .map_err(|e| DynamoError::internal(format!("translated request: {e}")))
+}
+
+/// Runs a translated single statement's operation and returns its raw
+/// response body; an INSERT's failed key condition is a duplicate item.
+fn run_single(engine: &Engine, translated: &Translated) -> Result<Vec<u8>> {
+    let request = &translated.request;
+    let result = match translated.kind {
+        Kind::GetItem => get_item::run(engine, request_of(request)?),
+        Kind::Query => query::run(engine, request_of(request)?),
+        Kind::Scan => scan::run(engine, request_of(request)?),
+        Kind::Insert => put_item::run(engine, request_of(request)?),
+        Kind::UpdateItem => update_item::run(engine, request_of(request)?),
+        Kind::DeleteItem => delete_item::run(engine, request_of(request)?),
+        Kind::ConditionCheck => {
+            return Err(DynamoError::validation(
+                "EXISTS can only be used in ExecuteTransaction",
+            ))
+        }
+    };
+    result.map_err(|error| match translated.kind {
+        Kind::Insert if error.kind == ErrorKind::ConditionalCheckFailed => duplicate_item(),
+        _ => error,
+    })
+}
+
+fn duplicate_item() -> DynamoError {
+    DynamoError::new(
+        ErrorKind::DuplicateItem,
+        "Duplicate primary key exists in table",
+    )
+}
+
+/// The response object of an operation (all of them answer JSON objects).
+fn response_object(body: &[u8]) -> Result<Map<String, Value>> {
+    match serde_json::from_slice(body) {
+        Ok(Value::Object(map)) => Ok(map),
+        _ => Err(DynamoError::internal("an operation answered a non-object")),
+    }
+}
+
+/// An item of a statement's answer as PartiQL shapes it: a SELECT of nested
+/// paths answers each path under its last name, and `RETURNING MODIFIED`
+/// keeps only the changed attributes. `None` when nothing is left.
+fn shape_item(item: Value, translated: &Translated) -> Option<Value> {
+    let Value::Object(mut item) = item else {
+        return Some(item);
+    };
+    if let Some(paths) = &translated.projection {
+        let mut out = Map::new();
+        for path in paths {
+            if let Some(value) = value_at(&item, path) {
+                out.insert(answer_name(path), value.clone());
+            }
+        }
+        return Some(Value::Object(out));
+    }
+    if let Some(roots) = &translated.modified {
+        item.retain(|name, _| roots.contains(name));
+        if item.is_empty() {
+            return None;
+        }
+    }
+    Some(Value::Object(item))
+}
+
+/// The value at a document path of an item in DynamoDB JSON.
+fn value_at<'i>(item: &'i Map<String, Value>, path: &Path) -> Option<&'i Value> {
+    let mut value = item.get(&path.root)?;
+    for step in &path.steps {
+        value = match step {
+            Step::Field(name) => value.get("M")?.get(name)?,
+            Step::Index(i) => value.get("L")?.get(*i as usize)?,
+        };
+    }
+    Some(value)
+}
+
+/// `a.b[1]` is answered as `b[1]`: the last name with the indexes after it.
+fn answer_name(path: &Path) -> String {
+    let last_field = path.steps.iter().rposition(|s| matches!(s, Step::Field(_)));
+    let (mut name, rest) = match last_field {
+        Some(i) => match &path.steps[i] {
+            Step::Field(name) => (name.clone(), &path.steps[i + 1..]),
+            Step::Index(_) => unreachable!("found a field"),
+        },
+        None => (path.root.clone(), &path.steps[..]),
+    };
+    for step in rest {
+        if let Step::Index(i) = step {
+            name.push_str(&format!("[{i}]"));
+        }
+    }
+    name
+}

@@ -1,0 +1,230 @@
+//! ExecuteTransaction: up to 100 statements, all reads (run as one
+//! TransactGetItems) or all writes (INSERT, UPDATE, DELETE and EXISTS, run as
+//! one TransactWriteItems), so that atomicity, cancellation reasons,
+//! ClientRequestToken idempotency and doubled capacity are those operations'.
+
+use super::translate::{translate, Kind, Translated};
+use super::{prepare, response_object, shape_item, MAX_STATEMENT_LENGTH};
+use crate::faults::Faults;
+use crate::ops::{transact_get_items, transact_write_items};
+use crate::validate::{self, Violations};
+use ferrodyn_engine::Engine;
+use ferrodyn_partiql::ast::Statement;
+use ferrodyn_types::{AttributeValue, DynamoError, ErrorKind, Result};
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct Request {
+    transact_statements: Option<Vec<ParameterizedStatement>>,
+    client_request_token: Option<String>,
+    return_consumed_capacity: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct ParameterizedStatement {
+    statement: Option<String>,
+    parameters: Option<Vec<AttributeValue>>,
+    return_values_on_condition_check_failure: Option<String>,
+}
+
+const MAX_STATEMENTS: usize = 100;
+
+pub fn run(engine: &Engine, faults: &Faults, request: Request) -> Result<Vec<u8>> {
+    check(&request)?;
+    let statements = request.transact_statements.as_deref().expect("checked");
+    let mut parsed = Vec::with_capacity(statements.len());
+    for s in statements {
+        let statement = prepare(
+            s.statement.as_deref().expect("checked"),
+            s.parameters.as_deref(),
+        )?;
+        parsed.push(statement);
+    }
+    let reads = parsed.iter().filter(|s| s.is_read()).count();
+    if reads != 0 && reads != parsed.len() {
+        return Err(DynamoError::validation(
+            "ExecuteTransaction API does not support both read and write operations in the same request.",
+        ));
+    }
+    let mut actions = Vec::with_capacity(parsed.len());
+    for (statement, s) in parsed.iter().zip(statements) {
+        if matches!(statement, Statement::Update(u) if u.returning.is_some())
+            || matches!(statement, Statement::Delete(d) if d.returning.is_some())
+        {
+            return Err(DynamoError::validation(
+                "RETURNING is not supported in ExecuteTransaction",
+            ));
+        }
+        let params = s.parameters.as_deref().unwrap_or_default();
+        actions.push(translate(engine, statement, params)?);
+    }
+    if reads != 0 {
+        read_transaction(engine, faults, &actions, &request.return_consumed_capacity)
+    } else {
+        write_transaction(engine, faults, actions, statements, &request)
+    }
+}
+
+fn check(request: &Request) -> Result<()> {
+    let mut v = Violations::default();
+    if v.not_null("transactStatements", &request.transact_statements) {
+        v.count(
+            "transactStatements",
+            request.transact_statements.as_deref(),
+            1,
+            MAX_STATEMENTS,
+        );
+    }
+    for (i, s) in request
+        .transact_statements
+        .iter()
+        .flatten()
+        .enumerate()
+        .take(MAX_STATEMENTS)
+    {
+        let field = format!("transactStatements.{}.member", i + 1);
+        if v.not_null(&format!("{field}.statement"), &s.statement) {
+            v.length(
+                &format!("{field}.statement"),
+                s.statement.as_deref(),
+                1,
+                MAX_STATEMENT_LENGTH,
+            );
+        }
+        v.count(
+            &format!("{field}.parameters"),
+            s.parameters.as_deref(),
+            1,
+            usize::MAX,
+        );
+        v.one_of(
+            &format!("{field}.returnValuesOnConditionCheckFailure"),
+            s.return_values_on_condition_check_failure.as_deref(),
+            validate::RETURN_VALUES_ON_CONDITION_CHECK_FAILURE,
+        );
+    }
+    v.length(
+        "clientRequestToken",
+        request.client_request_token.as_deref(),
+        1,
+        36,
+    );
+    v.one_of(
+        "returnConsumedCapacity",
+        request.return_consumed_capacity.as_deref(),
+        validate::RETURN_CONSUMED_CAPACITY,
+    );
+    v.finish()
+}
+
+fn read_transaction(
+    engine: &Engine,
+    faults: &Faults,
+    actions: &[Translated],
+    capacity: &Option<String>,
+) -> Result<Vec<u8>> {
+    let mut items = Vec::with_capacity(actions.len());
+    for action in actions {
+        if action.kind != Kind::GetItem {
+            return Err(DynamoError::validation(
+                "Only single item select is supported: a SELECT in a transaction must give the full primary key with equalities and nothing else",
+            ));
+        }
+        items.push(json!({ "Get": action.request }));
+    }
+    let mut body = json!({ "TransactItems": items });
+    if let Some(capacity) = capacity {
+        body["ReturnConsumedCapacity"] = capacity.clone().into();
+    }
+    let request = serde_json::from_value(body)
+        .map_err(|e| DynamoError::internal(format!("translated request: {e}")))?;
+    let mut answer = response_object(&transact_get_items::run(engine, faults, request)?)?;
+    if let Some(Value::Array(responses)) = answer.get_mut("Responses") {
+        for (response, action) in responses.iter_mut().zip(actions) {
+            if let Some(item) = response.as_object_mut().and_then(|r| r.remove("Item")) {
+                if let Some(item) = shape_item(item, action) {
+                    response["Item"] = item;
+                }
+            }
+        }
+    }
+    Ok(serde_json::to_vec(&Value::Object(answer)).expect("serialisable"))
+}
+
+fn write_transaction(
+    engine: &Engine,
+    faults: &Faults,
+    actions: Vec<Translated>,
+    statements: &[ParameterizedStatement],
+    request: &Request,
+) -> Result<Vec<u8>> {
+    let inserts: Vec<bool> = actions.iter().map(|a| a.kind == Kind::Insert).collect();
+    let mut items = Vec::with_capacity(actions.len());
+    for (mut action, s) in actions.into_iter().zip(statements) {
+        if let Some(on_failure) = &s.return_values_on_condition_check_failure {
+            action.request.insert(
+                "ReturnValuesOnConditionCheckFailure".into(),
+                on_failure.clone().into(),
+            );
+        }
+        let field = match action.kind {
+            Kind::Insert => "Put",
+            Kind::UpdateItem => "Update",
+            Kind::DeleteItem => "Delete",
+            _ => "ConditionCheck",
+        };
+        let mut item = Map::new();
+        item.insert(field.into(), Value::Object(action.request));
+        items.push(Value::Object(item));
+    }
+    let mut body = json!({ "TransactItems": items });
+    if let Some(token) = &request.client_request_token {
+        body["ClientRequestToken"] = token.clone().into();
+    }
+    if let Some(capacity) = &request.return_consumed_capacity {
+        body["ReturnConsumedCapacity"] = capacity.clone().into();
+    }
+    let body_len = serde_json::to_vec(&body).map_or(0, |b| b.len());
+    let parsed = serde_json::from_value(body)
+        .map_err(|e| DynamoError::internal(format!("translated request: {e}")))?;
+    let answer = transact_write_items::run(engine, faults, parsed, body_len)
+        .map_err(|error| duplicate_reasons(error, &inserts))?;
+    let mut out = Map::new();
+    if let Some(capacity) = response_object(&answer)?.remove("ConsumedCapacity") {
+        out.insert("ConsumedCapacity".into(), capacity);
+    }
+    Ok(serde_json::to_vec(&Value::Object(out)).expect("serialisable"))
+}
+
+/// An INSERT whose key exists fails its transaction with a DuplicateItem
+/// reason, not the ConditionalCheckFailed of the underlying Put.
+fn duplicate_reasons(mut error: DynamoError, inserts: &[bool]) -> DynamoError {
+    if error.kind != ErrorKind::TransactionCanceled {
+        return error;
+    }
+    let Some(Value::Array(reasons)) = error
+        .extra
+        .as_mut()
+        .and_then(|extra| extra.get_mut("CancellationReasons"))
+    else {
+        return error;
+    };
+    for (reason, insert) in reasons.iter_mut().zip(inserts) {
+        if *insert && reason["Code"] == "ConditionalCheckFailed" {
+            reason["Code"] = "DuplicateItem".into();
+            reason["Message"] = "Duplicate primary key exists in table".into();
+        }
+    }
+    let codes: Vec<String> = reasons
+        .iter()
+        .map(|r| r["Code"].as_str().unwrap_or("None").to_string())
+        .collect();
+    error.message = format!(
+        "Transaction cancelled, please refer cancellation reasons for specific reasons [{}]",
+        codes.join(", ")
+    );
+    error
+}

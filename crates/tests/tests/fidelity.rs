@@ -1,0 +1,770 @@
+//! Behaviours where DynamoDB differs from the obvious reading of its
+//! documentation, each checked against AWS's recorded answers (ScyllaDB's
+//! AWS-validated suite, moto's AWS-verified tests) and asserted exactly.
+
+mod common;
+
+use aws_sdk_dynamodb::types::{
+    GlobalSecondaryIndex, KeyType, PutRequest, ReturnConsumedCapacity, ScalarAttributeType,
+    WriteRequest,
+};
+use aws_sdk_dynamodb::Client;
+use common::raw::{self, AUTHORIZATION, CONTENT_TYPE, TARGET_PREFIX};
+use common::{attr_def, key, s};
+
+/// A table keyed by `p` with a GSI `gsi` on `x` projecting everything.
+async fn table_with_gsi(client: &Client) -> String {
+    let name = common::unique_name("gsi");
+    client
+        .create_table()
+        .table_name(&name)
+        .billing_mode(aws_sdk_dynamodb::types::BillingMode::PayPerRequest)
+        .key_schema(key("p", KeyType::Hash))
+        .attribute_definitions(attr_def("p", ScalarAttributeType::S))
+        .attribute_definitions(attr_def("x", ScalarAttributeType::S))
+        .global_secondary_indexes(
+            GlobalSecondaryIndex::builder()
+                .index_name("gsi")
+                .key_schema(key("x", KeyType::Hash))
+                .projection(
+                    aws_sdk_dynamodb::types::Projection::builder()
+                        .projection_type(aws_sdk_dynamodb::types::ProjectionType::All)
+                        .build(),
+                )
+                .build()
+                .unwrap(),
+        )
+        .send()
+        .await
+        .expect("CreateTable succeeds");
+    name
+}
+
+#[tokio::test]
+async fn a_scan_is_charged_for_each_of_the_four_partitions_it_reads() {
+    // AWS (ScyllaDB's test_scan_consumed_capacity): a full Scan of a table
+    // holding one tiny item costs 4 units, 2 eventually consistent.
+    let client = common::client();
+    let table = common::table_s(&client).await;
+    client
+        .put_item()
+        .table_name(&table)
+        .item("p", s("only"))
+        .send()
+        .await
+        .unwrap();
+    for (consistent, expected) in [(true, 4.0), (false, 2.0)] {
+        let out = client
+            .scan()
+            .table_name(&table)
+            .consistent_read(consistent)
+            .return_consumed_capacity(ReturnConsumedCapacity::Total)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(out.count, 1);
+        assert_eq!(
+            out.consumed_capacity.unwrap().capacity_units,
+            Some(expected)
+        );
+    }
+    // One segment of four covers a single partition.
+    let out = client
+        .scan()
+        .table_name(&table)
+        .segment(0)
+        .total_segments(4)
+        .consistent_read(true)
+        .return_consumed_capacity(ReturnConsumedCapacity::Total)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(out.consumed_capacity.unwrap().capacity_units, Some(1.0));
+}
+
+#[tokio::test]
+async fn batch_writes_report_index_capacity_with_indexes() {
+    let client = common::client();
+    let table = table_with_gsi(&client).await;
+    let put = PutRequest::builder()
+        .item("p", s("a"))
+        .item("x", s("x"))
+        .build()
+        .unwrap();
+    let out = client
+        .batch_write_item()
+        .request_items(
+            &table,
+            vec![WriteRequest::builder().put_request(put).build()],
+        )
+        .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
+        .send()
+        .await
+        .unwrap();
+    let consumed = &out.consumed_capacity.unwrap()[0];
+    assert_eq!(consumed.capacity_units, Some(2.0));
+    assert_eq!(consumed.table.as_ref().unwrap().capacity_units, Some(1.0));
+    let gsi = &consumed.global_secondary_indexes.as_ref().unwrap()["gsi"];
+    assert_eq!(gsi.capacity_units, Some(1.0));
+}
+
+#[tokio::test]
+async fn a_query_of_an_index_is_charged_to_the_index() {
+    let client = common::client();
+    let table = table_with_gsi(&client).await;
+    client
+        .put_item()
+        .table_name(&table)
+        .item("p", s("a"))
+        .item("x", s("x"))
+        .send()
+        .await
+        .unwrap();
+    let out = client
+        .query()
+        .table_name(&table)
+        .index_name("gsi")
+        .key_condition_expression("x = :x")
+        .expression_attribute_values(":x", s("x"))
+        .return_consumed_capacity(ReturnConsumedCapacity::Indexes)
+        .send()
+        .await
+        .unwrap();
+    let consumed = out.consumed_capacity.unwrap();
+    assert_eq!(consumed.capacity_units, Some(0.5));
+    let gsi = &consumed.global_secondary_indexes.as_ref().unwrap()["gsi"];
+    assert_eq!(gsi.capacity_units, Some(0.5));
+    assert_eq!(consumed.table.unwrap().capacity_units, Some(0.0));
+}
+
+#[tokio::test]
+async fn an_index_projection_without_a_type_is_refused() {
+    // AWS: "Unknown ProjectionType: null" (ScyllaDB's
+    // test_gsi_missing_projection_type), although the API reference calls
+    // ProjectionType optional.
+    let response = raw::call_json(
+        "CreateTable",
+        serde_json::json!({
+            "TableName": common::unique_name("noproj"),
+            "BillingMode": "PAY_PER_REQUEST",
+            "KeySchema": [{"AttributeName": "p", "KeyType": "HASH"}],
+            "AttributeDefinitions": [{"AttributeName": "p", "AttributeType": "S"}],
+            "GlobalSecondaryIndexes": [{
+                "IndexName": "gsi",
+                "KeySchema": [{"AttributeName": "p", "KeyType": "HASH"}],
+                "Projection": {}
+            }]
+        }),
+    )
+    .await;
+    assert_eq!(response.status, 400);
+    assert_eq!(response.error_name(), "ValidationException");
+    assert_eq!(response.json()["message"], "Unknown ProjectionType: null");
+}
+
+#[tokio::test]
+async fn duplicate_non_key_attributes_in_a_projection_are_refused() {
+    let response = raw::call_json(
+        "CreateTable",
+        serde_json::json!({
+            "TableName": common::unique_name("dupproj"),
+            "BillingMode": "PAY_PER_REQUEST",
+            "KeySchema": [{"AttributeName": "p", "KeyType": "HASH"}],
+            "AttributeDefinitions": [
+                {"AttributeName": "p", "AttributeType": "S"},
+                {"AttributeName": "x", "AttributeType": "S"}
+            ],
+            "GlobalSecondaryIndexes": [{
+                "IndexName": "gsi",
+                "KeySchema": [{"AttributeName": "x", "KeyType": "HASH"}],
+                "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": ["a", "a"]}
+            }]
+        }),
+    )
+    .await;
+    assert_eq!(response.status, 400);
+    assert_eq!(
+        response.json()["message"],
+        "One or more parameter values were invalid: Duplicate attribute name in NonKeyAttributes of index gsi: a"
+    );
+}
+
+#[tokio::test]
+async fn a_query_start_key_on_a_table_without_sort_key_is_invalid() {
+    // AWS (ScyllaDB's test_query_no_sort_key_exclusive_start_key): a
+    // partition of such a table holds one item, so no start key makes sense.
+    let client = common::client();
+    let table = common::table_s(&client).await;
+    let result = client
+        .query()
+        .table_name(&table)
+        .key_condition_expression("p = :p")
+        .expression_attribute_values(":p", s("k1"))
+        .exclusive_start_key("p", s("k1"))
+        .send()
+        .await;
+    common::assert_validation(
+        result,
+        "The provided exclusive start key is invalid: ExclusiveStartKey: {p=AttributeValue: {S:k1}}",
+    );
+}
+
+#[tokio::test]
+async fn removing_a_nested_path_of_a_missing_item_is_ignored() {
+    // AWS (ScyllaDB's test_nested_attribute_remove_from_missing_item): on an
+    // existing item without `x` the same REMOVE is an invalid path.
+    let client = common::client();
+    let table = common::table_s(&client).await;
+    for expression in ["REMOVE x.y", "REMOVE x[0]"] {
+        client
+            .update_item()
+            .table_name(&table)
+            .key("p", s("missing"))
+            .update_expression(expression)
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{expression}: {e:?}"));
+    }
+    client
+        .put_item()
+        .table_name(&table)
+        .item("p", s("present"))
+        .send()
+        .await
+        .unwrap();
+    let result = client
+        .update_item()
+        .table_name(&table)
+        .key("p", s("present"))
+        .update_expression("REMOVE x.y")
+        .send()
+        .await;
+    common::assert_validation(
+        result,
+        "The document path provided in the update expression is invalid for update",
+    );
+}
+
+#[tokio::test]
+async fn headers_over_16_kb_get_bad_request() {
+    let target = format!("{TARGET_PREFIX}ListTables");
+    let long = "x".repeat(8192);
+    let mut headers = vec![
+        ("content-type", CONTENT_TYPE),
+        ("x-amz-target", target.as_str()),
+        ("authorization", AUTHORIZATION),
+        ("header1", long.as_str()),
+    ];
+    let ok = raw::send("POST", "/", &headers, b"{}".to_vec())
+        .await
+        .unwrap();
+    assert_eq!(ok.status, 200);
+    headers.push(("header2", long.as_str()));
+    let response = raw::send("POST", "/", &headers, b"{}".to_vec())
+        .await
+        .unwrap();
+    assert_eq!(response.status, 400);
+}
+
+#[tokio::test]
+async fn a_request_line_over_16_kb_gets_bad_request() {
+    let target = format!("{TARGET_PREFIX}ListTables");
+    let headers = [
+        ("content-type", CONTENT_TYPE),
+        ("x-amz-target", target.as_str()),
+        ("authorization", AUTHORIZATION),
+    ];
+    let short = raw::send("POST", "/garbage", &headers, b"{}".to_vec())
+        .await
+        .unwrap();
+    assert_eq!(short.status, 404);
+    let path = format!("/{}", "x".repeat(17_000));
+    let long = raw::send("POST", &path, &headers, b"{}".to_vec())
+        .await
+        .unwrap();
+    assert_eq!(long.status, 400);
+}
+
+#[tokio::test]
+async fn sets_come_back_sorted_as_the_emulators_return_them() {
+    // AWS documents sets as unordered; DynamoDB Local and Dynoxide return
+    // them sorted, and library tests compare whole items against that order.
+    let client = common::client();
+    let table = common::table_s(&client).await;
+    client
+        .put_item()
+        .table_name(&table)
+        .item("p", s("k"))
+        .item("ss", common::ss(&["b", "a", "B", "é", "c"]))
+        .item("ns", common::ns(&["10", "9", "-1", "1e2"]))
+        .item(
+            "bs",
+            aws_sdk_dynamodb::types::AttributeValue::Bs(vec![
+                aws_sdk_dynamodb::primitives::Blob::new(vec![0x80]),
+                aws_sdk_dynamodb::primitives::Blob::new(vec![0x00]),
+                aws_sdk_dynamodb::primitives::Blob::new(vec![0x7f]),
+            ]),
+        )
+        .send()
+        .await
+        .unwrap();
+    let item = client
+        .get_item()
+        .table_name(&table)
+        .key("p", s("k"))
+        .send()
+        .await
+        .unwrap()
+        .item
+        .unwrap();
+    assert_eq!(item["ss"], common::ss(&["B", "a", "b", "c", "é"]));
+    assert_eq!(item["ns"], common::ns(&["-1", "9", "10", "100"]));
+    let bytes: Vec<Vec<u8>> = item["bs"]
+        .as_bs()
+        .unwrap()
+        .iter()
+        .map(|b| b.as_ref().to_vec())
+        .collect();
+    assert_eq!(bytes, vec![vec![0x00], vec![0x7f], vec![0x80]]);
+    // ADD merges into the same order.
+    let out = client
+        .update_item()
+        .table_name(&table)
+        .key("p", s("k"))
+        .update_expression("ADD ss :s, ns :n")
+        .expression_attribute_values(":s", common::ss(&["zz", "0"]))
+        .expression_attribute_values(":n", common::ns(&["5"]))
+        .return_values(aws_sdk_dynamodb::types::ReturnValue::UpdatedNew)
+        .send()
+        .await
+        .unwrap();
+    let attributes = out.attributes.unwrap();
+    assert_eq!(
+        attributes["ss"],
+        common::ss(&["0", "B", "a", "b", "c", "zz", "é"])
+    );
+    assert_eq!(attributes["ns"], common::ns(&["-1", "5", "9", "10", "100"]));
+}
+
+/// DynamoDB's newer validation prefixes these item-write checks.
+const ONE_ERROR: &str = "1 validation error detected: ";
+
+#[tokio::test]
+async fn item_writes_word_expression_checks_as_one_validation_error() {
+    // Messages from moto's AWS-verified tests (test_dynamodb_exceptions.py,
+    // test_dynamodb_update_expressions.py).
+    let client = common::client();
+    let table = common::table_s(&client).await;
+    let update = |expression: &str| {
+        client
+            .update_item()
+            .table_name(&table)
+            .key("p", s("k"))
+            .update_expression(expression)
+    };
+    common::assert_validation(
+        update("").send().await,
+        &format!("{ONE_ERROR}Invalid UpdateExpression: The expression can not be empty;"),
+    );
+    for section in ["SET", "REMOVE", "ADD"] {
+        let expression = match section {
+            "SET" => "SET a = :v SET b = :v",
+            "REMOVE" => "REMOVE a REMOVE b",
+            _ => "ADD a :v ADD b :v",
+        };
+        let mut request = update(expression);
+        if section != "REMOVE" {
+            request = request.expression_attribute_values(":v", common::n("1"));
+        }
+        common::assert_validation(
+            request.send().await,
+            &format!("{ONE_ERROR}Invalid UpdateExpression: The \"{section}\" section can only be used once in an update expression;"),
+        );
+    }
+    common::assert_validation(
+        update("SET #d = :s")
+            .expression_attribute_names("#d", "d")
+            .set_expression_attribute_values(Some(Default::default()))
+            .send()
+            .await,
+        &format!("{ONE_ERROR}ExpressionAttributeValues must not be empty"),
+    );
+    let unused = format!(
+        "{ONE_ERROR}Value provided in ExpressionAttributeNames unused in expressions: keys: {{#count}}"
+    );
+    common::assert_validation(
+        client
+            .put_item()
+            .table_name(&table)
+            .item("p", s("k"))
+            .condition_expression("attribute_not_exists(body)")
+            .expression_attribute_names("#count", "count")
+            .send()
+            .await,
+        &unused,
+    );
+    common::assert_validation(
+        client
+            .delete_item()
+            .table_name(&table)
+            .key("p", s("k"))
+            .condition_expression("attribute_not_exists(body)")
+            .expression_attribute_names("#count", "count")
+            .send()
+            .await,
+        &unused,
+    );
+    // Reads keep the bare wording.
+    common::assert_validation(
+        client
+            .get_item()
+            .table_name(&table)
+            .key("p", s("k"))
+            .projection_expression("p")
+            .expression_attribute_names("#count", "count")
+            .send()
+            .await,
+        "Value provided in ExpressionAttributeNames unused in expressions: keys: {#count}",
+    );
+}
+
+#[tokio::test]
+async fn select_conflicts_are_prefixed_by_query_and_bare_in_scan() {
+    // moto's AWS-verified test_dynamodb_select.py.
+    let client = common::client();
+    let table = common::table_s(&client).await;
+    let message = "Cannot specify the ProjectionExpression when choosing to get only the Count";
+    let query = client
+        .query()
+        .table_name(&table)
+        .key_condition_expression("p = :p")
+        .expression_attribute_values(":p", s("k"))
+        .select(aws_sdk_dynamodb::types::Select::Count)
+        .projection_expression("p")
+        .send()
+        .await;
+    common::assert_validation(query, &format!("{ONE_ERROR}{message}"));
+    let scan = client
+        .scan()
+        .table_name(&table)
+        .select(aws_sdk_dynamodb::types::Select::Count)
+        .projection_expression("p")
+        .send()
+        .await;
+    common::assert_validation(scan, message);
+}
+
+#[tokio::test]
+async fn tables_live_in_the_region_the_request_is_signed_for() {
+    let east1 = common::client();
+    let east2 = common::client_in_region(common::endpoint(), "us-east-2");
+    let table = common::create_table(&east2, "regional", &[("p", ScalarAttributeType::S)]).await;
+    let described = east2
+        .describe_table()
+        .table_name(&table)
+        .send()
+        .await
+        .unwrap()
+        .table
+        .unwrap();
+    assert_eq!(
+        described.table_arn.as_deref(),
+        Some(format!("arn:aws:dynamodb:us-east-2:000000000000:table/{table}").as_str())
+    );
+    common::assert_error(
+        east1.describe_table().table_name(&table).send().await,
+        "ResourceNotFoundException",
+        &format!("Requested resource not found: Table: {table} not found"),
+    );
+    let listed = east1
+        .list_tables()
+        .send()
+        .await
+        .unwrap()
+        .table_names
+        .unwrap_or_default();
+    assert!(!listed.contains(&table));
+    let listed = east2
+        .list_tables()
+        .send()
+        .await
+        .unwrap()
+        .table_names
+        .unwrap_or_default();
+    assert!(listed.contains(&table));
+    // The same name can exist in both regions, holding different items.
+    common::create_table(&east1, "unused", &[("p", ScalarAttributeType::S)]).await;
+    east1
+        .create_table()
+        .table_name(&table)
+        .billing_mode(aws_sdk_dynamodb::types::BillingMode::PayPerRequest)
+        .key_schema(key("p", KeyType::Hash))
+        .attribute_definitions(attr_def("p", ScalarAttributeType::S))
+        .send()
+        .await
+        .expect("the name is free in us-east-1");
+    east2
+        .put_item()
+        .table_name(&table)
+        .item("p", s("k"))
+        .send()
+        .await
+        .unwrap();
+    let got = east1
+        .get_item()
+        .table_name(&table)
+        .key("p", s("k"))
+        .send()
+        .await
+        .unwrap();
+    assert!(got.item.is_none());
+}
+
+#[tokio::test]
+async fn a_table_arn_is_accepted_wherever_a_table_name_is() {
+    let client = common::client();
+    let table = common::table_s(&client).await;
+    let arn = format!("arn:aws:dynamodb:us-east-1:000000000000:table/{table}");
+    client
+        .put_item()
+        .table_name(&arn)
+        .item("p", s("k"))
+        .send()
+        .await
+        .unwrap();
+    let got = client
+        .get_item()
+        .table_name(&arn)
+        .key("p", s("k"))
+        .send()
+        .await
+        .unwrap();
+    assert!(got.item.is_some());
+    let scanned = client.scan().table_name(&arn).send().await.unwrap();
+    assert_eq!(scanned.count, 1);
+    let described = client
+        .describe_table()
+        .table_name(&arn)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        described.table.unwrap().table_name.as_deref(),
+        Some(table.as_str())
+    );
+    client
+        .batch_get_item()
+        .request_items(
+            &arn,
+            aws_sdk_dynamodb::types::KeysAndAttributes::builder()
+                .keys(std::collections::HashMap::from([("p".to_string(), s("k"))]))
+                .build()
+                .unwrap(),
+        )
+        .send()
+        .await
+        .unwrap();
+    // An ARN of another region or account names no table here.
+    for other in [
+        format!("arn:aws:dynamodb:us-west-2:000000000000:table/{table}"),
+        format!("arn:aws:dynamodb:us-east-1:123456789012:table/{table}"),
+    ] {
+        common::assert_error(
+            client
+                .get_item()
+                .table_name(&other)
+                .key("p", s("k"))
+                .send()
+                .await,
+            "ResourceNotFoundException",
+            "Requested resource not found",
+        );
+    }
+    let too_long = format!(
+        "arn:aws:dynamodb:us-east-1:000000000000:table/{}",
+        "x".repeat(1000)
+    );
+    common::assert_validation(
+        client.get_item().table_name(&too_long).key("p", s("k")).send().await,
+        &format!("1 validation error detected: Value '{too_long}' at 'tableName' failed to satisfy constraint: Member must have length less than or equal to 1024"),
+    );
+}
+
+#[tokio::test]
+async fn tables_keep_their_region_across_a_restart() {
+    // Tables of the server's own --region are stored as before regions
+    // existed, so older data directories read back unchanged.
+    let dir = tempfile::tempdir().unwrap();
+    let server = common::ServerProcess::with_data_dir(dir.path());
+    let east1 = common::client_for(server.endpoint());
+    let east2 = common::client_in_region(server.endpoint(), "us-east-2");
+    let home = common::create_table(&east1, "home", &[("p", ScalarAttributeType::S)]).await;
+    let away = common::create_table(&east2, "away", &[("p", ScalarAttributeType::S)]).await;
+    east2
+        .put_item()
+        .table_name(&away)
+        .item("p", s("k"))
+        .send()
+        .await
+        .unwrap();
+    assert!(server.terminate().success());
+
+    let server = common::ServerProcess::with_data_dir(dir.path());
+    let east1 = common::client_for(server.endpoint());
+    let east2 = common::client_in_region(server.endpoint(), "us-east-2");
+    let names = |client: Client| async move {
+        client
+            .list_tables()
+            .send()
+            .await
+            .unwrap()
+            .table_names
+            .unwrap_or_default()
+    };
+    assert_eq!(names(east1.clone()).await, vec![home.clone()]);
+    assert_eq!(names(east2.clone()).await, vec![away.clone()]);
+    let got = east2
+        .get_item()
+        .table_name(&away)
+        .key("p", s("k"))
+        .send()
+        .await
+        .unwrap();
+    assert!(got.item.is_some());
+    let arn = east2
+        .describe_table()
+        .table_name(&away)
+        .send()
+        .await
+        .unwrap();
+    assert!(arn
+        .table
+        .unwrap()
+        .table_arn
+        .unwrap()
+        .starts_with("arn:aws:dynamodb:us-east-2:"));
+    drop(server);
+}
+
+#[tokio::test]
+async fn an_empty_key_fails_a_transaction_as_a_plain_validation_error() {
+    // AWS (moto's AWS-verified test_transaction_with_empty_key): not a
+    // cancellation, unlike a key of the wrong type.
+    let client = common::client();
+    let table = common::table_s(&client).await;
+    let update = aws_sdk_dynamodb::types::Update::builder()
+        .table_name(&table)
+        .key("p", s(""))
+        .update_expression("SET sth = :v")
+        .expression_attribute_values(":v", common::n("0"))
+        .build()
+        .unwrap();
+    let result = client
+        .transact_write_items()
+        .transact_items(
+            aws_sdk_dynamodb::types::TransactWriteItem::builder()
+                .update(update)
+                .build(),
+        )
+        .send()
+        .await;
+    common::assert_validation(
+        result,
+        "One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an empty string value. Key: p",
+    );
+}
+
+#[tokio::test]
+async fn unused_attribute_definitions_beside_indexes_are_listed() {
+    let response = raw::call_json(
+        "CreateTable",
+        serde_json::json!({
+            "TableName": common::unique_name("unused"),
+            "BillingMode": "PAY_PER_REQUEST",
+            "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
+            "AttributeDefinitions": [
+                {"AttributeName": "id", "AttributeType": "S"},
+                {"AttributeName": "user", "AttributeType": "S"},
+                {"AttributeName": "created_at", "AttributeType": "N"}
+            ],
+            "GlobalSecondaryIndexes": [{
+                "IndexName": "gsi_user-items",
+                "KeySchema": [{"AttributeName": "user", "KeyType": "HASH"}],
+                "Projection": {"ProjectionType": "ALL"}
+            }]
+        }),
+    )
+    .await;
+    assert_eq!(response.status, 400);
+    assert_eq!(
+        response.json()["message"],
+        "One or more parameter values were invalid: Some AttributeDefinitions are not used. AttributeDefinitions: [created_at, id, user], keys used: [id, user]"
+    );
+}
+
+#[tokio::test]
+async fn asking_for_the_throughput_a_table_has_is_refused() {
+    let client = common::client();
+    let name = common::unique_name("samept");
+    let throughput = aws_sdk_dynamodb::types::ProvisionedThroughput::builder()
+        .read_capacity_units(2)
+        .write_capacity_units(3)
+        .build()
+        .unwrap();
+    client
+        .create_table()
+        .table_name(&name)
+        .key_schema(key("p", KeyType::Hash))
+        .attribute_definitions(attr_def("p", ScalarAttributeType::S))
+        .provisioned_throughput(throughput.clone())
+        .send()
+        .await
+        .unwrap();
+    let result = client
+        .update_table()
+        .table_name(&name)
+        .provisioned_throughput(throughput)
+        .send()
+        .await;
+    common::assert_validation(
+        result,
+        "The provisioned throughput for the table will not change. The requested value equals the current value. Current ReadCapacityUnits provisioned for the table: 2. Requested ReadCapacityUnits: 2. Current WriteCapacityUnits provisioned for the table: 3. Requested WriteCapacityUnits: 3. Refer to the Amazon DynamoDB Developer Guide for current limits and how to request higher limits.",
+    );
+}
+
+#[tokio::test]
+async fn tagging_a_malformed_arn_is_a_validation_error() {
+    let client = common::client();
+    let tag = aws_sdk_dynamodb::types::Tag::builder()
+        .key("k")
+        .value("v")
+        .build()
+        .unwrap();
+    common::assert_validation(
+        client
+            .tag_resource()
+            .resource_arn("I_do_not_exist")
+            .tags(tag)
+            .send()
+            .await,
+        "ARNs must start with 'arn:'",
+    );
+}
+
+#[tokio::test]
+async fn length_errors_echo_the_collection_not_its_size() {
+    let response = raw::call_json("BatchGetItem", serde_json::json!({"RequestItems": {}})).await;
+    assert_eq!(
+        response.json()["message"],
+        "1 validation error detected: Value '{}' at 'requestItems' failed to satisfy constraint: Member must have length greater than or equal to 1"
+    );
+    let response = raw::call_json(
+        "TransactWriteItems",
+        serde_json::json!({"TransactItems": []}),
+    )
+    .await;
+    assert_eq!(
+        response.json()["message"],
+        "1 validation error detected: Value '[]' at 'transactItems' failed to satisfy constraint: Member must have length greater than or equal to 1"
+    );
+}

@@ -1,0 +1,79 @@
+//! DynamoDB's table quota (issue 14): CreateTable beyond `--max-tables`
+//! (default 2,500, DynamoDB's per-region default) is LimitExceededException
+//! with DynamoDB's wording, and a deleted table frees its place at once.
+//! (The simultaneous-operations quota is tested in the engine, where a
+//! background job can be held open.)
+
+mod common;
+
+use common::{assert_error, own_server};
+
+#[tokio::test]
+async fn create_table_beyond_the_table_quota_is_limit_exceeded() {
+    let Some((_server, client)) = own_server(&["--max-tables", "3"]) else {
+        return;
+    };
+    let mut tables = Vec::new();
+    for _ in 0..3 {
+        tables.push(common::table_s(&client).await);
+    }
+    let refused = common::unique_name("quota");
+    let result = client
+        .create_table()
+        .table_name(&refused)
+        .billing_mode(aws_sdk_dynamodb::types::BillingMode::PayPerRequest)
+        .key_schema(common::key("p", aws_sdk_dynamodb::types::KeyType::Hash))
+        .attribute_definitions(common::attr_def(
+            "p",
+            aws_sdk_dynamodb::types::ScalarAttributeType::S,
+        ))
+        .send()
+        .await;
+    assert_error(
+        result,
+        "LimitExceededException",
+        "Subscriber limit exceeded: There is a limit of 3 tables per subscriber",
+    );
+    let listed = client.list_tables().send().await.unwrap();
+    assert_eq!(
+        listed.table_names().len(),
+        3,
+        "the refused table was not created"
+    );
+    client
+        .delete_table()
+        .table_name(&tables[0])
+        .send()
+        .await
+        .unwrap();
+    common::table_s(&client).await;
+}
+
+/// The quota is per region, as DynamoDB's is: a region at its limit does not
+/// stop a table in another.
+#[tokio::test]
+async fn the_table_quota_counts_each_region_separately() {
+    let Some((server, client)) = own_server(&["--max-tables", "1"]) else {
+        return;
+    };
+    common::table_s(&client).await;
+    let east2 = common::client_in_region(server.endpoint(), "us-east-2");
+    common::table_s(&east2).await;
+    let third = common::unique_name("quota");
+    let result = client
+        .create_table()
+        .table_name(&third)
+        .billing_mode(aws_sdk_dynamodb::types::BillingMode::PayPerRequest)
+        .key_schema(common::key("p", aws_sdk_dynamodb::types::KeyType::Hash))
+        .attribute_definitions(common::attr_def(
+            "p",
+            aws_sdk_dynamodb::types::ScalarAttributeType::S,
+        ))
+        .send()
+        .await;
+    assert_error(
+        result,
+        "LimitExceededException",
+        "Subscriber limit exceeded: There is a limit of 1 tables per subscriber",
+    );
+}
