@@ -768,3 +768,54 @@ async fn length_errors_echo_the_collection_not_its_size() {
         "1 validation error detected: Value '[]' at 'transactItems' failed to satisfy constraint: Member must have length greater than or equal to 1"
     );
 }
+
+#[tokio::test]
+async fn query_reports_empty_expressions_and_unused_names_before_key_condition_rules() {
+    // DynamoDB Local's order, and AWS's (moto's AWS-verified
+    // test_query_unused_attribute_name): empty FilterExpression, then empty
+    // ProjectionExpression, then syntax, then unused names, then the rules
+    // of key conditions.
+    let client = common::client();
+    let table = common::table_s(&client).await;
+    let query = |extra: serde_json::Value| {
+        let mut body = serde_json::json!({"TableName": table});
+        body.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        async move { raw::call_json("Query", body).await.json()["message"].clone() }
+    };
+    assert_eq!(
+        query(serde_json::json!({
+            "KeyConditionExpression": "p = :p AND",
+            "FilterExpression": "",
+            "ExpressionAttributeValues": {":p": {"S": "x"}}
+        }))
+        .await,
+        "Invalid FilterExpression: The expression can not be empty;"
+    );
+    assert_eq!(
+        query(serde_json::json!({
+            "KeyConditionExpression": "p = :p AND",
+            "ProjectionExpression": "",
+            "ExpressionAttributeValues": {":p": {"S": "x"}}
+        }))
+        .await,
+        "Invalid ProjectionExpression: The expression can not be empty;"
+    );
+    assert_eq!(
+        query(serde_json::json!({
+            "KeyConditionExpression": "#0 = x",
+            "ExpressionAttributeNames": {"#0": "p", "#count": "count"}
+        }))
+        .await,
+        "Value provided in ExpressionAttributeNames unused in expressions: keys: {#count}"
+    );
+    assert_eq!(
+        query(serde_json::json!({
+            "KeyConditionExpression": "#0 = x",
+            "ExpressionAttributeNames": {"#0": "p"}
+        }))
+        .await,
+        "Invalid condition in KeyConditionExpression: Multiple attribute names used in one condition"
+    );
+}
