@@ -28,6 +28,13 @@ impl Violations {
         ));
     }
 
+    /// A violation reported without the value ("Value at 'Limit' ...").
+    pub fn unvalued(&mut self, field: &str, constraint: &str) {
+        self.found.push(format!(
+            "Value at '{field}' failed to satisfy constraint: {constraint}"
+        ));
+    }
+
     /// The field must be present.
     pub fn not_null<T>(&mut self, field: &str, value: &Option<T>) -> bool {
         if value.is_none() {

@@ -824,3 +824,63 @@ async fn query_reports_empty_expressions_and_unused_names_before_key_condition_r
         "Invalid condition in KeyConditionExpression: Multiple attribute names used in one condition"
     );
 }
+
+#[tokio::test]
+async fn query_and_scan_word_a_bad_limit_and_start_key_differently() {
+    // An AWS-characterised conformance suite (verified against AWS, 2026):
+    // Query names `Limit` without its value and gives a short start-key
+    // error; Scan reports the generic constraint and the key's reason.
+    let client = common::client();
+    let table = common::table_ss(&client).await;
+    let query = || {
+        client
+            .query()
+            .table_name(&table)
+            .key_condition_expression("p = :v")
+            .expression_attribute_values(":v", s("v"))
+    };
+    common::assert_validation(
+        query().limit(0).send().await,
+        "1 validation error detected: Value at 'Limit' failed to satisfy constraint: Member must have value greater than or equal to 1",
+    );
+    common::assert_validation(
+        client.scan().table_name(&table).limit(0).send().await,
+        "1 validation error detected: Value '0' at 'limit' failed to satisfy constraint: Member must have value greater than or equal to 1",
+    );
+    common::assert_validation(
+        query().exclusive_start_key("bad", s("p")).send().await,
+        "The provided starting key is invalid",
+    );
+    common::assert_validation(
+        client
+            .scan()
+            .table_name(&table)
+            .exclusive_start_key("bad", s("p"))
+            .send()
+            .await,
+        "The provided starting key is invalid: The provided key element does not match the schema",
+    );
+}
+
+#[tokio::test]
+async fn a_key_condition_reports_its_first_problem_in_written_order() {
+    // Verified against AWS by the same suite: an undefined value and an
+    // operand of the wrong type, whichever is written first.
+    let client = common::client();
+    let table = common::table_ss(&client).await;
+    let query = |expression: &str| {
+        client
+            .query()
+            .table_name(&table)
+            .key_condition_expression(expression)
+            .expression_attribute_values(":n", common::n("1"))
+            .send()
+    };
+    let undefined = "Invalid KeyConditionExpression: An expression attribute value used in expression is not defined; attribute value: :missing";
+    let operand = "Invalid KeyConditionExpression: Incorrect operand type for operator or function; operator or function: begins_with, operand type: N";
+    common::assert_validation(
+        query("p = :missing AND begins_with(c, :n)").await,
+        undefined,
+    );
+    common::assert_validation(query("begins_with(c, :n) AND p = :missing").await, operand);
+}

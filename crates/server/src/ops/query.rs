@@ -56,6 +56,7 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
         return_consumed_capacity: &request.return_consumed_capacity,
         attributes_to_get: &request.attributes_to_get,
         projection_expression: &request.projection_expression,
+        query: true,
     };
     params.check(&mut v);
     v.finish()?;
@@ -200,7 +201,12 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
         let encoded = match &index {
             Some(index) => index.start_key(table.id, &table.schema, start_key)?,
             None => {
-                reads::starting_key(&table, start_key)?;
+                // Query words any mismatch with the key schema briefly; Scan
+                // adds the reason (dynalite's recordings of AWS).
+                table
+                    .schema
+                    .validate_key(start_key)
+                    .map_err(|_| DynamoError::validation("The provided starting key is invalid"))?;
                 if table.schema.range.is_none() {
                     // A partition of a hash-only table holds one item, so
                     // an exclusive start inside it can only be empty.
