@@ -672,6 +672,27 @@ async fn an_empty_key_fails_a_transaction_as_a_plain_validation_error() {
         result,
         "One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an empty string value. Key: p",
     );
+    // So does an empty index key (DynamoDB Local agrees).
+    let indexed = table_with_gsi(&client).await;
+    let put = aws_sdk_dynamodb::types::Put::builder()
+        .table_name(&indexed)
+        .item("p", s("k"))
+        .item("x", s(""))
+        .build()
+        .unwrap();
+    let result = client
+        .transact_write_items()
+        .transact_items(
+            aws_sdk_dynamodb::types::TransactWriteItem::builder()
+                .put(put)
+                .build(),
+        )
+        .send()
+        .await;
+    common::assert_validation(
+        result,
+        "One or more parameter values are not valid. A value specified for a secondary index key is not supported. The AttributeValue for a key attribute cannot contain an empty string value. IndexName: gsi, IndexKey: x",
+    );
 }
 
 #[tokio::test]
