@@ -873,6 +873,14 @@ async fn query_and_scan_word_a_bad_limit_and_start_key_differently() {
         "The provided starting key is invalid",
     );
     common::assert_validation(
+        query()
+            .exclusive_start_key("p", common::n("7"))
+            .exclusive_start_key("c", s("x"))
+            .send()
+            .await,
+        "The provided key element does not match the schema",
+    );
+    common::assert_validation(
         client
             .scan()
             .table_name(&table)
