@@ -913,3 +913,61 @@ async fn a_key_condition_reports_its_first_problem_in_written_order() {
     );
     common::assert_validation(query("begins_with(c, :n) AND p = :missing").await, operand);
 }
+
+#[tokio::test]
+async fn transact_get_items_reports_a_bad_key_as_that_gets_cancellation_reason() {
+    // The AWS-characterised suite: a Get whose key does not fit cancels the
+    // transaction (ValidationError), and too many Gets echo the list.
+    let client = common::client();
+    let table = common::table_s(&client).await;
+    let get = |key: std::collections::HashMap<String, aws_sdk_dynamodb::types::AttributeValue>| {
+        aws_sdk_dynamodb::types::TransactGetItem::builder()
+            .get(
+                aws_sdk_dynamodb::types::Get::builder()
+                    .table_name(&table)
+                    .set_key(Some(key))
+                    .build()
+                    .unwrap(),
+            )
+            .build()
+    };
+    let good = std::collections::HashMap::from([("p".to_string(), s("k"))]);
+    let result = client
+        .transact_get_items()
+        .transact_items(get(good.clone()))
+        .transact_items(get(Default::default()))
+        .send()
+        .await;
+    let err = result.unwrap_err();
+    let cancelled = err.as_service_error().expect("a service error");
+    assert!(
+        cancelled.is_transaction_canceled_exception(),
+        "{cancelled:?}"
+    );
+    assert_eq!(
+        cancelled.meta().message(),
+        Some("Transaction cancelled, please refer cancellation reasons for specific reasons [None, ValidationError]")
+    );
+    let many: Vec<_> = (0..101)
+        .map(|i| {
+            get(std::collections::HashMap::from([(
+                "p".to_string(),
+                s(&format!("k{i}")),
+            )]))
+        })
+        .collect();
+    let err = common::service_error(
+        client
+            .transact_get_items()
+            .set_transact_items(Some(many))
+            .send()
+            .await,
+    );
+    assert!(
+        err.message.starts_with("1 validation error detected: Value '[{")
+            && err.message.ends_with(
+                "}]' at 'transactItems' failed to satisfy constraint: Member must have length less than or equal to 100"
+            ),
+        "{err:?}"
+    );
+}
