@@ -146,24 +146,32 @@ impl Index {
                     self.name
                 )));
             }
-            let empty = match value {
-                AttributeValue::S(s) => s.is_empty(),
-                AttributeValue::B(b) => b.is_empty(),
-                _ => false,
-            };
-            if empty {
-                let kind = if matches!(value, AttributeValue::S(_)) {
-                    "string"
-                } else {
-                    "binary"
-                };
-                return Err(DynamoError::validation(format!(
-                    "One or more parameter values are not valid. A value specified for a secondary index key is not supported. The AttributeValue for a key attribute cannot contain an empty {kind} value. IndexName: {}, IndexKey: {}",
-                    self.name, attribute.name
-                )));
+            self.check_not_empty(&attribute.name, value)?;
+        }
+        Ok(())
+    }
+
+    /// Rejects an empty string or binary value of an index key attribute of
+    /// `item` (TransactWriteItems reports this for the whole request).
+    pub fn check_no_empty_key(&self, item: &Item) -> Result<()> {
+        for attribute in self.schema.attributes() {
+            if let Some(value) = item.get(&attribute.name) {
+                self.check_not_empty(&attribute.name, value)?;
             }
         }
         Ok(())
+    }
+
+    fn check_not_empty(&self, attribute: &str, value: &AttributeValue) -> Result<()> {
+        let kind = match value {
+            AttributeValue::S(s) if s.is_empty() => "string",
+            AttributeValue::B(b) if b.is_empty() => "binary",
+            _ => return Ok(()),
+        };
+        Err(DynamoError::validation(format!(
+            "One or more parameter values are not valid. A value specified for a secondary index key is not supported. The AttributeValue for a key attribute cannot contain an empty {kind} value. IndexName: {}, IndexKey: {attribute}",
+            self.name
+        )))
     }
 
     /// True when the item has every index key attribute, of the right type

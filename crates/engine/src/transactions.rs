@@ -44,7 +44,9 @@ impl CancellationReason {
         }
     }
 
-    fn from_error(error: DynamoError) -> CancellationReason {
+    /// The reason an action's error gives (ValidationError for anything
+    /// that is not one of the named failures).
+    pub fn from_error(error: DynamoError) -> CancellationReason {
         let code = match error.kind {
             ErrorKind::ConditionalCheckFailed => "ConditionalCheckFailed",
             ErrorKind::ProvisionedThroughputExceeded => "ProvisionedThroughputExceeded",

@@ -96,8 +96,10 @@ fn constant(op: &Operand) -> Result<AttributeValue, DynamoError> {
     match op {
         Operand::Value(v) => Ok(v.clone()),
         Operand::Size(_) => Err(nested()),
+        // The key attribute compared with another attribute (DynamoDB Local
+        // and AWS, moto's test_query_unused_attribute_name).
         Operand::Path(_) => Err(DynamoError::validation(
-            "Invalid condition in KeyConditionExpression: the key attribute must be compared with a value",
+            "Invalid condition in KeyConditionExpression: Multiple attribute names used in one condition",
         )),
     }
 }

@@ -198,5 +198,17 @@ pub fn parse_key_condition(
     KeyCondition::from_condition(&cond)
 }
 
+/// [`parse_key_condition`] in the two steps DynamoDB reports separately:
+/// syntax and placeholders now (the outer error), the rules of key
+/// conditions (the inner result) only after the request's other expressions
+/// and its unused names and values have been checked.
+pub fn parse_key_condition_staged(
+    text: &str,
+    ctx: &mut ExpressionContext,
+) -> Result<Result<KeyCondition, DynamoError>, DynamoError> {
+    let cond = parse_condition_kind(text, ExprKind::KeyCondition, ctx)?;
+    Ok(KeyCondition::from_condition(&cond))
+}
+
 #[cfg(test)]
 mod tests;

@@ -6,6 +6,11 @@
 //! 2. one in-order walk substituting placeholders (undefined ones fail);
 //! 3. conversion with the semantic checks (operand counts and types, BETWEEN
 //!    bounds, ...), then the overlap check between paths of one expression.
+//!
+//! A KeyConditionExpression merges steps 2 and 3 into one in-order walk: AWS
+//! reports `begins_with(sk, :n) AND pk = :missing` as the operand type of
+//! `:n`, and `pk = :missing AND begins_with(sk, :n)` as the undefined
+//! `:missing`.
 
 use crate::ast::{Condition, Operand, Projection, UpdateAction, UpdateExpression, UpdateOperand};
 use crate::context::ExpressionContext;
@@ -539,7 +544,12 @@ impl<'c> Validator<'c> {
 
     pub fn condition(mut self, raw: &RawCond) -> Result<Condition, DynamoError> {
         self.check_cond(raw)?;
-        self.resolve_cond(raw)?;
+        // A KeyConditionExpression is walked once, clause by clause: its
+        // first problem wins, be it an undefined placeholder or an operand
+        // of the wrong type (verified against AWS; see the module doc).
+        if self.kind != ExprKind::KeyCondition {
+            self.resolve_cond(raw)?;
+        }
         self.cond(raw)
     }
 

@@ -28,6 +28,13 @@ impl Violations {
         ));
     }
 
+    /// A violation reported without the value ("Value at 'Limit' ...").
+    pub fn unvalued(&mut self, field: &str, constraint: &str) {
+        self.found.push(format!(
+            "Value at '{field}' failed to satisfy constraint: {constraint}"
+        ));
+    }
+
     /// The field must be present.
     pub fn not_null<T>(&mut self, field: &str, value: &Option<T>) -> bool {
         if value.is_none() {
@@ -162,32 +169,38 @@ impl Violations {
     }
 
     /// A list's size bounds. DynamoDB echoes the list itself, not its size:
-    /// an empty one as `'[]'`; a too-long one, whose Java rendering we do not
-    /// reproduce, without a value ("Value at '...'").
-    pub fn count<T>(&mut self, field: &str, value: Option<&[T]>, min: usize, max: usize) {
+    /// `'[]'` when empty; a too-long one as its members (DynamoDB prints them
+    /// as Java objects, we as their JSON, between the same brackets).
+    pub fn count<T: serde::Serialize>(
+        &mut self,
+        field: &str,
+        value: Option<&[T]>,
+        min: usize,
+        max: usize,
+    ) {
         if let Some(list) = value {
-            self.size(field, list.len(), "[]", min, max);
+            let members: Vec<String> = list
+                .iter()
+                .map(|m| serde_json::to_string(m).unwrap_or_default())
+                .collect();
+            let shown = format!("[{}]", members.join(", "));
+            self.size(field, list.len(), &shown, min, max);
         }
     }
 
-    /// A map's size bounds, echoed as `'{}'` when empty (see [`Violations::count`]).
+    /// An empty map's size bound, echoed as `'{}'` (see [`Violations::count`]).
     pub fn map_count(&mut self, field: &str, len: usize, min: usize, max: usize) {
         self.size(field, len, "{}", min, max);
     }
 
-    fn size(&mut self, field: &str, len: usize, empty: &str, min: usize, max: usize) {
-        let shown = if len == 0 {
-            format!("Value '{empty}' at")
-        } else {
-            "Value at".to_string()
-        };
+    fn size(&mut self, field: &str, len: usize, shown: &str, min: usize, max: usize) {
         if len < min {
             self.found.push(format!(
-                "{shown} '{field}' failed to satisfy constraint: Member must have length greater than or equal to {min}"
+                "Value '{shown}' at '{field}' failed to satisfy constraint: Member must have length greater than or equal to {min}"
             ));
         } else if len > max {
             self.found.push(format!(
-                "{shown} '{field}' failed to satisfy constraint: Member must have length less than or equal to {max}"
+                "Value '{shown}' at '{field}' failed to satisfy constraint: Member must have length less than or equal to {max}"
             ));
         }
     }

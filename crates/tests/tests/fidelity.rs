@@ -672,10 +672,36 @@ async fn an_empty_key_fails_a_transaction_as_a_plain_validation_error() {
         result,
         "One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an empty string value. Key: p",
     );
+    // So does an empty index key (DynamoDB Local agrees).
+    let indexed = table_with_gsi(&client).await;
+    let put = aws_sdk_dynamodb::types::Put::builder()
+        .table_name(&indexed)
+        .item("p", s("k"))
+        .item("x", s(""))
+        .build()
+        .unwrap();
+    let result = client
+        .transact_write_items()
+        .transact_items(
+            aws_sdk_dynamodb::types::TransactWriteItem::builder()
+                .put(put)
+                .build(),
+        )
+        .send()
+        .await;
+    common::assert_validation(
+        result,
+        "One or more parameter values are not valid. A value specified for a secondary index key is not supported. The AttributeValue for a key attribute cannot contain an empty string value. IndexName: gsi, IndexKey: x",
+    );
 }
 
 #[tokio::test]
 async fn unused_attribute_definitions_beside_indexes_are_listed() {
+    // AWS refuses definitions no key uses (moto's
+    // test_create_table_with_redundant_attributes). DynamoDB Local accepts
+    // them, and PynamoDB's integration tests (test_connection_integration,
+    // test_table_integration) define an unused `number` beside their
+    // indexes: those two tests fail here as they would on AWS.
     let response = raw::call_json(
         "CreateTable",
         serde_json::json!({
@@ -766,5 +792,182 @@ async fn length_errors_echo_the_collection_not_its_size() {
     assert_eq!(
         response.json()["message"],
         "1 validation error detected: Value '[]' at 'transactItems' failed to satisfy constraint: Member must have length greater than or equal to 1"
+    );
+}
+
+#[tokio::test]
+async fn query_reports_empty_expressions_and_unused_names_before_key_condition_rules() {
+    // DynamoDB Local's order, and AWS's (moto's AWS-verified
+    // test_query_unused_attribute_name): empty FilterExpression, then empty
+    // ProjectionExpression, then syntax, then unused names, then the rules
+    // of key conditions.
+    let client = common::client();
+    let table = common::table_s(&client).await;
+    let query = |extra: serde_json::Value| {
+        let mut body = serde_json::json!({"TableName": table});
+        body.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        async move { raw::call_json("Query", body).await.json()["message"].clone() }
+    };
+    assert_eq!(
+        query(serde_json::json!({
+            "KeyConditionExpression": "p = :p AND",
+            "FilterExpression": "",
+            "ExpressionAttributeValues": {":p": {"S": "x"}}
+        }))
+        .await,
+        "Invalid FilterExpression: The expression can not be empty;"
+    );
+    assert_eq!(
+        query(serde_json::json!({
+            "KeyConditionExpression": "p = :p AND",
+            "ProjectionExpression": "",
+            "ExpressionAttributeValues": {":p": {"S": "x"}}
+        }))
+        .await,
+        "Invalid ProjectionExpression: The expression can not be empty;"
+    );
+    assert_eq!(
+        query(serde_json::json!({
+            "KeyConditionExpression": "#0 = x",
+            "ExpressionAttributeNames": {"#0": "p", "#count": "count"}
+        }))
+        .await,
+        "Value provided in ExpressionAttributeNames unused in expressions: keys: {#count}"
+    );
+    assert_eq!(
+        query(serde_json::json!({
+            "KeyConditionExpression": "#0 = x",
+            "ExpressionAttributeNames": {"#0": "p"}
+        }))
+        .await,
+        "Invalid condition in KeyConditionExpression: Multiple attribute names used in one condition"
+    );
+}
+
+#[tokio::test]
+async fn query_and_scan_word_a_bad_limit_and_start_key_differently() {
+    // An AWS-characterised conformance suite (verified against AWS, 2026):
+    // Query names `Limit` without its value and gives a short start-key
+    // error; Scan reports the generic constraint and the key's reason.
+    let client = common::client();
+    let table = common::table_ss(&client).await;
+    let query = || {
+        client
+            .query()
+            .table_name(&table)
+            .key_condition_expression("p = :v")
+            .expression_attribute_values(":v", s("v"))
+    };
+    common::assert_validation(
+        query().limit(0).send().await,
+        "1 validation error detected: Value at 'Limit' failed to satisfy constraint: Member must have value greater than or equal to 1",
+    );
+    common::assert_validation(
+        client.scan().table_name(&table).limit(0).send().await,
+        "1 validation error detected: Value '0' at 'limit' failed to satisfy constraint: Member must have value greater than or equal to 1",
+    );
+    common::assert_validation(
+        query().exclusive_start_key("bad", s("p")).send().await,
+        "The provided starting key is invalid",
+    );
+    common::assert_validation(
+        query()
+            .exclusive_start_key("p", common::n("7"))
+            .exclusive_start_key("c", s("x"))
+            .send()
+            .await,
+        "The provided key element does not match the schema",
+    );
+    common::assert_validation(
+        client
+            .scan()
+            .table_name(&table)
+            .exclusive_start_key("bad", s("p"))
+            .send()
+            .await,
+        "The provided starting key is invalid: The provided key element does not match the schema",
+    );
+}
+
+#[tokio::test]
+async fn a_key_condition_reports_its_first_problem_in_written_order() {
+    // Verified against AWS by the same suite: an undefined value and an
+    // operand of the wrong type, whichever is written first.
+    let client = common::client();
+    let table = common::table_ss(&client).await;
+    let query = |expression: &str| {
+        client
+            .query()
+            .table_name(&table)
+            .key_condition_expression(expression)
+            .expression_attribute_values(":n", common::n("1"))
+            .send()
+    };
+    let undefined = "Invalid KeyConditionExpression: An expression attribute value used in expression is not defined; attribute value: :missing";
+    let operand = "Invalid KeyConditionExpression: Incorrect operand type for operator or function; operator or function: begins_with, operand type: N";
+    common::assert_validation(
+        query("p = :missing AND begins_with(c, :n)").await,
+        undefined,
+    );
+    common::assert_validation(query("begins_with(c, :n) AND p = :missing").await, operand);
+}
+
+#[tokio::test]
+async fn transact_get_items_reports_a_bad_key_as_that_gets_cancellation_reason() {
+    // The AWS-characterised suite: a Get whose key does not fit cancels the
+    // transaction (ValidationError), and too many Gets echo the list.
+    let client = common::client();
+    let table = common::table_s(&client).await;
+    let get = |key: std::collections::HashMap<String, aws_sdk_dynamodb::types::AttributeValue>| {
+        aws_sdk_dynamodb::types::TransactGetItem::builder()
+            .get(
+                aws_sdk_dynamodb::types::Get::builder()
+                    .table_name(&table)
+                    .set_key(Some(key))
+                    .build()
+                    .unwrap(),
+            )
+            .build()
+    };
+    let good = std::collections::HashMap::from([("p".to_string(), s("k"))]);
+    let result = client
+        .transact_get_items()
+        .transact_items(get(good.clone()))
+        .transact_items(get(Default::default()))
+        .send()
+        .await;
+    let err = result.unwrap_err();
+    let cancelled = err.as_service_error().expect("a service error");
+    assert!(
+        cancelled.is_transaction_canceled_exception(),
+        "{cancelled:?}"
+    );
+    assert_eq!(
+        cancelled.meta().message(),
+        Some("Transaction cancelled, please refer cancellation reasons for specific reasons [None, ValidationError]")
+    );
+    let many: Vec<_> = (0..101)
+        .map(|i| {
+            get(std::collections::HashMap::from([(
+                "p".to_string(),
+                s(&format!("k{i}")),
+            )]))
+        })
+        .collect();
+    let err = common::service_error(
+        client
+            .transact_get_items()
+            .set_transact_items(Some(many))
+            .send()
+            .await,
+    );
+    assert!(
+        err.message.starts_with("1 validation error detected: Value '[{")
+            && err.message.ends_with(
+                "}]' at 'transactItems' failed to satisfy constraint: Member must have length less than or equal to 100"
+            ),
+        "{err:?}"
     );
 }

@@ -23,7 +23,7 @@ pub struct Request {
     return_item_collection_metrics: Option<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, serde::Serialize)]
 #[serde(rename_all = "PascalCase")]
 pub struct WriteRequest {
     put_request: Option<PutRequest>,
@@ -41,13 +41,13 @@ impl WriteRequest {
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, serde::Serialize)]
 #[serde(rename_all = "PascalCase")]
 pub struct PutRequest {
     item: Option<Item>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, serde::Serialize)]
 #[serde(rename_all = "PascalCase")]
 pub struct DeleteRequest {
     key: Option<Item>,

@@ -31,7 +31,7 @@ pub struct Request {
     tags: Option<Vec<crate::ops::tags::Tag>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, serde::Serialize)]
 #[serde(rename_all = "PascalCase")]
 pub struct RawKeyElement {
     attribute_name: Option<String>,

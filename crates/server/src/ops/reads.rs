@@ -31,6 +31,8 @@ pub struct ReadParams<'a> {
     pub return_consumed_capacity: &'a Option<String>,
     pub attributes_to_get: &'a Option<Vec<String>>,
     pub projection_expression: &'a Option<String>,
+    /// Query (true) or Scan: they word a Limit below 1 differently.
+    pub query: bool,
 }
 
 impl ReadParams<'_> {
@@ -41,7 +43,14 @@ impl ReadParams<'_> {
             v.name_rules("indexName", index, 3, 255);
         }
         v.one_of("select", self.select.as_deref(), SELECT_VALUES);
-        v.range("limit", self.limit, 1, None);
+        match self.limit {
+            // AWS: Query names the field `Limit` and echoes no value; Scan
+            // reports it as the generic constraint ("Value '0' at 'limit'").
+            Some(limit) if self.query && limit < 1 => {
+                v.unvalued("Limit", "Member must have value greater than or equal to 1")
+            }
+            _ => v.range("limit", self.limit, 1, None),
+        }
         v.one_of(
             "conditionalOperator",
             self.conditional_operator.as_deref(),

@@ -55,6 +55,7 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
         return_consumed_capacity: &request.return_consumed_capacity,
         attributes_to_get: &request.attributes_to_get,
         projection_expression: &request.projection_expression,
+        query: false,
     };
     params.check(&mut v);
     v.range("segment", request.segment, 0, Some(MAX_SEGMENTS - 1));

@@ -8,7 +8,7 @@ use ferrodyn_types::{DynamoError, Result};
 use serde::Deserialize;
 use serde_json::json;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, serde::Serialize)]
 #[serde(rename_all = "PascalCase")]
 pub struct Tag {
     pub key: Option<String>,

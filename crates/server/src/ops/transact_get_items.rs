@@ -7,12 +7,15 @@ use crate::ops::batch_write_item::capacity_list;
 use crate::ops::common::{self, Names};
 use crate::validate::{self, Violations};
 use ferrodyn_engine::capacity::read_units;
+use ferrodyn_engine::table::Table;
 use ferrodyn_engine::throughput::Capacity;
+use ferrodyn_engine::transactions::{cancellation_error, CancellationReason};
 use ferrodyn_engine::Engine;
 use ferrodyn_expr::{parse_projection, Projection};
 use ferrodyn_types::{DynamoError, Item, Result};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
+use std::sync::Arc;
 
 #[derive(Deserialize)]
 #[serde(rename_all = "PascalCase")]
@@ -21,13 +24,13 @@ pub struct Request {
     return_consumed_capacity: Option<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Serialize)]
 #[serde(rename_all = "PascalCase")]
 pub struct TransactGetItem {
     get: Option<Get>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Serialize)]
 #[serde(rename_all = "PascalCase")]
 pub struct Get {
     table_name: Option<String>,
@@ -83,11 +86,15 @@ pub fn run(engine: &Engine, faults: &Faults, request: Request) -> Result<Vec<u8>
         ctx.check_all_used()?;
     }
     let mut gets = Vec::with_capacity(items.len());
+    let mut tables = Vec::with_capacity(items.len());
     for item in items {
         let get = item.get.as_ref().expect("checked");
-        let table = engine.table_for_items(get.table_name.as_deref().expect("checked"))?;
+        tables.push(engine.table_for_items(get.table_name.as_deref().expect("checked"))?);
+    }
+    key_problems(items, &tables)?;
+    for (item, table) in items.iter().zip(tables) {
+        let get = item.get.as_ref().expect("checked");
         let key = get.key.clone().expect("checked");
-        table.schema.validate_key(&key)?;
         if gets.iter().any(
             |(t, k): &(std::sync::Arc<ferrodyn_engine::table::Table>, Item)| {
                 t.id == table.id && *k == key
@@ -141,4 +148,30 @@ pub fn run(engine: &Engine, faults: &Faults, request: Request) -> Result<Vec<u8>
         body.insert("ConsumedCapacity".into(), list);
     }
     Ok(serde_json::to_vec(&body).expect("serialisable"))
+}
+
+/// A Get whose key does not fit its table cancels the transaction with a
+/// ValidationError reason for it (the first such Get; the others report None),
+/// as AWS reports per-action validation, not as a ValidationException.
+fn key_problems(items: &[TransactGetItem], tables: &[Arc<Table>]) -> Result<()> {
+    let problems: Vec<Option<DynamoError>> = items
+        .iter()
+        .zip(tables)
+        .map(|(item, table)| {
+            let key = item.get.as_ref().and_then(|g| g.key.as_ref())?;
+            table.schema.validate_key(key).err()
+        })
+        .collect();
+    let Some(first) = problems.iter().position(Option::is_some) else {
+        return Ok(());
+    };
+    let reasons: Vec<CancellationReason> = problems
+        .into_iter()
+        .enumerate()
+        .map(|(n, problem)| match problem {
+            Some(error) if n == first => CancellationReason::from_error(error),
+            _ => CancellationReason::none(),
+        })
+        .collect();
+    Err(cancellation_error(&reasons))
 }

@@ -211,8 +211,9 @@ pub fn run(engine: &Engine, faults: &Faults, request: Request, body_len: usize) 
     for p in &parsed {
         tables.push(engine.table_for_items(p.action.table_name.as_deref().expect("checked"))?);
     }
-    // An empty key value fails the whole request (AWS, moto's
-    // test_transaction_with_empty_key), unlike a key of the wrong type.
+    // An empty key value, of the table or of an index, fails the whole
+    // request (AWS, moto's test_transaction_with_empty_key; DynamoDB Local),
+    // unlike a key of the wrong type.
     for (p, table) in parsed.iter().zip(&tables) {
         let source = match p.kind {
             Kind::Put => p.action.item.as_ref(),
@@ -220,6 +221,11 @@ pub fn run(engine: &Engine, faults: &Faults, request: Request, body_len: usize) 
         };
         if let Some(source) = source {
             table.schema.check_no_empty_key(source)?;
+            if p.kind == Kind::Put {
+                for index in table.indexes() {
+                    index.check_no_empty_key(source)?;
+                }
+            }
         }
     }
     let keys: Vec<Result<Item>> = parsed
