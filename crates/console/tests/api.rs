@@ -35,7 +35,7 @@ fn start(token: Option<&str>) -> Console {
             let address = listener.local_addr().unwrap();
             let engine = Engine::open(ferrodyn_storage::open_memory(), EngineOptions::default());
             let state = AppState {
-                engine: Arc::new(engine.unwrap()),
+                engine: engine.unwrap(),
                 check_request_time: false,
                 faults: Arc::new(Faults::new(Vec::new(), 0)),
                 credentials: None,
@@ -57,9 +57,15 @@ fn start(token: Option<&str>) -> Console {
                 any_host: false,
             });
             tx.send(endpoint).unwrap();
-            ferrodyn_server::serve_with(state, console, listener, std::future::pending())
-                .await
-                .unwrap();
+            ferrodyn_server::serve_with(
+                state,
+                listener,
+                ferrodyn_server::ConnectionLimits::default(),
+                console,
+                std::future::pending(),
+            )
+            .await
+            .unwrap();
         });
     });
     let agent = ureq::Agent::config_builder()

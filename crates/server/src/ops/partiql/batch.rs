@@ -19,12 +19,17 @@ pub struct Request {
     return_consumed_capacity: Option<String>,
 }
 
-#[derive(Deserialize)]
+/// Serialize: a too-long list is echoed in its length error.
+#[derive(Deserialize, serde::Serialize)]
 #[serde(rename_all = "PascalCase")]
 pub struct BatchStatement {
+    #[serde(skip_serializing_if = "Option::is_none")]
     statement: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     parameters: Option<Vec<AttributeValue>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     consistent_read: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     return_values_on_condition_check_failure: Option<String>,
 }
 
