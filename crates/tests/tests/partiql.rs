@@ -906,6 +906,20 @@ async fn batch_refuses_mixed_reads_and_writes_and_more_than_25() {
         "ValidationException",
         "Read and write requests together in the same batch is not supported.",
     );
+    assert_error(
+        client
+            .batch_execute_statement()
+            .statements(batch_statement(format!(
+                "UPDATE \"{t}\" SET v = 1 WHERE pk = 'a' AND sk = 1"
+            )))
+            .statements(batch_statement(format!(
+                "DELETE FROM \"{t}\" WHERE sk = 1 AND pk = 'a'"
+            )))
+            .send()
+            .await,
+        "ValidationException",
+        "Provided list of item keys contains duplicates",
+    );
     let mut request = client.batch_execute_statement();
     for i in 0..26 {
         request = request.statements(batch_statement(format!(

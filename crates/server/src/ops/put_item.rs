@@ -28,6 +28,15 @@ pub struct Request {
     return_values_on_condition_check_failure: Option<String>,
 }
 
+impl Request {
+    /// The request with this item (PartiQL's INSERT builds the rest of
+    /// the request and hands its item over typed, without a JSON round trip).
+    pub fn with_item(mut self, item: Item) -> Request {
+        self.item = Some(item);
+        self
+    }
+}
+
 pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
     let options = WriteOptions {
         return_values: &request.return_values,
