@@ -59,8 +59,10 @@ pub struct Translated {
     /// [`Translated::request_with_typed`] puts it into the request (for a
     /// transaction).
     pub typed: Option<(&'static str, Item)>,
-    /// An INSERT's key.
+    /// An INSERT's key, and its partition key attribute (the one its
+    /// `attribute_not_exists` guard names).
     inserted_key: Option<Item>,
+    pub partition_key: Option<String>,
 }
 
 impl Translated {
@@ -83,6 +85,7 @@ impl Translated {
             modified: None,
             projection: None,
             inserted_key: None,
+            partition_key: None,
             typed: None,
         }
     }
@@ -93,6 +96,16 @@ impl Translated {
         let mut request = self.request.clone();
         if let Some((field, item)) = &self.typed {
             request.insert((*field).into(), item_json(item));
+        }
+        if let Some(partition_key) = &self.partition_key {
+            request.insert(
+                "ConditionExpression".into(),
+                "attribute_not_exists(#pk)".into(),
+            );
+            request.insert(
+                "ExpressionAttributeNames".into(),
+                serde_json::json!({ "#pk": partition_key }),
+            );
         }
         request
     }
@@ -268,7 +281,7 @@ fn item_json(item: &Item) -> Value {
     serde_json::to_value(item).expect("items serialise")
 }
 
-fn insert_request(engine: &Engine, insert: &Insert, mut r: Renderer<'_>) -> Result<Translated> {
+fn insert_request(engine: &Engine, insert: &Insert, r: Renderer<'_>) -> Result<Translated> {
     let AttributeValue::M(item) = r.bind(&insert.value)? else {
         return Err(DynamoError::validation(
             "Unsupported format in item expression. Please use struct format {...} to express item values for insert statement.",
@@ -295,14 +308,11 @@ fn insert_request(engine: &Engine, insert: &Insert, mut r: Renderer<'_>) -> Resu
         .iter()
         .map(|(name, _)| (name.clone(), item[name].clone()))
         .collect();
-    let mut request = base_request(&insert.table);
-    let name = r.name(&keys.hash[0]);
-    request.insert(
-        "ConditionExpression".into(),
-        Value::String(format!("attribute_not_exists({name})")),
-    );
-    r.finish_into(&mut request);
+    // The guard, attribute_not_exists on the partition key, is added by
+    // `request_with_typed` (transactions) or given typed to PutItem.
+    let request = base_request(&insert.table);
     let mut translated = Translated::new(Kind::Insert, &insert.table, request);
+    translated.partition_key = Some(keys.hash[0].clone());
     translated.inserted_key = Some(key);
     translated.typed = Some(("Item", item));
     Ok(translated)
