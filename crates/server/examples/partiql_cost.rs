@@ -17,6 +17,9 @@ const KEYS: usize = 10_000;
 const CALLS: usize = 50_000;
 const ROUNDS: usize = 5;
 
+/// A measured case: its name, the operation, and the body of call `i`.
+type Case<'a> = (&'a str, Operation, &'a dyn Fn(usize) -> Vec<u8>);
+
 fn call(engine: &Arc<Engine>, op: Operation, body: &serde_json::Value) {
     let bytes = serde_json::to_vec(body).unwrap();
     dispatch(engine, &Faults::none(), op, &bytes).expect("the call succeeds");
@@ -89,7 +92,7 @@ fn main() {
                            {"N": i.to_string()}]}))
         .unwrap()
     };
-    let cases: [(&str, Operation, &dyn Fn(usize) -> Vec<u8>); 4] = [
+    let cases: [Case; 4] = [
         ("GetItem", Operation::GetItem, &get),
         ("SELECT by key", Operation::ExecuteStatement, &select),
         ("PutItem", Operation::PutItem, &put),

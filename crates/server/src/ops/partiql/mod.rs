@@ -95,7 +95,10 @@ fn run_single(engine: &Engine, translated: &mut Translated) -> Result<Vec<u8>> {
         Kind::Scan => scan::run(engine, request_of(request)?),
         Kind::Insert => {
             let (_, item) = translated.typed.take().expect("an INSERT has its item");
-            let partition_key = translated.partition_key.as_deref().expect("an INSERT's key");
+            let partition_key = translated
+                .partition_key
+                .as_deref()
+                .expect("an INSERT's key");
             let request = request_of::<put_item::Request>(request)?;
             put_item::run(engine, request.insert(item, partition_key))
         }
