@@ -158,7 +158,7 @@ async fn where_operators_filter_a_scan() {
     let t = seeded(&client).await;
     run(
         &client,
-        &format!("UPDATE \"{t}\" SET tags = <<'red', 'blue'>>, list = [1, 2, 3] WHERE pk = 'a' AND sk = 1"),
+        &format!("UPDATE \"{t}\" SET tags = <<'red', 'blue'>>, \"list\" = [1, 2, 3] WHERE pk = 'a' AND sk = 1"),
         vec![],
     )
     .await;
@@ -187,7 +187,7 @@ async fn where_operators_filter_a_scan() {
     assert_eq!(count("begins_with(pk, 'b')").await, 1);
     assert_eq!(count("contains(tags, 'red')").await, 1);
     assert_eq!(count("attribute_type(tags, 'SS')").await, 1);
-    assert_eq!(count("size(list) = 3").await, 1);
+    assert_eq!(count("size(\"list\") = 3").await, 1);
     assert_eq!(count("tags IS MISSING").await, 3);
     assert_eq!(count("tags IS NOT MISSING").await, 1);
     assert_eq!(count("tag = 'x' AND NOT pk = 'a'").await, 1);
@@ -367,7 +367,8 @@ async fn limit_and_next_token_page_through_every_item_once() {
 }
 
 #[tokio::test]
-async fn insert_of_an_existing_key_is_a_duplicate_item() {
+async fn insert_of_an_existing_key_is_a_duplicate_item_exception_as_the_aws_model_names_it_not_ddb_locals_duplicate_item(
+) {
     let client = common::client();
     let t = table(&client).await;
     let insert = format!("INSERT INTO \"{t}\" VALUE {{'pk': 'k', 'sk': 1, 'v': 1}}");
@@ -1053,7 +1054,9 @@ async fn transaction_exists_is_a_condition_check() {
                 .unwrap(),
         )
         .transact_statements(statement(
-            format!("EXISTS(SELECT * FROM \"{t}\" WHERE pk = 'none' AND sk = 1)"),
+            format!(
+                "EXISTS(SELECT * FROM \"{t}\" WHERE pk = 'none' AND sk = 1 AND tag IS MISSING)"
+            ),
             vec![],
         ))
         .transact_statements(statement(
@@ -1070,6 +1073,23 @@ async fn transaction_exists_is_a_condition_check() {
     );
     assert_eq!(get_s(reasons[0].item().unwrap(), "tag"), "x");
     assert_eq!(common::scan_all(&client, &t, None).await.len(), 4);
+    // AWS: EXISTS names the full key and one other condition.
+    assert_error(
+        client
+            .execute_transaction()
+            .transact_statements(statement(
+                format!("EXISTS(SELECT * FROM \"{t}\" WHERE pk = 'a' AND sk = 1)"),
+                vec![],
+            ))
+            .transact_statements(statement(
+                format!("DELETE FROM \"{t}\" WHERE pk = 'b' AND sk = 1"),
+                vec![],
+            ))
+            .send()
+            .await,
+        "ValidationException",
+        "EXISTS() must contain a single item read with additional condition",
+    );
 }
 
 #[tokio::test]

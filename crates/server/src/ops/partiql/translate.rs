@@ -449,6 +449,13 @@ fn exists_request(engine: &Engine, select: &Select, mut r: Renderer<'_>) -> Resu
         ));
     }
     let (key, rest, hash) = write_key(engine, &select.table, condition, &r)?;
+    // AWS: "The SELECT statement must specify a full primary key and one
+    // other condition."
+    if rest.is_empty() {
+        return Err(DynamoError::validation(
+            "EXISTS() must contain a single item read with additional condition",
+        ));
+    }
     let mut request = base_request(&select.table);
     request.insert("Key".into(), item_json(&key));
     let exists = format!("attribute_exists({})", r.name(&hash));
