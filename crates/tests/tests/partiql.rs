@@ -762,6 +762,23 @@ async fn a_4096_deep_statement_is_refused_with_a_clear_error() {
     );
     let error = common::service_error(client.execute_statement().statement(&closed).send().await);
     assert!(error.message.ends_with("at 'statement' failed to satisfy constraint: Member must have length less than or equal to 8192"));
+    // A chain of 1,600 ANDs (or ORs) is as long as a statement allows and
+    // as deep as it is long: refused (its filter exceeds DynamoDB's 4 KB
+    // expression limit), never a stack overflow.
+    for joiner in [" AND ", " OR "] {
+        let chain = vec!["a=1"; 1600].join(joiner);
+        let statement = format!("SELECT * FROM \"{t}\" WHERE {chain}");
+        let statement = &statement[..statement[..8192].rfind(joiner).unwrap()];
+        let error =
+            common::service_error(client.execute_statement().statement(statement).send().await);
+        assert!(
+            error.message.starts_with(
+                "Invalid FilterExpression: Expression size has exceeded the maximum allowed size"
+            ),
+            "{}",
+            error.message
+        );
+    }
     // The server is still answering.
     assert!(run(&client, &format!("SELECT * FROM \"{t}\""), vec![])
         .await
