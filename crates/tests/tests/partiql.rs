@@ -14,7 +14,7 @@ use aws_sdk_dynamodb::types::{
 };
 use aws_sdk_dynamodb::Client;
 use common::txn::Item;
-use common::{assert_error, get_n, get_s, item, l, m, n, ns, s, ss};
+use common::{assert_error, get_n, get_s, item, l, m, n, ns, own_server, s, ss};
 
 /// A table keyed by string `pk` and number `sk`.
 async fn table(client: &Client) -> String {
@@ -1304,4 +1304,33 @@ async fn writes_report_the_capacity_of_their_operation_as_aws_does_not_ddb_local
         .await
         .unwrap();
     assert_eq!(out.consumed_capacity().unwrap().capacity_units(), Some(1.0));
+}
+
+#[tokio::test]
+async fn fault_rules_for_a_table_apply_to_statements_naming_it() {
+    let Some((_server, client)) =
+        own_server(&["--fault", "ExecuteStatement:partiql-faulty=throttling@1.0"])
+    else {
+        return;
+    };
+    for name in ["partiql-faulty", "partiql-healthy"] {
+        client
+            .create_table()
+            .table_name(name)
+            .billing_mode(aws_sdk_dynamodb::types::BillingMode::PayPerRequest)
+            .key_schema(common::key("pk", aws_sdk_dynamodb::types::KeyType::Hash))
+            .attribute_definitions(common::attr_def("pk", ScalarAttributeType::S))
+            .send()
+            .await
+            .unwrap();
+    }
+    let error = common::service_error(
+        client
+            .execute_statement()
+            .statement("SELECT * FROM \"partiql-faulty\"")
+            .send()
+            .await,
+    );
+    assert_eq!(error.code, "ThrottlingException");
+    run(&client, "SELECT * FROM \"partiql-healthy\"", vec![]).await;
 }
