@@ -48,37 +48,49 @@ const SYMBOLS: [&str; 20] = [
 /// The statement's tokens with their positions.
 pub fn tokenize(text: &str) -> Result<Vec<(Token, Position)>, ParseError> {
     let mut lexer = Lexer {
-        chars: text.char_indices().peekable(),
+        text,
+        bytes: text.as_bytes(),
+        at: 0,
         line: 1,
         column: 1,
     };
-    let mut tokens = Vec::new();
+    let mut tokens = Vec::with_capacity(text.len() / 3 + 1);
     while let Some(token) = lexer.next_token()? {
         tokens.push(token);
     }
     Ok(tokens)
 }
 
+/// A cursor over the statement's bytes (every delimiter is ASCII, so byte
+/// positions between tokens are character boundaries).
 struct Lexer<'a> {
-    chars: std::iter::Peekable<std::str::CharIndices<'a>>,
+    text: &'a str,
+    bytes: &'a [u8],
+    at: usize,
     line: usize,
     column: usize,
 }
 
 impl Lexer<'_> {
-    fn peek(&mut self) -> Option<char> {
-        self.chars.peek().map(|&(_, c)| c)
+    fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.at).copied()
     }
 
-    fn bump(&mut self) -> Option<char> {
-        let (_, c) = self.chars.next()?;
-        if c == '\n' {
-            self.line += 1;
-            self.column = 1;
-        } else {
-            self.column += 1;
+    fn peek_second(&self) -> Option<u8> {
+        self.bytes.get(self.at + 1).copied()
+    }
+
+    /// Moves past `n` bytes, keeping line and column (in characters).
+    fn bump(&mut self, n: usize) {
+        for &b in &self.bytes[self.at..self.at + n] {
+            if b == b'\n' {
+                self.line += 1;
+                self.column = 1;
+            } else if b & 0xC0 != 0x80 {
+                self.column += 1;
+            }
         }
-        Some(c)
+        self.at += n;
     }
 
     fn position(&self) -> Position {
@@ -88,6 +100,14 @@ impl Lexer<'_> {
         }
     }
 
+    /// The length of the run of bytes from the cursor that satisfy `keep`.
+    fn run_length(&self, keep: impl Fn(u8) -> bool) -> usize {
+        self.bytes[self.at..]
+            .iter()
+            .take_while(|&&b| keep(b))
+            .count()
+    }
+
     fn next_token(&mut self) -> Result<Option<(Token, Position)>, ParseError> {
         self.skip_space_and_comments();
         let at = self.position();
@@ -95,19 +115,19 @@ impl Lexer<'_> {
             return Ok(None);
         };
         let token = match c {
-            '\'' => Token::Str(self.quoted('\'', at, "string")?),
-            '"' => Token::Quoted(self.quoted('"', at, "quoted identifier")?),
-            '?' => {
-                self.bump();
+            b'\'' => Token::Str(self.quoted(b'\'', at, "string")?),
+            b'"' => Token::Quoted(self.quoted(b'"', at, "quoted identifier")?),
+            b'?' => {
+                self.bump(1);
                 Token::Param
             }
-            '0'..='9' => Token::Number(self.number()),
+            b'0'..=b'9' => Token::Number(self.number()),
             // A leading minus is the parser's business (`x-1` is a subtraction).
-            '-' => {
-                self.bump();
+            b'-' => {
+                self.bump(1);
                 Token::Symbol("-")
             }
-            c if c.is_alphabetic() || c == '_' => Token::Word(self.word()),
+            c if c.is_ascii_alphabetic() || c == b'_' || c >= 0x80 => self.word(at)?,
             _ => Token::Symbol(self.symbol(at)?),
         };
         Ok(Some((token, at)))
@@ -116,85 +136,76 @@ impl Lexer<'_> {
     fn skip_space_and_comments(&mut self) {
         loop {
             match self.peek() {
-                Some(c) if c.is_whitespace() => {
-                    self.bump();
-                }
-                Some('-') if self.second_is('-') => {
-                    while self.peek().is_some_and(|c| c != '\n') {
-                        self.bump();
-                    }
+                Some(c) if c.is_ascii_whitespace() => self.bump(1),
+                Some(b'-') if self.peek_second() == Some(b'-') => {
+                    let n = self.run_length(|b| b != b'\n');
+                    self.bump(n);
                 }
                 _ => return,
             }
         }
     }
 
-    fn second_is(&self, expected: char) -> bool {
-        let mut ahead = self.chars.clone();
-        ahead.next();
-        ahead.next().is_some_and(|(_, c)| c == expected)
-    }
-
     /// A quoted string or identifier; a doubled quote stands for itself.
-    fn quoted(&mut self, quote: char, at: Position, what: &str) -> Result<String, ParseError> {
-        self.bump();
+    fn quoted(&mut self, quote: u8, at: Position, what: &str) -> Result<String, ParseError> {
+        self.bump(1);
         let mut out = String::new();
         loop {
-            match self.bump() {
-                None => return Err(ParseError::new(format!("unterminated {what}"), at)),
-                Some(c) if c == quote => {
-                    if self.peek() == Some(quote) {
-                        self.bump();
-                        out.push(quote);
-                    } else {
-                        return Ok(out);
-                    }
-                }
-                Some(c) => out.push(c),
+            let n = self.run_length(|b| b != quote);
+            out.push_str(&self.text[self.at..self.at + n]);
+            self.bump(n);
+            if self.peek().is_none() {
+                return Err(ParseError::new(format!("unterminated {what}"), at));
+            }
+            self.bump(1);
+            if self.peek() == Some(quote) {
+                self.bump(1);
+                out.push(quote as char);
+            } else {
+                return Ok(out);
             }
         }
     }
 
     fn number(&mut self) -> String {
-        let mut out = String::new();
-        let mut previous = ' ';
-        while let Some(c) = self.peek() {
-            let exponent_sign = (c == '+' || c == '-') && matches!(previous, 'e' | 'E');
-            if !(c.is_ascii_digit() || c == '.' || c == 'e' || c == 'E' || exponent_sign) {
+        let start = self.at;
+        let mut end = start;
+        while let Some(&c) = self.bytes.get(end) {
+            let exponent_sign = (c == b'+' || c == b'-')
+                && end > start
+                && matches!(self.bytes[end - 1], b'e' | b'E');
+            if !(c.is_ascii_digit() || c == b'.' || c == b'e' || c == b'E' || exponent_sign) {
                 break;
             }
-            out.push(c);
-            previous = c;
-            self.bump();
+            end += 1;
         }
-        out
+        self.bump(end - start);
+        self.text[start..end].to_string()
     }
 
-    fn word(&mut self) -> String {
-        let mut out = String::new();
-        while let Some(c) = self.peek().filter(|c| c.is_alphanumeric() || *c == '_') {
-            out.push(c);
-            self.bump();
+    /// A bare word: letters, digits and `_` (any non-ASCII letter too).
+    fn word(&mut self, at: Position) -> Result<Token, ParseError> {
+        let start = self.at;
+        let n = self.run_length(|b| b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80);
+        let word = &self.text[start..start + n];
+        if let Some(bad) = word.chars().find(|c| !(c.is_alphanumeric() || *c == '_')) {
+            return Err(ParseError::new(format!("unexpected character '{bad}'"), at));
         }
-        out
+        self.bump(n);
+        Ok(Token::Word(word.to_string()))
     }
 
     fn symbol(&mut self, at: Position) -> Result<&'static str, ParseError> {
-        let first = self.peek().expect("peeked");
-        for symbol in SYMBOLS {
-            let mut chars = symbol.chars();
-            let head = chars.next().expect("symbols are not empty");
-            let second = chars.next();
-            if head == first && second.is_none_or(|s| self.second_is(s)) {
-                for _ in 0..symbol.len() {
-                    self.bump();
-                }
-                return Ok(symbol);
+        let rest = &self.bytes[self.at..];
+        match SYMBOLS.iter().find(|s| rest.starts_with(s.as_bytes())) {
+            Some(symbol) => {
+                self.bump(symbol.len());
+                Ok(symbol)
+            }
+            None => {
+                let bad = self.text[self.at..].chars().next().expect("not at the end");
+                Err(ParseError::new(format!("unexpected character '{bad}'"), at))
             }
         }
-        Err(ParseError::new(
-            format!("unexpected character '{first}'"),
-            at,
-        ))
     }
 }

@@ -320,18 +320,22 @@ impl Parser {
     /// A table, index or attribute name: a bare word or a quoted identifier.
     fn identifier(&mut self, what: &str) -> Result<String, ParseError> {
         match self.peek() {
-            Some(Token::Word(w)) => {
-                let w = w.clone();
-                self.next += 1;
-                Ok(w)
-            }
-            Some(Token::Quoted(q)) => {
-                let q = q.clone();
-                self.next += 1;
-                Ok(q)
-            }
+            Some(Token::Word(_) | Token::Quoted(_)) => Ok(self.take_text()),
             _ => Err(self.error_here(what)),
         }
+    }
+
+    /// Consumes the current token, a word, identifier, string or number,
+    /// moving its text out (the parser never looks back at consumed text).
+    fn take_text(&mut self) -> String {
+        let text = match &mut self.tokens[self.next].0 {
+            Token::Word(t) | Token::Quoted(t) | Token::Str(t) | Token::Number(t) => {
+                std::mem::take(t)
+            }
+            _ => unreachable!("take_text is called on a token with text"),
+        };
+        self.next += 1;
+        text
     }
 
     /// An attribute followed by `.name` and `[index]` steps.
@@ -477,31 +481,41 @@ impl Parser {
     }
 
     fn primary(&mut self) -> Result<Expr, ParseError> {
-        let Some((token, _)) = self.peek_with_position() else {
-            return Err(self.error_here("a value or an attribute"));
-        };
-        self.next += 1;
-        match token {
-            Token::Str(s) => Ok(Expr::String(s)),
-            Token::Number(n) => Ok(Expr::Number(n)),
-            Token::Param => {
+        match self.peek() {
+            Some(Token::Str(_)) => Ok(Expr::String(self.take_text())),
+            Some(Token::Number(_)) => Ok(Expr::Number(self.take_text())),
+            Some(Token::Param) => {
+                self.next += 1;
                 self.params += 1;
                 Ok(Expr::Param(self.params - 1))
             }
-            Token::Quoted(name) => Ok(Expr::Path(self.path_steps(name)?)),
-            Token::Word(word) => self.word(word),
-            Token::Symbol("(") => {
+            Some(Token::Quoted(_)) => {
+                let name = self.take_text();
+                Ok(Expr::Path(self.path_steps(name)?))
+            }
+            Some(Token::Word(_)) => {
+                let word = self.take_text();
+                self.word(word)
+            }
+            Some(Token::Symbol("(")) => {
+                self.next += 1;
                 let inner = self.expr()?;
                 self.expect_symbol(")")?;
                 Ok(inner)
             }
-            Token::Symbol("{") => self.nested(|p| p.map_items()),
-            Token::Symbol("[") => self.nested(|p| p.list_items("]").map(Expr::List)),
-            Token::Symbol("<<") => self.nested(|p| p.list_items(">>").map(Expr::Set)),
-            _ => {
-                self.next -= 1;
-                Err(self.error_here("a value or an attribute"))
+            Some(Token::Symbol("{")) => {
+                self.next += 1;
+                self.nested(|p| p.map_items())
             }
+            Some(Token::Symbol("[")) => {
+                self.next += 1;
+                self.nested(|p| p.list_items("]").map(Expr::List))
+            }
+            Some(Token::Symbol("<<")) => {
+                self.next += 1;
+                self.nested(|p| p.list_items(">>").map(Expr::Set))
+            }
+            _ => Err(self.error_here("a value or an attribute")),
         }
     }
 
@@ -557,12 +571,9 @@ impl Parser {
             return Ok(Expr::Map(entries));
         }
         loop {
-            let key = match self.advance() {
-                Some((Token::Str(key), _)) => key,
-                _ => {
-                    self.next -= 1;
-                    return Err(self.error_here("a quoted attribute name ('name')"));
-                }
+            let key = match self.peek() {
+                Some(Token::Str(_)) => self.take_text(),
+                _ => return Err(self.error_here("a quoted attribute name ('name')")),
             };
             self.expect_symbol(":")?;
             entries.push((key, self.expr()?));

@@ -14,7 +14,7 @@ use aws_sdk_dynamodb::types::{
 };
 use aws_sdk_dynamodb::Client;
 use common::txn::Item;
-use common::{assert_error, get_n, get_s, item, l, m, n, ns, s, ss};
+use common::{assert_error, get_n, get_s, item, l, m, n, ns, own_server, s, ss};
 
 /// A table keyed by string `pk` and number `sk`.
 async fn table(client: &Client) -> String {
@@ -158,7 +158,7 @@ async fn where_operators_filter_a_scan() {
     let t = seeded(&client).await;
     run(
         &client,
-        &format!("UPDATE \"{t}\" SET tags = <<'red', 'blue'>>, list = [1, 2, 3] WHERE pk = 'a' AND sk = 1"),
+        &format!("UPDATE \"{t}\" SET tags = <<'red', 'blue'>>, \"list\" = [1, 2, 3] WHERE pk = 'a' AND sk = 1"),
         vec![],
     )
     .await;
@@ -187,7 +187,7 @@ async fn where_operators_filter_a_scan() {
     assert_eq!(count("begins_with(pk, 'b')").await, 1);
     assert_eq!(count("contains(tags, 'red')").await, 1);
     assert_eq!(count("attribute_type(tags, 'SS')").await, 1);
-    assert_eq!(count("size(list) = 3").await, 1);
+    assert_eq!(count("size(\"list\") = 3").await, 1);
     assert_eq!(count("tags IS MISSING").await, 3);
     assert_eq!(count("tags IS NOT MISSING").await, 1);
     assert_eq!(count("tag = 'x' AND NOT pk = 'a'").await, 1);
@@ -367,7 +367,8 @@ async fn limit_and_next_token_page_through_every_item_once() {
 }
 
 #[tokio::test]
-async fn insert_of_an_existing_key_is_a_duplicate_item() {
+async fn insert_of_an_existing_key_is_a_duplicate_item_exception_as_the_aws_model_names_it_not_ddb_locals_duplicate_item(
+) {
     let client = common::client();
     let t = table(&client).await;
     let insert = format!("INSERT INTO \"{t}\" VALUE {{'pk': 'k', 'sk': 1, 'v': 1}}");
@@ -761,6 +762,23 @@ async fn a_4096_deep_statement_is_refused_with_a_clear_error() {
     );
     let error = common::service_error(client.execute_statement().statement(&closed).send().await);
     assert!(error.message.ends_with("at 'statement' failed to satisfy constraint: Member must have length less than or equal to 8192"));
+    // A chain of 1,600 ANDs (or ORs) is as long as a statement allows and
+    // as deep as it is long: refused (its filter exceeds DynamoDB's 4 KB
+    // expression limit), never a stack overflow.
+    for joiner in [" AND ", " OR "] {
+        let chain = vec!["a=1"; 1600].join(joiner);
+        let statement = format!("SELECT * FROM \"{t}\" WHERE {chain}");
+        let statement = &statement[..statement[..8192].rfind(joiner).unwrap()];
+        let error =
+            common::service_error(client.execute_statement().statement(statement).send().await);
+        assert!(
+            error.message.starts_with(
+                "Invalid FilterExpression: Expression size has exceeded the maximum allowed size"
+            ),
+            "{}",
+            error.message
+        );
+    }
     // The server is still answering.
     assert!(run(&client, &format!("SELECT * FROM \"{t}\""), vec![])
         .await
@@ -906,6 +924,20 @@ async fn batch_refuses_mixed_reads_and_writes_and_more_than_25() {
         "ValidationException",
         "Read and write requests together in the same batch is not supported.",
     );
+    assert_error(
+        client
+            .batch_execute_statement()
+            .statements(batch_statement(format!(
+                "UPDATE \"{t}\" SET v = 1 WHERE pk = 'a' AND sk = 1"
+            )))
+            .statements(batch_statement(format!(
+                "DELETE FROM \"{t}\" WHERE sk = 1 AND pk = 'a'"
+            )))
+            .send()
+            .await,
+        "ValidationException",
+        "Provided list of item keys contains duplicates",
+    );
     let mut request = client.batch_execute_statement();
     for i in 0..26 {
         request = request.statements(batch_statement(format!(
@@ -1043,7 +1075,9 @@ async fn transaction_exists_is_a_condition_check() {
                 .unwrap(),
         )
         .transact_statements(statement(
-            format!("EXISTS(SELECT * FROM \"{t}\" WHERE pk = 'none' AND sk = 1)"),
+            format!(
+                "EXISTS(SELECT * FROM \"{t}\" WHERE pk = 'none' AND sk = 1 AND tag IS MISSING)"
+            ),
             vec![],
         ))
         .transact_statements(statement(
@@ -1060,6 +1094,23 @@ async fn transaction_exists_is_a_condition_check() {
     );
     assert_eq!(get_s(reasons[0].item().unwrap(), "tag"), "x");
     assert_eq!(common::scan_all(&client, &t, None).await.len(), 4);
+    // AWS: EXISTS names the full key and one other condition.
+    assert_error(
+        client
+            .execute_transaction()
+            .transact_statements(statement(
+                format!("EXISTS(SELECT * FROM \"{t}\" WHERE pk = 'a' AND sk = 1)"),
+                vec![],
+            ))
+            .transact_statements(statement(
+                format!("DELETE FROM \"{t}\" WHERE pk = 'b' AND sk = 1"),
+                vec![],
+            ))
+            .send()
+            .await,
+        "ValidationException",
+        "EXISTS() must contain a single item read with additional condition",
+    );
 }
 
 #[tokio::test]
@@ -1260,4 +1311,33 @@ async fn writes_report_the_capacity_of_their_operation_as_aws_does_not_ddb_local
         .await
         .unwrap();
     assert_eq!(out.consumed_capacity().unwrap().capacity_units(), Some(1.0));
+}
+
+#[tokio::test]
+async fn fault_rules_for_a_table_apply_to_statements_naming_it() {
+    let Some((_server, client)) =
+        own_server(&["--fault", "ExecuteStatement:partiql-faulty=throttling@1.0"])
+    else {
+        return;
+    };
+    for name in ["partiql-faulty", "partiql-healthy"] {
+        client
+            .create_table()
+            .table_name(name)
+            .billing_mode(aws_sdk_dynamodb::types::BillingMode::PayPerRequest)
+            .key_schema(common::key("pk", aws_sdk_dynamodb::types::KeyType::Hash))
+            .attribute_definitions(common::attr_def("pk", ScalarAttributeType::S))
+            .send()
+            .await
+            .unwrap();
+    }
+    let error = common::service_error(
+        client
+            .execute_statement()
+            .statement("SELECT * FROM \"partiql-faulty\"")
+            .send()
+            .await,
+    );
+    assert_eq!(error.code, "ThrottlingException");
+    run(&client, "SELECT * FROM \"partiql-healthy\"", vec![]).await;
 }

@@ -22,6 +22,15 @@ pub struct Request {
     return_consumed_capacity: Option<String>,
 }
 
+impl Request {
+    /// The request with this key (PartiQL's SELECT by full key builds the
+    /// rest of the request and hands its key over typed).
+    pub fn with_key(mut self, key: Item) -> Request {
+        self.key = Some(key);
+        self
+    }
+}
+
 pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
     let mut v = Violations::default();
     v.table_name_or_arn("tableName", &request.table_name);

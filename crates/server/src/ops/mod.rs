@@ -257,6 +257,17 @@ fn tables_named(body: &[u8]) -> Vec<String> {
     if let Some(items) = value.get("RequestItems").and_then(|r| r.as_object()) {
         tables.extend(items.keys().cloned());
     }
+    // PartiQL names its tables inside its statements.
+    let batch = ["Statements", "TransactStatements"]
+        .into_iter()
+        .filter_map(|field| value.get(field).and_then(|s| s.as_array()))
+        .flatten()
+        .filter_map(|s| s.get("Statement"));
+    for text in value.get("Statement").into_iter().chain(batch) {
+        if let Some(parsed) = text.as_str().and_then(|t| ferrodyn_partiql::parse(t).ok()) {
+            tables.push(parsed.statement.table().to_string());
+        }
+    }
     for action in value
         .get("TransactItems")
         .and_then(|t| t.as_array())

@@ -5,6 +5,7 @@ use crate::ops::conditional_write::{self, WriteOptions};
 use crate::validate::Violations;
 use ferrodyn_engine::items::check_item_size;
 use ferrodyn_engine::{Engine, Mutation};
+use ferrodyn_expr::{Condition, Path};
 use ferrodyn_types::{Item, Result};
 use serde::Deserialize;
 
@@ -26,9 +27,23 @@ pub struct Request {
     return_consumed_capacity: Option<String>,
     return_item_collection_metrics: Option<String>,
     return_values_on_condition_check_failure: Option<String>,
+    /// PartiQL's INSERT guard, given typed instead of as an expression.
+    #[serde(skip)]
+    insert_guard: Option<Condition>,
 }
 
-pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
+impl Request {
+    /// PartiQL's INSERT: the request (table and options) with this item,
+    /// guarded by `attribute_not_exists(partition_key)`, both handed over
+    /// typed (no JSON round trip, no expression to parse).
+    pub fn insert(mut self, item: Item, partition_key: &str) -> Request {
+        self.item = Some(item);
+        self.insert_guard = Some(Condition::AttributeNotExists(Path::attr(partition_key)));
+        self
+    }
+}
+
+pub fn run(engine: &Engine, mut request: Request) -> Result<Vec<u8>> {
     let options = WriteOptions {
         return_values: &request.return_values,
         return_consumed_capacity: &request.return_consumed_capacity,
@@ -42,11 +57,14 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
     v.not_null("item", &request.item);
     options.check(&mut v);
     v.finish()?;
-    let condition = options.key_write_condition(
-        &request.condition_expression,
-        &request.expression_attribute_names,
-        &request.expression_attribute_values,
-    )?;
+    let condition = match request.insert_guard.take() {
+        Some(guard) => Some(guard),
+        None => options.key_write_condition(
+            &request.condition_expression,
+            &request.expression_attribute_names,
+            &request.expression_attribute_values,
+        )?,
+    };
 
     let table = engine.table_for_items(request.table_name.as_deref().expect("checked"))?;
     let item = request.item.expect("checked");

@@ -3,14 +3,16 @@
 //! PutItem, UpdateItem or DeleteItem). One statement's failure is reported in
 //! its own response entry, never by failing the batch.
 
-use super::translate::{translate, Kind};
+use super::translate::{translate, Kind, Translated};
 use super::{prepare, response_object, run_single, shape_item, MAX_STATEMENT_LENGTH};
 use crate::validate::{self, Violations};
 use ferrodyn_engine::Engine;
 use ferrodyn_partiql::ast::Statement;
+use ferrodyn_partiql::Parsed;
 use ferrodyn_types::{AttributeValue, DynamoError, ErrorKind, Result};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
+use std::sync::Arc;
 
 #[derive(Deserialize)]
 #[serde(rename_all = "PascalCase")]
@@ -38,7 +40,7 @@ const MAX_STATEMENTS: usize = 25;
 pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
     check(&request)?;
     let statements = request.statements.as_deref().expect("checked");
-    let prepared: Vec<Result<Statement>> = statements
+    let prepared: Vec<Result<Arc<Parsed>>> = statements
         .iter()
         .map(|s| {
             prepare(
@@ -47,22 +49,46 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
             )
         })
         .collect();
-    let reads = prepared.iter().flatten().filter(|s| s.is_read()).count();
+    let reads = prepared
+        .iter()
+        .flatten()
+        .filter(|p| p.statement.is_read())
+        .count();
     let parsed = prepared.iter().flatten().count();
     if reads != 0 && reads != parsed {
         return Err(DynamoError::validation(
             "Read and write requests together in the same batch is not supported.",
         ));
     }
+    let translated: Vec<Result<Translated, (DynamoError, Option<String>)>> = prepared
+        .into_iter()
+        .zip(statements)
+        .map(|(statement, s)| match statement {
+            Ok(parsed) => {
+                let statement = &parsed.statement;
+                prepare_one(engine, statement, s, &request.return_consumed_capacity)
+                    .map_err(|e| (e, Some(statement.table().to_string())))
+            }
+            Err(error) => Err((error, None)),
+        })
+        .collect();
+    let mut keys: Vec<(&str, Value)> = Vec::new();
+    for t in translated.iter().flatten() {
+        if let Some(key) = t.key() {
+            if keys.iter().any(|(table, k)| *table == t.table && *k == key) {
+                return Err(DynamoError::validation(
+                    "Provided list of item keys contains duplicates",
+                ));
+            }
+            keys.push((t.table.as_str(), key));
+        }
+    }
     let mut responses = Vec::with_capacity(statements.len());
     let mut capacity: Vec<Value> = Vec::new();
-    for (statement, s) in prepared.into_iter().zip(statements) {
-        let entry = match statement {
-            Ok(statement) => run_one(engine, &statement, s, &request.return_consumed_capacity)
-                .map_err(|e| (e, Some(statement.table().to_string()))),
-            Err(error) => Err((error, None)),
-        };
-        responses.push(match entry {
+    for entry in translated {
+        let outcome =
+            entry.and_then(|mut t| run_one(engine, &mut t).map_err(|e| (e, Some(t.table.clone()))));
+        responses.push(match outcome {
             Ok((entry, consumed)) => {
                 if let Some(consumed) = consumed {
                     merge_capacity(&mut capacity, consumed);
@@ -125,13 +151,13 @@ fn check(request: &Request) -> Result<()> {
     v.finish()
 }
 
-/// Runs one statement: its response entry and the capacity it consumed.
-fn run_one(
+/// Translates one statement into its single-item operation.
+fn prepare_one(
     engine: &Engine,
     statement: &Statement,
     s: &BatchStatement,
     return_capacity: &Option<String>,
-) -> Result<(Value, Option<Value>)> {
+) -> Result<Translated> {
     let has_returning = matches!(statement, Statement::Update(u) if u.returning.is_some())
         || matches!(statement, Statement::Delete(d) if d.returning.is_some());
     if has_returning {
@@ -170,10 +196,16 @@ fn run_one(
             }
         }
     }
-    let mut body = response_object(&run_single(engine, &translated)?)?;
+    Ok(translated)
+}
+
+/// Runs one translated statement: its response entry and the capacity it
+/// consumed.
+fn run_one(engine: &Engine, translated: &mut Translated) -> Result<(Value, Option<Value>)> {
+    let mut body = response_object(&run_single(engine, translated)?)?;
     let mut entry = Map::new();
     entry.insert("TableName".into(), translated.table.clone().into());
-    if let Some(item) = body.remove("Item").and_then(|i| shape_item(i, &translated)) {
+    if let Some(item) = body.remove("Item").and_then(|i| shape_item(i, translated)) {
         entry.insert("Item".into(), item);
     }
     Ok((Value::Object(entry), body.remove("ConsumedCapacity")))

@@ -61,7 +61,7 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
         request.statement.as_deref().expect("checked"),
         request.parameters.as_deref(),
     )?;
-    let mut translated = translate(engine, &statement, params)?;
+    let mut translated = translate(engine, &statement.statement, params)?;
     let options = &mut translated.request;
     if let Some(capacity) = &request.return_consumed_capacity {
         options.insert("ReturnConsumedCapacity".into(), capacity.clone().into());
@@ -89,8 +89,45 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
             }
         }
     }
-    let body = response_object(&run_single(engine, &translated)?)?;
+    let wants_capacity = request
+        .return_consumed_capacity
+        .as_deref()
+        .is_some_and(|c| c != "NONE");
+    let raw = run_single(engine, &mut translated)?;
+    if translated.kind == Kind::GetItem && translated.projection.is_none() {
+        if let Some(body) = items_from_get_item(&raw, wants_capacity) {
+            return Ok(body);
+        }
+    }
+    let body = response_object(&raw)?;
     Ok(serde_json::to_vec(&Value::Object(reshape(&translated, body))).expect("serialisable"))
+}
+
+/// GetItem's answer with an item, `{"Item":<item>[,"ConsumedCapacity":<c>]}`
+/// (how get_item.rs sends a stored item, its JSON untouched), as
+/// `{"Items":[<item>][,"ConsumedCapacity":<c>]}` without decoding the item.
+/// `None` for any other shape (no item, a projected item), which the general
+/// path reshapes.
+fn items_from_get_item(raw: &[u8], with_capacity: bool) -> Option<Vec<u8>> {
+    const CAPACITY: &[u8] = b",\"ConsumedCapacity\":";
+    let body = raw.strip_prefix(b"{\"Item\":")?.strip_suffix(b"}")?;
+    // The capacity, when asked for, comes last: the last occurrence of its
+    // field name is it, whatever attribute names the item has.
+    let (item, capacity) = if with_capacity {
+        let at = body.windows(CAPACITY.len()).rposition(|w| w == CAPACITY)?;
+        (&body[..at], Some(&body[at..]))
+    } else {
+        (body, None)
+    };
+    let mut out = Vec::with_capacity(raw.len() + 16);
+    out.extend_from_slice(b"{\"Items\":[");
+    out.extend_from_slice(item);
+    out.push(b']');
+    if let Some(capacity) = capacity {
+        out.extend_from_slice(capacity);
+    }
+    out.push(b'}');
+    Some(out)
 }
 
 /// An operation's answer in ExecuteStatement's shape.

@@ -15,19 +15,53 @@ mod translate;
 
 use super::{delete_item, get_item, put_item, query, scan, update_item};
 use ferrodyn_engine::Engine;
-use ferrodyn_partiql::ast::{Path, Statement, Step};
+use ferrodyn_partiql::ast::{Path, Step};
+use ferrodyn_partiql::Parsed;
 use ferrodyn_types::{AttributeValue, DynamoError, ErrorKind, Result};
+use parking_lot::RwLock;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock};
 use translate::{Kind, Translated};
 
 /// DynamoDB's limit on a statement's length.
 const MAX_STATEMENT_LENGTH: usize = 8192;
 
-/// Parses a statement and checks that the request brings exactly as many
-/// parameters as it has `?`s.
-fn prepare(text: &str, parameters: Option<&[AttributeValue]>) -> Result<Statement> {
-    let parsed = ferrodyn_partiql::parse(text).map_err(|e| {
+/// Statements parsed so far, by text. Applications run a few statements
+/// over and over with different `?` parameters, so each is parsed once.
+/// Parsing is pure (text in, tree out), so the cache cannot go stale; it is
+/// emptied whenever it reaches [`CACHE_LIMIT`] statements.
+static PARSED: LazyLock<RwLock<HashMap<String, Arc<Parsed>>>> = LazyLock::new(Default::default);
+const CACHE_LIMIT: usize = 512;
+
+/// Parses a statement (or finds it parsed) and checks that the request
+/// brings exactly as many parameters as it has `?`s.
+fn prepare(text: &str, parameters: Option<&[AttributeValue]>) -> Result<Arc<Parsed>> {
+    let cached = PARSED.read().get(text).cloned();
+    let parsed = match cached {
+        Some(parsed) => parsed,
+        None => {
+            let parsed = Arc::new(parse(text)?);
+            let mut cache = PARSED.write();
+            if cache.len() >= CACHE_LIMIT {
+                cache.clear();
+            }
+            cache.insert(text.to_string(), parsed.clone());
+            parsed
+        }
+    };
+    if parameters.map_or(0, <[_]>::len) != parsed.parameters {
+        return Err(DynamoError::validation(
+            "Number of parameters in request and statement don't match.",
+        ));
+    }
+    Ok(parsed)
+}
+
+/// Parses a statement, with DynamoDB's wording for a malformed one.
+fn parse(text: &str) -> Result<Parsed> {
+    ferrodyn_partiql::parse(text).map_err(|e| {
         if e.unsupported {
             DynamoError::validation(e.to_string())
         } else {
@@ -35,30 +69,39 @@ fn prepare(text: &str, parameters: Option<&[AttributeValue]>) -> Result<Statemen
                 "Statement wasn't well formed, can't be processed: {e}"
             ))
         }
-    })?;
-    if parameters.map_or(0, <[_]>::len) != parsed.parameters {
-        return Err(DynamoError::validation(
-            "Number of parameters in request and statement don't match.",
-        ));
-    }
-    Ok(parsed.statement)
+    })
 }
 
 /// Decodes a generated request into an operation's request type.
-fn request_of<T: DeserializeOwned>(request: &Map<String, Value>) -> Result<T> {
-    serde_json::from_value(Value::Object(request.clone()))
+fn request_of<T: DeserializeOwned>(request: Map<String, Value>) -> Result<T> {
+    serde_json::from_value(Value::Object(request))
         .map_err(|e| DynamoError::internal(format!("translated request: {e}")))
 }
 
-/// Runs a translated single statement's operation and returns its raw
-/// response body; an INSERT's failed key condition is a duplicate item.
-fn run_single(engine: &Engine, translated: &Translated) -> Result<Vec<u8>> {
-    let request = &translated.request;
+/// Runs a translated single statement's operation (taking its request) and
+/// returns the raw response body; an INSERT's failed key condition is a
+/// duplicate item.
+fn run_single(engine: &Engine, translated: &mut Translated) -> Result<Vec<u8>> {
+    let request = std::mem::take(&mut translated.request);
     let result = match translated.kind {
-        Kind::GetItem => get_item::run(engine, request_of(request)?),
+        Kind::GetItem => {
+            let (_, key) = translated.typed.take().expect("a GetItem has its key");
+            get_item::run(
+                engine,
+                request_of::<get_item::Request>(request)?.with_key(key),
+            )
+        }
         Kind::Query => query::run(engine, request_of(request)?),
         Kind::Scan => scan::run(engine, request_of(request)?),
-        Kind::Insert => put_item::run(engine, request_of(request)?),
+        Kind::Insert => {
+            let (_, item) = translated.typed.take().expect("an INSERT has its item");
+            let partition_key = translated
+                .partition_key
+                .as_deref()
+                .expect("an INSERT's key");
+            let request = request_of::<put_item::Request>(request)?;
+            put_item::run(engine, request.insert(item, partition_key))
+        }
         Kind::UpdateItem => update_item::run(engine, request_of(request)?),
         Kind::DeleteItem => delete_item::run(engine, request_of(request)?),
         Kind::ConditionCheck => {

@@ -84,8 +84,23 @@ impl<'p> Renderer<'p> {
     /// redundant ones).
     pub fn condition(&mut self, expr: &Expr) -> Result<String> {
         Ok(match expr {
-            Expr::And(a, b) => format!("{} AND {}", self.conjunct(a)?, self.conjunct(b)?),
-            Expr::Or(a, b) => format!("{} OR {}", self.condition(a)?, self.condition(b)?),
+            // A long AND or OR chain is as deep as it is long: it is
+            // flattened without recursion, so its length cannot overflow
+            // the stack (only parentheses nest, and the parser bounds them).
+            Expr::And(..) => {
+                let mut parts = Vec::new();
+                for part in chain(expr, |e| matches!(e, Expr::And(..))) {
+                    parts.push(self.conjunct(part)?);
+                }
+                parts.join(" AND ")
+            }
+            Expr::Or(..) => {
+                let mut parts = Vec::new();
+                for part in chain(expr, |e| matches!(e, Expr::Or(..))) {
+                    parts.push(self.condition(part)?);
+                }
+                parts.join(" OR ")
+            }
             Expr::Not(a) => match a.as_ref() {
                 Expr::And(..) | Expr::Or(..) => format!("NOT ({})", self.condition(a)?),
                 _ => format!("NOT {}", self.condition(a)?),
@@ -241,6 +256,23 @@ impl<'p> Renderer<'p> {
             ))),
         }
     }
+}
+
+/// The operands of a chain of one binary operator (`is_link` tells its
+/// nodes), left to right, gathered with a stack instead of recursion.
+fn chain(expr: &Expr, is_link: impl Fn(&Expr) -> bool) -> Vec<&Expr> {
+    let mut out = Vec::new();
+    let mut pending = vec![expr];
+    while let Some(e) = pending.pop() {
+        match e {
+            Expr::And(a, b) | Expr::Or(a, b) if is_link(e) => {
+                pending.push(b);
+                pending.push(a);
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 /// A short description of an expression for error messages.

@@ -45,7 +45,7 @@ pub fn run(engine: &Engine, faults: &Faults, request: Request) -> Result<Vec<u8>
             s.statement.as_deref().expect("checked"),
             s.parameters.as_deref(),
         )?;
-        parsed.push(statement);
+        parsed.push(statement.statement.clone());
     }
     let reads = parsed.iter().filter(|s| s.is_read()).count();
     if reads != 0 && reads != parsed.len() {
@@ -137,7 +137,7 @@ fn read_transaction(
                 "Only single item select is supported: a SELECT in a transaction must give the full primary key with equalities and nothing else",
             ));
         }
-        items.push(json!({ "Get": action.request }));
+        items.push(json!({ "Get": action.request_with_typed() }));
     }
     let mut body = json!({ "TransactItems": items });
     if let Some(capacity) = capacity {
@@ -181,7 +181,7 @@ fn write_transaction(
             _ => "ConditionCheck",
         };
         let mut item = Map::new();
-        item.insert(field.into(), Value::Object(action.request));
+        item.insert(field.into(), Value::Object(action.request_with_typed()));
         items.push(Value::Object(item));
     }
     let mut body = json!({ "TransactItems": items });

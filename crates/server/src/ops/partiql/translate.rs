@@ -54,9 +54,29 @@ pub struct Translated {
     /// For a SELECT of nested paths: the paths, each answered under its
     /// last name (`a.b[1]` as `b[1]`), taken from whole items.
     pub projection: Option<Vec<Path>>,
+    /// An INSERT's `Item` or a GetItem's `Key`, kept typed so that the
+    /// operation gets it without a round trip through JSON;
+    /// [`Translated::request_with_typed`] puts it into the request (for a
+    /// transaction).
+    pub typed: Option<(&'static str, Item)>,
+    /// An INSERT's key, and its partition key attribute (the one its
+    /// `attribute_not_exists` guard names).
+    inserted_key: Option<Item>,
+    pub partition_key: Option<String>,
 }
 
 impl Translated {
+    /// The primary key of the one item the statement reads or writes
+    /// (`None` for a Query or Scan).
+    pub fn key(&self) -> Option<Value> {
+        match self.kind {
+            Kind::Query | Kind::Scan => None,
+            Kind::Insert => self.inserted_key.as_ref().map(item_json),
+            Kind::GetItem => self.typed.as_ref().map(|(_, key)| item_json(key)),
+            _ => self.request.get("Key").cloned(),
+        }
+    }
+
     fn new(kind: Kind, table: &str, request: Map<String, Value>) -> Translated {
         Translated {
             kind,
@@ -64,7 +84,30 @@ impl Translated {
             request,
             modified: None,
             projection: None,
+            inserted_key: None,
+            partition_key: None,
+            typed: None,
         }
+    }
+
+    /// The request with its typed `Item` or `Key` in it (as a
+    /// transaction's Put or Get takes it).
+    pub fn request_with_typed(&self) -> Map<String, Value> {
+        let mut request = self.request.clone();
+        if let Some((field, item)) = &self.typed {
+            request.insert((*field).into(), item_json(item));
+        }
+        if let Some(partition_key) = &self.partition_key {
+            request.insert(
+                "ConditionExpression".into(),
+                "attribute_not_exists(#pk)".into(),
+            );
+            request.insert(
+                "ExpressionAttributeNames".into(),
+                serde_json::json!({ "#pk": partition_key }),
+            );
+        }
+        request
     }
 }
 
@@ -238,7 +281,7 @@ fn item_json(item: &Item) -> Value {
     serde_json::to_value(item).expect("items serialise")
 }
 
-fn insert_request(engine: &Engine, insert: &Insert, mut r: Renderer<'_>) -> Result<Translated> {
+fn insert_request(engine: &Engine, insert: &Insert, r: Renderer<'_>) -> Result<Translated> {
     let AttributeValue::M(item) = r.bind(&insert.value)? else {
         return Err(DynamoError::validation(
             "Unsupported format in item expression. Please use struct format {...} to express item values for insert statement.",
@@ -260,15 +303,19 @@ fn insert_request(engine: &Engine, insert: &Insert, mut r: Renderer<'_>) -> Resu
             Some(_) => {}
         }
     }
-    let mut request = base_request(&insert.table);
-    request.insert("Item".into(), item_json(&item));
-    let name = r.name(&keys.hash[0]);
-    request.insert(
-        "ConditionExpression".into(),
-        Value::String(format!("attribute_not_exists({name})")),
-    );
-    r.finish_into(&mut request);
-    Ok(Translated::new(Kind::Insert, &insert.table, request))
+    let key: Item = keys
+        .types
+        .iter()
+        .map(|(name, _)| (name.clone(), item[name].clone()))
+        .collect();
+    // The guard, attribute_not_exists on the partition key, is added by
+    // `request_with_typed` (transactions) or given typed to PutItem.
+    let request = base_request(&insert.table);
+    let mut translated = Translated::new(Kind::Insert, &insert.table, request);
+    translated.partition_key = Some(keys.hash[0].clone());
+    translated.inserted_key = Some(key);
+    translated.typed = Some(("Item", item));
+    Ok(translated)
 }
 
 fn update_request(engine: &Engine, update: &Update, r: &mut Renderer<'_>) -> Result<Translated> {
@@ -402,6 +449,13 @@ fn exists_request(engine: &Engine, select: &Select, mut r: Renderer<'_>) -> Resu
         ));
     }
     let (key, rest, hash) = write_key(engine, &select.table, condition, &r)?;
+    // AWS: "The SELECT statement must specify a full primary key and one
+    // other condition."
+    if rest.is_empty() {
+        return Err(DynamoError::validation(
+            "EXISTS() must contain a single item read with additional condition",
+        ));
+    }
     let mut request = base_request(&select.table);
     request.insert("Key".into(), item_json(&key));
     let exists = format!("attribute_exists({})", r.name(&hash));
@@ -436,21 +490,22 @@ fn select_request(engine: &Engine, select: &Select, mut r: Renderer<'_>) -> Resu
         None => {}
     }
     let keys = table_keys(engine, &select.table, select.index.as_deref())?;
-    let kind = plan_select(select, keys.as_ref(), &mut r, &mut request)?;
+    let (kind, key) = plan_select(select, keys.as_ref(), &mut r, &mut request)?;
     r.finish_into(&mut request);
     let mut translated = Translated::new(kind, &select.table, request);
     translated.projection = nested;
+    translated.typed = key.map(|key| ("Key", key));
     Ok(translated)
 }
 
-/// Chooses GetItem, Query or Scan for a SELECT and fills in its key,
-/// key condition, filter and direction.
+/// Chooses GetItem (returning its key), Query or Scan for a SELECT and
+/// fills in its key condition, filter and direction.
 fn plan_select(
     select: &Select,
     keys: Option<&Keys>,
     r: &mut Renderer<'_>,
     request: &mut Map<String, Value>,
-) -> Result<Kind> {
+) -> Result<(Kind, Option<Item>)> {
     let parts = select.condition.as_ref().map(conjuncts).unwrap_or_default();
     let hash = keys.and_then(|k| key_equalities(&parts, &k.hash).map(|split| (k, split)));
     // A Query's filter may not mention key attributes; such a statement is
@@ -470,7 +525,7 @@ fn plan_select(
             let filter = r.condition(condition)?;
             request.insert("FilterExpression".into(), Value::String(filter));
         }
-        return Ok(Kind::Scan);
+        return Ok((Kind::Scan, None));
     };
     // The full key of a table, and nothing else: one GetItem.
     if select.index.is_none() && select.order_by.is_empty() {
@@ -483,12 +538,11 @@ fn plan_select(
                 for (attribute, value) in keys.range.iter().zip(&range_values) {
                     key.insert(attribute.clone(), keys.value(r, attribute, value)?);
                 }
-                request.insert("Key".into(), item_json(&key));
-                return Ok(Kind::GetItem);
+                return Ok((Kind::GetItem, Some(key)));
             }
         }
     }
-    query_plan(select, keys, hash_values, rest, r, request)
+    query_plan(select, keys, hash_values, rest, r, request).map(|kind| (kind, None))
 }
 
 /// Whether predicates left for a Query's filter mention a key attribute
