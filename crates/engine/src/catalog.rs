@@ -8,7 +8,10 @@
 //! `background.rs`).
 
 use crate::index::{Index, IndexKind, IndexState};
-use crate::keys::{table_prefix, IndexKeySchema};
+use crate::keys::IndexKeySchema;
+use crate::keyspace::{
+    self, catalog_key, index_stats_key, prefix_end, purge_key, stats_key, NEXT_TABLE_ID,
+};
 use crate::schema::{
     BillingMode, BillingModeSummary, ProvisionedThroughputDescription, StreamSpecification,
     TableDescription,
@@ -22,12 +25,6 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::Arc;
-
-const CATALOG_PREFIX: u8 = b'c';
-const STATS_PREFIX: u8 = b's';
-const PURGE_PREFIX: u8 = b'p';
-const INDEX_STATS_PREFIX: u8 = b'q';
-const NEXT_ID_KEY: &[u8] = b"mnext_table_id";
 
 /// Items deleted per storage batch while purging a dropped table.
 const PURGE_BATCH: usize = 1000;
@@ -107,32 +104,6 @@ impl CatalogRecord {
     }
 }
 
-/// Storage key of one index's item count and size.
-pub fn index_stats_key(table_id: u64, index_id: u32) -> Vec<u8> {
-    let mut key = vec![INDEX_STATS_PREFIX];
-    key.extend_from_slice(&table_id.to_be_bytes());
-    key.extend_from_slice(&index_id.to_be_bytes());
-    key
-}
-
-pub fn catalog_key(name: &str) -> Vec<u8> {
-    let mut key = vec![CATALOG_PREFIX];
-    key.extend_from_slice(name.as_bytes());
-    key
-}
-
-pub fn stats_key(id: u64) -> Vec<u8> {
-    let mut key = vec![STATS_PREFIX];
-    key.extend_from_slice(&id.to_be_bytes());
-    key
-}
-
-fn purge_key(id: u64) -> Vec<u8> {
-    let mut key = vec![PURGE_PREFIX];
-    key.extend_from_slice(&id.to_be_bytes());
-    key
-}
-
 fn storage_error(e: impl std::fmt::Display) -> DynamoError {
     DynamoError::internal(format!("storage error: {e}"))
 }
@@ -167,10 +138,10 @@ impl Engine {
     /// Loads the catalog from storage (interrupted purges and backfills are
     /// resumed by [`Engine::resume_background_work`]).
     pub(crate) fn load_catalog(&self) -> Result<()> {
-        let records = scan_prefix(self, &[CATALOG_PREFIX])?;
+        let records = scan_prefix(self, &keyspace::catalog_records())?;
         let mut tables = self.tables.write();
         for (key, value) in records {
-            let catalog_name = String::from_utf8_lossy(&key[1..]).into_owned();
+            let catalog_name = keyspace::catalog_name_of(&key);
             let record: CatalogRecord = serde_json::from_slice(&value).map_err(storage_error)?;
             let stats = self
                 .storage
@@ -199,7 +170,7 @@ impl Engine {
         drop(tables);
         let next = self
             .storage
-            .get(NEXT_ID_KEY)
+            .get(NEXT_TABLE_ID)
             .map_err(storage_error)?
             .and_then(|v| v.try_into().ok().map(u64::from_be_bytes))
             .unwrap_or(1);
@@ -211,9 +182,9 @@ impl Engine {
 
     /// Ids of deleted tables whose data is not purged yet.
     pub(crate) fn unfinished_purges(&self) -> Result<Vec<u64>> {
-        Ok(scan_prefix(self, &[PURGE_PREFIX])?
+        Ok(scan_prefix(self, &keyspace::purge_markers())?
             .into_iter()
-            .filter_map(|(key, _)| key[1..].try_into().ok().map(u64::from_be_bytes))
+            .filter_map(|(key, _)| keyspace::purged_table_of(&key))
             .collect())
     }
 
@@ -334,7 +305,7 @@ impl Engine {
                     stats_key(id),
                     serde_json::to_vec(&TableStats::default()).map_err(storage_error)?,
                 ),
-                WriteOp::Put(NEXT_ID_KEY.to_vec(), (id + 1).to_be_bytes().to_vec()),
+                WriteOp::Put(NEXT_TABLE_ID.to_vec(), (id + 1).to_be_bytes().to_vec()),
             ])
             .map_err(storage_error)?;
         let mut table = Table::new(
@@ -418,16 +389,9 @@ impl Engine {
     pub(crate) fn purge_table_data(&self, id: u64) -> Result<()> {
         let started = std::time::Instant::now();
         let mut purged = 0;
-        for prefix_byte in [
-            crate::index::INDEX_PREFIX,
-            INDEX_STATS_PREFIX,
-            crate::streams::RECORD_PREFIX,
-        ] {
-            let mut prefix = vec![prefix_byte];
-            prefix.extend_from_slice(&id.to_be_bytes());
+        for prefix in keyspace::table_data(id) {
             purged += self.purge_prefix(&prefix)?;
         }
-        purged += self.purge_prefix(&table_prefix(id))?;
         self.storage
             .write(vec![WriteOp::Delete(purge_key(id))])
             .map_err(storage_error)?;
@@ -551,18 +515,6 @@ fn scan_prefix_limited(
         .map_err(storage_error)
 }
 
-/// The smallest key greater than every key starting with `prefix`.
-pub fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
-    let mut end = prefix.to_vec();
-    while let Some(last) = end.pop() {
-        if last < 0xff {
-            end.push(last + 1);
-            return Some(end);
-        }
-    }
-    None
-}
-
 pub fn now_seconds() -> f64 {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -598,16 +550,4 @@ fn uuid_like(id: u64, now: f64) -> String {
         (b >> 48) & 0x3fff | 0x8000,
         b & 0xffff_ffff_ffff
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn prefix_end_handles_ff() {
-        assert_eq!(prefix_end(&[1, 2]), Some(vec![1, 3]));
-        assert_eq!(prefix_end(&[1, 0xff]), Some(vec![2]));
-        assert_eq!(prefix_end(&[0xff]), None);
-    }
 }

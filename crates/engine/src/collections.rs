@@ -23,10 +23,10 @@
 //! `[floor(size / 1 GiB), floor(size / 1 GiB) + 1]`, so a small collection
 //! reports `[0.0, 1.0]` as DynamoDB does.
 
-use crate::catalog::prefix_end;
-use crate::index::{IndexKind, INDEX_PREFIX};
+use crate::index::IndexKind;
 use crate::items::{PlannedWrite, StoredItem};
-use crate::keys::{partition_prefix, table_prefix};
+use crate::keys::partition_prefix;
+use crate::keyspace;
 use crate::table::Table;
 use crate::Engine;
 use ferrodyn_storage::WriteOp;
@@ -36,9 +36,6 @@ use std::ops::Bound;
 
 /// DynamoDB's limit on an item collection: 10 GB.
 pub const DEFAULT_COLLECTION_LIMIT_BYTES: u64 = 10 * 1024 * 1024 * 1024;
-
-/// The index id reserved for collection-size records.
-pub(crate) const COLLECTION_RECORD_ID: u32 = u32::MAX;
 
 /// Items read per storage page when measuring an untracked collection.
 const MEASURE_PAGE: usize = 1000;
@@ -52,16 +49,7 @@ pub fn tracks_collections(table: &Table) -> bool {
 
 /// Storage key of the size record of the collection `partition_value`.
 pub(crate) fn record_key(table_id: u64, partition_value: &AttributeValue) -> Vec<u8> {
-    // The item partition prefix is 'i' | table id | hash | pk; the record
-    // keeps its hash and pk after the reserved index id.
-    let items = partition_prefix(table_id, partition_value);
-    let tail = &items[table_prefix(table_id).len()..];
-    let mut key = Vec::with_capacity(13 + tail.len());
-    key.push(INDEX_PREFIX);
-    key.extend_from_slice(&table_id.to_be_bytes());
-    key.extend_from_slice(&COLLECTION_RECORD_ID.to_be_bytes());
-    key.extend_from_slice(tail);
-    key
+    keyspace::collection_size_key(table_id, &partition_prefix(table_id, partition_value))
 }
 
 /// The bytes one base item adds to its collection: its size plus the size
@@ -211,7 +199,7 @@ impl Engine {
     /// Adds up a collection from its items (a collection without a record).
     fn measure_collection(&self, table: &Table, partition_value: &AttributeValue) -> Result<u64> {
         let prefix = partition_prefix(table.id, partition_value);
-        let end = prefix_end(&prefix);
+        let end = keyspace::prefix_end(&prefix);
         let end = match &end {
             Some(e) => Bound::Excluded(e.as_slice()),
             None => Bound::Unbounded,
@@ -376,7 +364,7 @@ mod tests {
         put(&engine, &table, item("a", "1", &[("l", "x"), ("a", "v")])).unwrap();
         // Entries of an index id the table no longer has, as a crash during a
         // GSI's background purge would leave them.
-        let mut orphan = crate::index::index_prefix(table.id, 7);
+        let mut orphan = keyspace::index_entries(table.id, 7);
         orphan.extend_from_slice(b"left-behind");
         storage
             .write(vec![ferrodyn_storage::WriteOp::Put(
@@ -385,9 +373,8 @@ mod tests {
             )])
             .unwrap();
         let table_entries = |storage: &Arc<dyn Storage>| {
-            let mut start = vec![crate::index::INDEX_PREFIX];
-            start.extend_from_slice(&table.id.to_be_bytes());
-            let end = crate::catalog::prefix_end(&start).unwrap();
+            let start = keyspace::table_index_entries(table.id);
+            let end = keyspace::prefix_end(&start).unwrap();
             storage
                 .scan(
                     std::ops::Bound::Included(&start),
@@ -664,8 +651,10 @@ mod tests {
     #[test]
     fn records_sort_apart_from_index_entries() {
         let key = record_key(7, &AttributeValue::S("a".into()));
-        assert_eq!(key[0], INDEX_PREFIX);
-        assert_eq!(&key[1..9], &7u64.to_be_bytes());
-        assert_eq!(&key[9..13], &u32::MAX.to_be_bytes());
+        assert!(key.starts_with(&keyspace::table_index_entries(7)));
+        assert_eq!(
+            keyspace::index_id_of(&key),
+            Some(keyspace::COLLECTION_RECORD_ID)
+        );
     }
 }

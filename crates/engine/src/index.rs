@@ -19,9 +19,6 @@ use ferrodyn_types::{AttributeValue, DynamoError, Item, Result};
 use parking_lot::RwLock;
 use std::sync::atomic::{AtomicI64, Ordering};
 
-/// Storage-key prefix of index entries.
-pub const INDEX_PREFIX: u8 = b'x';
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum IndexKind {
     Global,
@@ -197,7 +194,7 @@ impl Index {
         if !self.covers(item) {
             return None;
         }
-        let mut key = index_prefix(table_id, self.id);
+        let mut key = crate::keyspace::index_entries(table_id, self.id);
         key.extend_from_slice(&self.schema.partition_hash(item).to_be_bytes());
         // Every value is escaped and terminated (prefix-free), so the
         // concatenation orders as the tuple of values does.
@@ -282,19 +279,10 @@ fn key_value_bytes(value: &AttributeValue) -> usize {
     }
 }
 
-/// Prefix of every entry of one index.
-pub fn index_prefix(table_id: u64, index_id: u32) -> Vec<u8> {
-    let mut out = Vec::with_capacity(13);
-    out.push(INDEX_PREFIX);
-    out.extend_from_slice(&table_id.to_be_bytes());
-    out.extend_from_slice(&index_id.to_be_bytes());
-    out
-}
-
 /// Prefix of the entries of one index partition: its partition-key values
 /// in KeySchema order.
 pub fn partition_prefix(table_id: u64, index_id: u32, hash_values: &[&AttributeValue]) -> Vec<u8> {
-    let mut out = index_prefix(table_id, index_id);
+    let mut out = crate::keyspace::index_entries(table_id, index_id);
     let hash = match hash_values {
         [one] => partition_hash(one),
         many => combined_partition_hash(many.iter().copied()),
@@ -308,7 +296,7 @@ pub fn partition_prefix(table_id: u64, index_id: u32, hash_values: &[&AttributeV
 
 /// Prefix of the entries of an index whose partition hash is at least `hash`.
 pub fn hash_bound(table_id: u64, index_id: u32, hash: u64) -> Vec<u8> {
-    let mut out = index_prefix(table_id, index_id);
+    let mut out = crate::keyspace::index_entries(table_id, index_id);
     out.extend_from_slice(&hash.to_be_bytes());
     out
 }
@@ -505,7 +493,7 @@ mod tests {
     #[test]
     fn single_attribute_partitions_encode_as_before() {
         let value = AttributeValue::S("v".into());
-        let mut expected = index_prefix(3, 4);
+        let mut expected = crate::keyspace::index_entries(3, 4);
         expected.extend_from_slice(&partition_hash(&value).to_be_bytes());
         encode_escaped(&value, &mut expected);
         assert_eq!(partition_prefix(3, 4, &[&value]), expected);

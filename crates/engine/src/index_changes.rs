@@ -9,10 +9,13 @@
 //! CREATING (Backfilling) until the walk ends, then ACTIVE; both states
 //! survive a restart (an unfinished backfill resumes at start-up).
 
-use crate::catalog::{catalog_key, index_stats_key, CatalogRecord};
-use crate::index::{index_prefix, Index, IndexKind, IndexState};
+use crate::catalog::CatalogRecord;
+use crate::index::{Index, IndexKind, IndexState};
 use crate::items::StoredItem;
-use crate::keys::{table_prefix, IndexKeySchema};
+use crate::keys::IndexKeySchema;
+use crate::keyspace::{
+    self, catalog_key, index_entries, index_stats_key, table_items, COLLECTION_RECORD_ID,
+};
 use crate::read::Walk;
 use crate::schema::{AttributeDefinition, IndexDescription, TableDescription};
 use crate::table::{Table, TableStats};
@@ -127,7 +130,7 @@ impl Engine {
             .map_err(crate::storage_error)?;
         // The entries are unreachable from here on (the id is never reused);
         // purge them in the background so no write waits for it.
-        let prefix = index_prefix(table.id, index.id);
+        let prefix = index_entries(table.id, index.id);
         self.spawn_background(format!("purge-index-{index_name}"), move |engine| {
             engine.purge_prefix(&prefix).map(|_| ())
         })?;
@@ -197,8 +200,8 @@ impl Engine {
         let live: Vec<u32> = table.indexes().iter().map(|i| i.id).collect();
         let mut next_id: u64 = 0;
         while next_id <= u64::from(u32::MAX) {
-            let start = index_prefix(table.id, next_id as u32);
-            let end = crate::catalog::prefix_end(&index_prefix(table.id, u32::MAX));
+            let start = index_entries(table.id, next_id as u32);
+            let end = keyspace::prefix_end(&index_entries(table.id, COLLECTION_RECORD_ID));
             let first = self
                 .storage
                 .scan(
@@ -211,10 +214,9 @@ impl Engine {
             let Some((key, _)) = first.first() else {
                 return Ok(());
             };
-            let id =
-                u32::from_be_bytes(key[9..13].try_into().expect("index keys carry a 4-byte id"));
-            if !live.contains(&id) && id != crate::collections::COLLECTION_RECORD_ID {
-                self.purge_prefix(&index_prefix(table.id, id))?;
+            let id = keyspace::index_id_of(key).expect("index keys carry a 4-byte id");
+            if !live.contains(&id) && id != COLLECTION_RECORD_ID {
+                self.purge_prefix(&index_entries(table.id, id))?;
             }
             next_id = u64::from(id) + 1;
         }
@@ -231,7 +233,7 @@ impl Engine {
 
     /// Fills `index` from the table's existing items, then marks it ACTIVE.
     pub(crate) fn backfill_index(&self, table: &Arc<Table>, index: &Arc<Index>) -> Result<()> {
-        self.walk_prefix(&table_prefix(table.id), BACKFILL_CHUNK, |chunk| {
+        self.walk_prefix(&table_items(table.id), BACKFILL_CHUNK, |chunk| {
             let _guard = self.write_lock.lock();
             // Stop if the table or the index went away meanwhile.
             let current = self.tables.read().get(&table.catalog_name).cloned();

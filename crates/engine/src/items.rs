@@ -8,11 +8,11 @@
 //! the lock and see either the old or the new item, never a mix.
 
 use crate::capacity::write_units;
-use crate::catalog::{index_stats_key, stats_key};
 use crate::collections::{
     tracks_collections, CollectionChange, CollectionMetrics, CollectionTracker,
 };
 use crate::index::{Index, IndexKind, IndexState};
+use crate::keyspace::{index_stats_key, stats_key};
 use crate::streams::ChangeSource;
 use crate::table::{Table, TableStats};
 use crate::Engine;

@@ -1,8 +1,8 @@
 //! Primary keys: checking them against a table's key schema and encoding them
 //! into storage keys.
 //!
-//! Storage layout of an item: `'i' | table id (u64 BE) | hash (u64 BE) |
-//! partition key | sort key`. The hash of the partition key comes first so that
+//! Storage layout of an item (its prefix is `keyspace::table_items`):
+//! `'i' | table id (u64 BE) | hash (u64 BE) | partition key | sort key`. The hash of the partition key comes first so that
 //! a Scan walks partitions in hash order (as DynamoDB does, not insertion
 //! order) and parallel-scan segments are contiguous hash ranges. The partition
 //! key is length-prefixed (prefix-free), and the sort key, last, is encoded so
@@ -11,9 +11,6 @@
 
 use crate::schema::{AttributeDefinition, KeySchemaElement, KeyType};
 use ferrodyn_types::{AttributeValue, DynamoError, Item, Result, ScalarType};
-
-/// Storage-key prefix of item records.
-pub const ITEM_PREFIX: u8 = b'i';
 
 pub const MAX_PARTITION_KEY_BYTES: usize = 2048;
 pub const MAX_SORT_KEY_BYTES: usize = 1024;
@@ -131,9 +128,7 @@ impl KeySchema {
 
     /// Storage key of the item with this key under `table_id`.
     pub fn encode(&self, table_id: u64, key: &Item) -> Vec<u8> {
-        let mut out = Vec::with_capacity(64);
-        out.push(ITEM_PREFIX);
-        out.extend_from_slice(&table_id.to_be_bytes());
+        let mut out = crate::keyspace::table_items(table_id);
         let hash_value = &key[&self.hash.name];
         out.extend_from_slice(&partition_hash(hash_value).to_be_bytes());
         encode_partition_value(hash_value, &mut out);
@@ -237,7 +232,7 @@ pub fn combined_partition_hash<'a>(values: impl Iterator<Item = &'a AttributeVal
 
 /// Storage-key prefix of every item in one partition (all sort keys).
 pub fn partition_prefix(table_id: u64, hash_value: &AttributeValue) -> Vec<u8> {
-    let mut out = table_prefix(table_id);
+    let mut out = crate::keyspace::table_items(table_id);
     out.extend_from_slice(&partition_hash(hash_value).to_be_bytes());
     encode_partition_value(hash_value, &mut out);
     out
@@ -246,16 +241,8 @@ pub fn partition_prefix(table_id: u64, hash_value: &AttributeValue) -> Vec<u8> {
 /// Storage-key prefix of the items whose partition hash is at least `hash`
 /// (the start of a parallel-scan segment).
 pub fn hash_bound(table_id: u64, hash: u64) -> Vec<u8> {
-    let mut out = table_prefix(table_id);
+    let mut out = crate::keyspace::table_items(table_id);
     out.extend_from_slice(&hash.to_be_bytes());
-    out
-}
-
-/// Storage-key prefix under which all of a table's items live.
-pub fn table_prefix(table_id: u64) -> Vec<u8> {
-    let mut out = Vec::with_capacity(9);
-    out.push(ITEM_PREFIX);
-    out.extend_from_slice(&table_id.to_be_bytes());
     out
 }
 

@@ -27,6 +27,7 @@ pub mod index;
 pub mod index_changes;
 pub mod items;
 pub mod keys;
+pub mod keyspace;
 pub mod quotas;
 pub mod read;
 pub mod region;

@@ -155,7 +155,7 @@ impl Engine {
         size: usize,
         mut visit: impl FnMut(&[(Vec<u8>, Vec<u8>)]) -> Result<Walk>,
     ) -> Result<()> {
-        let end = crate::catalog::prefix_end(prefix);
+        let end = crate::keyspace::prefix_end(prefix);
         let mut start = Bound::Included(prefix.to_vec());
         loop {
             let end_bound = end.as_deref().map_or(Bound::Unbounded, Bound::Excluded);

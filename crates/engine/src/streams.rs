@@ -18,8 +18,6 @@ use serde_json::{json, Value};
 use std::ops::Bound;
 use std::sync::Arc;
 
-/// Storage-key prefix of stream records.
-pub const RECORD_PREFIX: u8 = b'r';
 /// How long records are kept, in seconds.
 pub const RETENTION_SECONDS: f64 = 24.0 * 3600.0;
 
@@ -47,15 +45,6 @@ impl StreamInfo {
         let tag = crate::keys::partition_hash(&ferrodyn_types::AttributeValue::S(self.arn.clone()));
         format!("shardId-{millis:020}-{:08x}", tag as u32)
     }
-}
-
-/// Storage key of a record.
-pub fn record_key(table_id: u64, seq: u64) -> Vec<u8> {
-    let mut key = Vec::with_capacity(17);
-    key.push(RECORD_PREFIX);
-    key.extend_from_slice(&table_id.to_be_bytes());
-    key.extend_from_slice(&seq.to_be_bytes());
-    key
 }
 
 /// Sequence numbers as DynamoDB shows them: decimal strings of 21 digits.
@@ -132,7 +121,7 @@ impl Engine {
             let mut record = record;
             record["dynamodb"]["SequenceNumber"] = json!(format_sequence(seq));
             out.push((
-                record_key(write.table.id, seq),
+                crate::keyspace::stream_record_key(write.table.id, seq),
                 serde_json::to_vec(&record).expect("records serialise"),
             ));
         }
@@ -229,15 +218,15 @@ impl Engine {
                     .max(stream.start_seq)
                     .max(stream.end_seq.map_or(0, |e| e + 1));
             }
-            let start = record_key(table.id, 0);
-            let end = record_key(table.id, u64::MAX);
+            let start = crate::keyspace::stream_record_key(table.id, 0);
+            let end = crate::keyspace::stream_record_key(table.id, u64::MAX);
             let last = self
                 .storage
                 .scan(Bound::Included(&start), Bound::Included(&end), true, 1)
                 .map_err(crate::storage_error)?;
             if let Some((key, _)) = last.first() {
-                let seq =
-                    u64::from_be_bytes(key[9..17].try_into().expect("record keys are 17 bytes"));
+                let seq = crate::keyspace::stream_seq_of(key)
+                    .expect("record keys carry a sequence number");
                 next = next.max(seq + 1);
             }
         }
@@ -285,8 +274,8 @@ impl Engine {
         if from > to {
             return Ok(Vec::new());
         }
-        let start = record_key(table.id, from);
-        let end = record_key(table.id, to);
+        let start = crate::keyspace::stream_record_key(table.id, from);
+        let end = crate::keyspace::stream_record_key(table.id, to);
         let entries = self
             .storage
             .scan(Bound::Included(&start), Bound::Included(&end), false, limit)
@@ -294,7 +283,8 @@ impl Engine {
         let oldest = crate::catalog::now_seconds() - RETENTION_SECONDS;
         let mut out = Vec::with_capacity(entries.len());
         for (key, value) in entries {
-            let seq = u64::from_be_bytes(key[9..17].try_into().expect("record keys are 17 bytes"));
+            let seq =
+                crate::keyspace::stream_seq_of(&key).expect("record keys carry a sequence number");
             let record: Value = serde_json::from_slice(&value).map_err(crate::storage_error)?;
             let created = record["dynamodb"]["ApproximateCreationDateTime"]
                 .as_f64()

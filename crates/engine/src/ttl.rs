@@ -7,7 +7,7 @@
 //! (they are usually milliseconds or mistakes), as are non-numbers.
 
 use crate::items::{Mutation, StoredItem};
-use crate::keys::table_prefix;
+use crate::keyspace::table_items;
 use crate::read::Walk;
 use crate::streams::ChangeSource;
 use crate::table::Table;
@@ -84,7 +84,7 @@ impl Engine {
 
     fn expire_table(&self, table: &Arc<Table>, attribute: &str, now: f64) -> Result<usize> {
         let mut deleted = 0;
-        self.walk_prefix(&table_prefix(table.id), SWEEP_CHUNK, |chunk| {
+        self.walk_prefix(&table_items(table.id), SWEEP_CHUNK, |chunk| {
             let mut candidates = Vec::new();
             for (_, value) in chunk {
                 let item = StoredItem::decode(value.clone())?.parse()?;

@@ -4,9 +4,9 @@
 use crate::ops::common::{self, Names, Values};
 use crate::ops::reads;
 use crate::validate::Violations;
-use ferrodyn_engine::catalog::prefix_end;
 use ferrodyn_engine::index::{encode_escaped, encode_escaped_prefix};
 use ferrodyn_engine::keys::{encode_sort_value, partition_prefix, KeyAttribute};
+use ferrodyn_engine::keyspace::prefix_end;
 use ferrodyn_engine::read::KeyRange;
 use ferrodyn_engine::Engine;
 use ferrodyn_expr::{

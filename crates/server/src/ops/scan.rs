@@ -6,9 +6,9 @@ use crate::ops::common::{self, Names, Values};
 use crate::ops::reads;
 use crate::validate::Violations;
 use ferrodyn_engine::capacity::scan_units;
-use ferrodyn_engine::catalog::prefix_end;
-use ferrodyn_engine::index::{hash_bound as index_hash_bound, index_prefix};
-use ferrodyn_engine::keys::{hash_bound, partition_hash, table_prefix};
+use ferrodyn_engine::index::hash_bound as index_hash_bound;
+use ferrodyn_engine::keys::{hash_bound, partition_hash};
+use ferrodyn_engine::keyspace::{index_entries, prefix_end, table_items};
 use ferrodyn_engine::read::KeyRange;
 use ferrodyn_engine::Engine;
 use ferrodyn_expr::{legacy_scan_filter, parse_filter};
@@ -137,8 +137,8 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
         None => hash_bound(table.id, hash),
     };
     let prefix = match index_id {
-        Some(index_id) => index_prefix(table.id, index_id),
-        None => table_prefix(table.id),
+        Some(index_id) => index_entries(table.id, index_id),
+        None => table_items(table.id),
     };
     let whole_end = prefix_end(&prefix).map_or(Bound::Unbounded, Bound::Excluded);
     let mut range = match segment {

@@ -1,0 +1,227 @@
+//! The storage key space: every key prefix and fixed key layout the engine
+//! writes into the one ordered map of the `Storage` trait, with the ranges
+//! that cover them and the decoders that read them back. Nothing else in the
+//! engine (or above it) knows a prefix byte or a byte offset.
+//!
+//! | key | value |
+//! |---|---|
+//! | `'c' catalog-name` | the table's catalog record (JSON) |
+//! | `'s' table` | the table's item count and bytes |
+//! | `'q' table index` | one index's item count and bytes |
+//! | `'p' table` | the table was deleted; its data is being purged |
+//! | `"mnext_table_id"` | the table-id allocator |
+//! | `'i' table hash(pk) pk [sk]` | an item (see `keys`: the key values' encoding) |
+//! | `'x' table index hash(ipk) ipk [isk] base-key` | a secondary-index entry |
+//! | `'x' table u32::MAX hash(pk) pk` | the item-collection size of a partition |
+//! | `'r' table seq` | a stream record |
+//!
+//! `table` is the table id (u64, big-endian), `index` an index id (u32,
+//! big-endian), `seq` a stream sequence number (u64, big-endian); ids are
+//! never reused, so a re-created table or index never sees old keys.
+
+/// Catalog records, by catalog name.
+const CATALOG: u8 = b'c';
+/// Table statistics.
+const STATS: u8 = b's';
+/// Index statistics.
+const INDEX_STATS: u8 = b'q';
+/// Purge markers of deleted tables.
+const PURGE: u8 = b'p';
+/// Items.
+const ITEM: u8 = b'i';
+/// Secondary-index entries (and item-collection sizes).
+const INDEX: u8 = b'x';
+/// Stream records.
+const STREAM_RECORD: u8 = b'r';
+
+/// The key of the next table id to hand out.
+pub const NEXT_TABLE_ID: &[u8] = b"mnext_table_id";
+
+/// The index id reserved, in the index-entry space, for the item-collection
+/// sizes of a table with an LSI (it sorts after every real index id).
+pub const COLLECTION_RECORD_ID: u32 = u32::MAX;
+
+/// Bytes of `prefix | table id`.
+const TABLE_PREFIX_LEN: usize = 1 + 8;
+
+fn with_table(prefix: u8, table_id: u64) -> Vec<u8> {
+    let mut key = Vec::with_capacity(TABLE_PREFIX_LEN + 16);
+    key.push(prefix);
+    key.extend_from_slice(&table_id.to_be_bytes());
+    key
+}
+
+// ---------------------------------------------------------------- catalog
+
+/// The catalog record of a table (see `region` for catalog names).
+pub fn catalog_key(catalog_name: &str) -> Vec<u8> {
+    let mut key = vec![CATALOG];
+    key.extend_from_slice(catalog_name.as_bytes());
+    key
+}
+
+/// The prefix of every catalog record.
+pub fn catalog_records() -> Vec<u8> {
+    vec![CATALOG]
+}
+
+/// The catalog name a catalog-record key holds.
+pub fn catalog_name_of(key: &[u8]) -> String {
+    String::from_utf8_lossy(key.get(1..).unwrap_or_default()).into_owned()
+}
+
+/// A table's item count and bytes.
+pub fn stats_key(table_id: u64) -> Vec<u8> {
+    with_table(STATS, table_id)
+}
+
+/// One index's item count and bytes.
+pub fn index_stats_key(table_id: u64, index_id: u32) -> Vec<u8> {
+    let mut key = with_table(INDEX_STATS, table_id);
+    key.extend_from_slice(&index_id.to_be_bytes());
+    key
+}
+
+/// The marker of a deleted table whose data is still being purged.
+pub fn purge_key(table_id: u64) -> Vec<u8> {
+    with_table(PURGE, table_id)
+}
+
+/// The prefix of every purge marker.
+pub fn purge_markers() -> Vec<u8> {
+    vec![PURGE]
+}
+
+/// The table id a purge marker names.
+pub fn purged_table_of(key: &[u8]) -> Option<u64> {
+    key.get(1..TABLE_PREFIX_LEN)?
+        .try_into()
+        .ok()
+        .map(u64::from_be_bytes)
+}
+
+// ---------------------------------------------------------------- table data
+
+/// The prefix under which all of a table's items live.
+pub fn table_items(table_id: u64) -> Vec<u8> {
+    with_table(ITEM, table_id)
+}
+
+/// The prefix of every entry of one secondary index.
+pub fn index_entries(table_id: u64, index_id: u32) -> Vec<u8> {
+    let mut key = with_table(INDEX, table_id);
+    key.extend_from_slice(&index_id.to_be_bytes());
+    key
+}
+
+/// The index id an index-entry key (or collection-size key) belongs to.
+pub fn index_id_of(key: &[u8]) -> Option<u32> {
+    key.get(TABLE_PREFIX_LEN..TABLE_PREFIX_LEN + 4)?
+        .try_into()
+        .ok()
+        .map(u32::from_be_bytes)
+}
+
+/// The size record of the item collection whose item keys start with
+/// `partition` (an item partition prefix, from `keys::partition_prefix`):
+/// it keeps that prefix's hash and partition key after the reserved index id.
+pub fn collection_size_key(table_id: u64, partition: &[u8]) -> Vec<u8> {
+    let tail = partition.get(TABLE_PREFIX_LEN..).unwrap_or_default();
+    let mut key = index_entries(table_id, COLLECTION_RECORD_ID);
+    key.extend_from_slice(tail);
+    key
+}
+
+/// A stream record.
+pub fn stream_record_key(table_id: u64, seq: u64) -> Vec<u8> {
+    let mut key = with_table(STREAM_RECORD, table_id);
+    key.extend_from_slice(&seq.to_be_bytes());
+    key
+}
+
+/// The prefix of every index entry (and collection size) of a table.
+pub fn table_index_entries(table_id: u64) -> Vec<u8> {
+    with_table(INDEX, table_id)
+}
+
+/// The sequence number a stream-record key holds.
+pub fn stream_seq_of(key: &[u8]) -> Option<u64> {
+    key.get(TABLE_PREFIX_LEN..TABLE_PREFIX_LEN + 8)?
+        .try_into()
+        .ok()
+        .map(u64::from_be_bytes)
+}
+
+/// Every prefix under which a dropped table's data lives, for its purge:
+/// index entries and collection sizes, index statistics, stream records,
+/// then the items.
+pub fn table_data(table_id: u64) -> [Vec<u8>; 4] {
+    [
+        table_index_entries(table_id),
+        with_table(INDEX_STATS, table_id),
+        with_table(STREAM_RECORD, table_id),
+        table_items(table_id),
+    ]
+}
+
+// ---------------------------------------------------------------- ranges
+
+/// The first key after every key starting with `prefix` (None: no such key,
+/// the prefix is all 0xff).
+pub fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
+    let mut end = prefix.to_vec();
+    while let Some(last) = end.pop() {
+        if last < 0xff {
+            end.push(last + 1);
+            return Some(end);
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefix_end_handles_ff() {
+        assert_eq!(prefix_end(&[1, 2]), Some(vec![1, 3]));
+        assert_eq!(prefix_end(&[1, 0xff]), Some(vec![2]));
+        assert_eq!(prefix_end(&[0xff]), None);
+    }
+
+    #[test]
+    fn keys_decode_back_to_what_they_hold() {
+        assert_eq!(
+            catalog_name_of(&catalog_key("us-east-2/users")),
+            "us-east-2/users"
+        );
+        assert_eq!(purged_table_of(&purge_key(42)), Some(42));
+        assert_eq!(stream_seq_of(&stream_record_key(7, 99)), Some(99));
+        let entry = index_entries(7, 3);
+        assert_eq!(index_id_of(&entry), Some(3));
+        let collection = collection_size_key(7, &[table_items(7), b"hash+pk".to_vec()].concat());
+        assert_eq!(index_id_of(&collection), Some(COLLECTION_RECORD_ID));
+        assert!(collection.ends_with(b"hash+pk"));
+    }
+
+    #[test]
+    fn each_kind_of_key_has_its_own_range() {
+        let kinds = [
+            catalog_key("t"),
+            stats_key(1),
+            index_stats_key(1, 1),
+            purge_key(1),
+            table_items(1),
+            index_entries(1, 1),
+            stream_record_key(1, 1),
+            NEXT_TABLE_ID.to_vec(),
+        ];
+        let firsts: std::collections::HashSet<u8> = kinds.iter().map(|k| k[0]).collect();
+        assert_eq!(firsts.len(), kinds.len(), "one prefix byte per kind");
+        // A table's data ranges end exactly where the next table's begin.
+        for (mine, next) in table_data(1).into_iter().zip(table_data(2)) {
+            assert_eq!(prefix_end(&mine), Some(next));
+        }
+    }
+}
