@@ -94,12 +94,14 @@ impl Engine {
             })?;
         }
         let tables: Vec<_> = self.tables.read().values().cloned().collect();
-        let orphans_of = tables.clone();
-        self.spawn_upkeep("purge-orphan-index-entries".into(), move |engine| {
-            orphans_of
-                .iter()
-                .try_for_each(|table| engine.purge_orphan_index_entries(table))
-        })?;
+        if !tables.is_empty() {
+            let orphans_of = tables.clone();
+            self.spawn_upkeep("purge-orphan-index-entries".into(), move |engine| {
+                orphans_of
+                    .iter()
+                    .try_for_each(|table| engine.purge_orphan_index_entries(table))
+            })?;
+        }
         for table in tables {
             for index in table.indexes() {
                 if index.state() == IndexState::Backfilling {

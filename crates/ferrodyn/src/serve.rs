@@ -90,7 +90,7 @@ pub struct ServeArgs {
     idle_timeout: f64,
     /// Most connections open at once (default: the descriptor limit, raised
     /// to its hard maximum at start-up, less a reserve for storage, at most
-    /// 16384). At the cap the connection idle longest is closed to make room.
+    /// 16384). At the cap a connection that sent nothing (or the slowest, or the longest idle) is closed to make room.
     #[arg(long, value_name = "N")]
     max_connections: Option<usize>,
     /// Set the process's open-file limit to this instead of raising it to the

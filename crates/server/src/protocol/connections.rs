@@ -15,10 +15,12 @@
 //!
 //! The number of open connections is capped below the process's descriptor
 //! limit (the storage engine needs descriptors too). At the cap a new
-//! connection is still served if an open one is doing nothing: the idle or
-//! fresh connection waiting longest is closed to make room (then the slowest
-//! sender), so attackers holding idle sockets cannot lock normal clients out;
-//! only when every connection has a request running is the new one refused.
+//! connection is still served if an open one is doing nothing: the
+//! connection that has waited longest without sending a byte is closed to
+//! make room (then the slowest sender, then the longest-idle keep-alive
+//! connection), so attackers holding idle sockets cannot lock normal clients
+//! out; only when every connection has a request running is the new one
+//! refused.
 
 use axum::body::Body;
 use axum::Router;
@@ -173,8 +175,9 @@ impl Registry {
     }
 
     /// Makes room for one more connection if the cap allows it, closing the
-    /// connection that waits longest without doing anything (then the
-    /// slowest sender). False: every connection is busy.
+    /// connection that has waited longest without sending anything (then the
+    /// slowest sender, then the longest-idle keep-alive connection). False:
+    /// every connection is busy.
     fn make_room(&self, max: usize) -> bool {
         let open = self.open.lock();
         let closing = open
@@ -188,10 +191,14 @@ impl Registry {
             .values()
             .filter_map(|c| {
                 let (phase, since) = *c.state.lock();
+                // Connections that never sent anything go first, then slow
+                // senders; keep-alive connections that completed a request
+                // (clients, as far as anyone can tell) go last.
                 let rank = match phase {
-                    Phase::Fresh | Phase::Idle => 0,
+                    Phase::Fresh => 0,
                     Phase::Head => 1,
                     Phase::Body => 2,
+                    Phase::Idle => 3,
                     Phase::Busy | Phase::Evicted => return None,
                 };
                 Some(((rank, since), c))
