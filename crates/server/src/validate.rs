@@ -206,6 +206,19 @@ impl Violations {
     }
 
     /// The collected violations as DynamoDB's ValidationException.
+    /// Ends the checks and hands back the request in its checked form.
+    /// `checked` is built from the raw request with `?` on each required
+    /// field, so it is `Some` whenever no violation was recorded: this is how
+    /// an operation parses its request into typed values once, without
+    /// `expect("checked")` later. (A `None` without a violation would be a
+    /// missing check: an internal error, never a panic.)
+    pub fn finish_with<T>(self, checked: Option<T>) -> Result<T, DynamoError> {
+        self.finish()?;
+        checked.ok_or_else(|| {
+            DynamoError::internal("a required request field passed validation without a value")
+        })
+    }
+
     pub fn finish(self) -> Result<(), DynamoError> {
         match self.found.len() {
             0 => Ok(()),

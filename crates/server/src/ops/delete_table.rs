@@ -17,8 +17,8 @@ pub struct Request {
 pub fn run(engine: &Arc<Engine>, request: Request) -> Result<Vec<u8>> {
     let mut v = Violations::default();
     v.table_name_or_arn("tableName", &request.table_name);
-    v.finish()?;
-    let description = engine.delete_table(request.table_name.as_deref().expect("checked"))?;
+    let name = v.finish_with(request.table_name.as_deref())?;
+    let description = engine.delete_table(name)?;
     let mut body = ResponseBody::default();
     // DeleteTable describes the table being deleted more briefly than
     // DescribeTable: no key schema, attribute definitions, indexes, streams

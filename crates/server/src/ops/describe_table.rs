@@ -23,8 +23,7 @@ pub struct BackupsRequest {
 pub fn continuous_backups(engine: &Engine, request: BackupsRequest) -> Result<Vec<u8>> {
     let mut v = Violations::default();
     v.table_name_or_arn("tableName", &request.table_name);
-    v.finish()?;
-    let name = request.table_name.as_deref().expect("checked");
+    let name = v.finish_with(request.table_name.as_deref())?;
     if engine.table(name).is_err() {
         return Err(ferrodyn_types::DynamoError::new(
             ferrodyn_types::ErrorKind::TableNotFound,
@@ -45,8 +44,8 @@ pub fn continuous_backups(engine: &Engine, request: BackupsRequest) -> Result<Ve
 pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
     let mut v = Violations::default();
     v.table_name_or_arn("tableName", &request.table_name);
-    v.finish()?;
-    let description = engine.describe_table(request.table_name.as_deref().expect("checked"))?;
+    let name = v.finish_with(request.table_name.as_deref())?;
+    let description = engine.describe_table(name)?;
     let mut body = ResponseBody::default();
     body.value(
         "Table",

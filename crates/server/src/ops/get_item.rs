@@ -46,7 +46,7 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
         request.return_consumed_capacity.as_deref(),
         crate::validate::RETURN_CONSUMED_CAPACITY,
     );
-    v.finish()?;
+    let (table_name, key) = v.finish_with(request.table_name.zip(request.key))?;
     common::no_mixing(
         &[("AttributesToGet", request.attributes_to_get.is_some())],
         &[(
@@ -67,8 +67,7 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
     };
     ctx.check_all_used()?;
 
-    let table = engine.table_for_items(request.table_name.as_deref().expect("checked"))?;
-    let key = request.key.expect("checked");
+    let table = engine.table_for_items(&table_name)?;
     table.schema.validate_key(&key)?;
     table.throughput.admit(Capacity::Read)?;
     let stored = engine.get_item(&table, &key)?;

@@ -136,8 +136,8 @@ pub fn describe_stream(engine: &Engine, request: DescribeStreamRequest) -> Resul
             );
         }
     }
-    v.finish()?;
-    let (table, stream) = stream(engine, request.stream_arn.as_deref().expect("checked"))?;
+    let arn = v.finish_with(request.stream_arn.as_deref())?;
+    let (table, stream) = stream(engine, arn)?;
     let shard_id = stream.shard_id();
     let mut range = json!({ "StartingSequenceNumber": format_sequence(stream.start_seq) });
     if let Some(end) = stream.end_seq {
@@ -224,38 +224,25 @@ pub fn get_shard_iterator(engine: &Engine, request: GetShardIteratorRequest) -> 
             ],
         );
     }
-    v.finish()?;
-    let kind = request.shard_iterator_type.as_deref().expect("checked");
-    let (table, stream) = stream(engine, request.stream_arn.as_deref().expect("checked"))?;
+    let checked = request
+        .shard_iterator_type
+        .as_deref()
+        .zip(request.stream_arn.as_deref());
+    let (kind, arn) = v.finish_with(checked)?;
+    let (table, stream) = stream(engine, arn)?;
     if request.shard_id.as_deref() != Some(stream.shard_id().as_str()) {
         return Err(DynamoError::resource_not_found(format!(
             "Requested resource not found: Shard does not exist: {}",
             request.shard_id.as_deref().unwrap_or_default()
         )));
     }
-    let sequence = match (kind, &request.sequence_number) {
-        ("AT_SEQUENCE_NUMBER" | "AFTER_SEQUENCE_NUMBER", None) => {
-            return Err(DynamoError::validation(format!(
-                "Must specify a sequence number for iterator type {kind}"
-            )))
-        }
-        ("TRIM_HORIZON" | "LATEST", Some(_)) => {
-            return Err(DynamoError::validation(format!(
-                "Sequence number must not be specified for iterator type {kind}"
-            )))
-        }
-        (_, Some(text)) => Some(
-            text.parse::<u64>()
-                .map_err(|_| DynamoError::validation(format!("Invalid SequenceNumber: {text}")))?,
-        ),
-        (_, None) => None,
-    };
+    let start = IteratorStart::parse(kind, request.sequence_number.as_deref())?;
     let last = stream.end_seq.unwrap_or(u64::MAX);
-    let position = match kind {
-        "TRIM_HORIZON" => stream.start_seq,
-        "LATEST" => engine.next_sequence().max(stream.start_seq),
-        "AT_SEQUENCE_NUMBER" => sequence.expect("checked"),
-        _ => sequence.expect("checked").saturating_add(1),
+    let (position, sequence) = match start {
+        IteratorStart::TrimHorizon => (stream.start_seq, None),
+        IteratorStart::Latest => (engine.next_sequence().max(stream.start_seq), None),
+        IteratorStart::At(seq) => (seq, Some(seq)),
+        IteratorStart::After(seq) => (seq.saturating_add(1), Some(seq)),
     };
     if let Some(seq) = sequence {
         if seq < stream.start_seq || seq > last {
@@ -276,12 +263,42 @@ pub fn get_shard_iterator(engine: &Engine, request: GetShardIteratorRequest) -> 
     body.finish()
 }
 
+/// Where a shard iterator starts, from ShardIteratorType and SequenceNumber.
+enum IteratorStart {
+    TrimHorizon,
+    Latest,
+    At(u64),
+    After(u64),
+}
+
+impl IteratorStart {
+    /// `kind` is one of the four types (checked with the request); a
+    /// sequence number must come with AT/AFTER and only with them.
+    fn parse(kind: &str, sequence: Option<&str>) -> Result<IteratorStart> {
+        let number = |text: &str| {
+            text.parse::<u64>()
+                .map_err(|_| DynamoError::validation(format!("Invalid SequenceNumber: {text}")))
+        };
+        match (kind, sequence) {
+            ("TRIM_HORIZON", None) => Ok(IteratorStart::TrimHorizon),
+            ("LATEST", None) => Ok(IteratorStart::Latest),
+            ("AT_SEQUENCE_NUMBER", Some(text)) => Ok(IteratorStart::At(number(text)?)),
+            ("AFTER_SEQUENCE_NUMBER", Some(text)) => Ok(IteratorStart::After(number(text)?)),
+            (_, None) => Err(DynamoError::validation(format!(
+                "Must specify a sequence number for iterator type {kind}"
+            ))),
+            (_, Some(_)) => Err(DynamoError::validation(format!(
+                "Sequence number must not be specified for iterator type {kind}"
+            ))),
+        }
+    }
+}
+
 pub fn get_records(engine: &Engine, request: GetRecordsRequest) -> Result<Vec<u8>> {
     let mut v = Violations::default();
     v.not_null("shardIterator", &request.shard_iterator);
     v.range("limit", request.limit, 1, Some(MAX_RECORDS));
-    v.finish()?;
-    let token = request.shard_iterator.as_deref().expect("checked");
+    let token = v.finish_with(request.shard_iterator.as_deref())?;
     let invalid = || DynamoError::validation(format!("Invalid ShardIterator: {token}"));
     let iterator = Iterator::decode(token).ok_or_else(invalid)?;
     if now_ms().saturating_sub(iterator.created_ms) > ITERATOR_LIFETIME_MS {

@@ -98,8 +98,8 @@ pub fn tag(engine: &Engine, request: TagRequest) -> Result<Vec<u8>> {
         v.count("tags", Some(list), 1, usize::MAX);
         tags = validate_tags(&mut v, "tags", list);
     }
-    v.finish()?;
-    engine.tag_resource(request.resource_arn.as_deref().expect("checked"), tags)?;
+    let arn = v.finish_with(request.resource_arn.as_deref())?;
+    engine.tag_resource(arn, tags)?;
     Ok(Vec::new())
 }
 
@@ -107,8 +107,7 @@ pub fn untag(engine: &Engine, request: UntagRequest) -> Result<Vec<u8>> {
     let mut v = Violations::default();
     check_arn(&mut v, &request.resource_arn);
     v.not_null("tagKeys", &request.tag_keys);
-    v.finish()?;
-    let keys = request.tag_keys.expect("checked");
+    let (arn, keys) = v.finish_with(request.resource_arn.as_deref().zip(request.tag_keys))?;
     if keys
         .iter()
         .any(|k| k.is_empty() || k.chars().count() > MAX_KEY_CHARS)
@@ -117,15 +116,15 @@ pub fn untag(engine: &Engine, request: UntagRequest) -> Result<Vec<u8>> {
             "1 validation error detected: Value at 'tagKeys' failed to satisfy constraint: Member must satisfy constraint: [Member must have length less than or equal to 128, Member must have length greater than or equal to 1]",
         ));
     }
-    engine.untag_resource(request.resource_arn.as_deref().expect("checked"), &keys)?;
+    engine.untag_resource(arn, &keys)?;
     Ok(Vec::new())
 }
 
 pub fn list(engine: &Engine, request: ListRequest) -> Result<Vec<u8>> {
     let mut v = Violations::default();
     check_arn(&mut v, &request.resource_arn);
-    v.finish()?;
-    let tags = engine.list_tags(request.resource_arn.as_deref().expect("checked"))?;
+    let arn = v.finish_with(request.resource_arn.as_deref())?;
+    let tags = engine.list_tags(arn)?;
     let shown: Vec<serde_json::Value> = tags
         .into_iter()
         .map(|(k, v)| json!({ "Key": k, "Value": v }))

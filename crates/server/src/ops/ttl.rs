@@ -30,31 +30,24 @@ pub struct DescribeRequest {
 pub fn update(engine: &Engine, request: UpdateRequest) -> Result<Vec<u8>> {
     let mut v = Violations::default();
     v.table_name_or_arn("tableName", &request.table_name);
-    if v.not_null(
-        "timeToLiveSpecification",
-        &request.time_to_live_specification,
-    ) {
-        let spec = request
-            .time_to_live_specification
-            .as_ref()
-            .expect("checked");
+    if let Some(spec) = &request.time_to_live_specification {
         let field = "timeToLiveSpecification.attributeName";
         if v.not_null(field, &spec.attribute_name) {
             v.length(field, spec.attribute_name.as_deref(), 1, 255);
         }
         v.not_null("timeToLiveSpecification.enabled", &spec.enabled);
+    } else {
+        v.not_null(
+            "timeToLiveSpecification",
+            &request.time_to_live_specification,
+        );
     }
-    v.finish()?;
-    let spec = request.time_to_live_specification.expect("checked");
-    let (attribute, enabled) = (
-        spec.attribute_name.expect("checked"),
-        spec.enabled.expect("checked"),
-    );
-    engine.update_ttl(
-        request.table_name.as_deref().expect("checked"),
-        enabled,
-        &attribute,
-    )?;
+    let checked = (|| {
+        let spec = request.time_to_live_specification?;
+        Some((request.table_name?, spec.attribute_name?, spec.enabled?))
+    })();
+    let (table, attribute, enabled) = v.finish_with(checked)?;
+    engine.update_ttl(&table, enabled, &attribute)?;
     let mut body = ResponseBody::default();
     body.value(
         "TimeToLiveSpecification",
@@ -66,8 +59,8 @@ pub fn update(engine: &Engine, request: UpdateRequest) -> Result<Vec<u8>> {
 pub fn describe(engine: &Engine, request: DescribeRequest) -> Result<Vec<u8>> {
     let mut v = Violations::default();
     v.table_name_or_arn("tableName", &request.table_name);
-    v.finish()?;
-    let description = match engine.describe_ttl(request.table_name.as_deref().expect("checked"))? {
+    let table = v.finish_with(request.table_name.as_deref())?;
+    let description = match engine.describe_ttl(table)? {
         Some(attribute) => json!({ "TimeToLiveStatus": "ENABLED", "AttributeName": attribute }),
         None => json!({ "TimeToLiveStatus": "DISABLED" }),
     };
