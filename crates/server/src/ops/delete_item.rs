@@ -40,15 +40,15 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
     v.table_name_or_arn("tableName", &request.table_name);
     v.not_null("key", &request.key);
     options.check(&mut v);
-    v.finish()?;
+    let (table_name, key) =
+        v.finish_with(request.table_name.as_deref().zip(request.key.as_ref()))?;
     let condition = options.key_write_condition(
         &request.condition_expression,
         &request.expression_attribute_names,
         &request.expression_attribute_values,
     )?;
 
-    let table = engine.table_for_items(request.table_name.as_deref().expect("checked"))?;
-    let key = request.key.as_ref().expect("checked");
+    let table = engine.table_for_items(table_name)?;
     table.schema.validate_key(key)?;
     conditional_write::execute(
         engine,

@@ -56,7 +56,8 @@ pub fn run(engine: &Engine, mut request: Request) -> Result<Vec<u8>> {
     v.table_name_or_arn("tableName", &request.table_name);
     v.not_null("item", &request.item);
     options.check(&mut v);
-    v.finish()?;
+    let (table_name, item) =
+        v.finish_with(request.table_name.as_deref().zip(request.item.take()))?;
     let condition = match request.insert_guard.take() {
         Some(guard) => Some(guard),
         None => options.key_write_condition(
@@ -66,8 +67,7 @@ pub fn run(engine: &Engine, mut request: Request) -> Result<Vec<u8>> {
         )?,
     };
 
-    let table = engine.table_for_items(request.table_name.as_deref().expect("checked"))?;
-    let item = request.item.expect("checked");
+    let table = engine.table_for_items(table_name)?;
     table.schema.validate_item(&item)?;
     check_item_size(&item)?;
     let key = table.schema.extract(&item);

@@ -59,7 +59,7 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
         query: true,
     };
     params.check(&mut v);
-    v.finish()?;
+    let table_name = v.finish_with(request.table_name.as_deref())?;
     common::no_mixing(
         &[
             // KeyConditions may go with expression parameters as long as
@@ -126,7 +126,7 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
     ctx.check_all_used()?;
     let key_condition = key_condition?;
 
-    let table = engine.table_for_items(request.table_name.as_deref().expect("checked"))?;
+    let table = engine.table_for_items(table_name)?;
     let consistent = request.consistent_read.unwrap_or(false);
     let index = reads::resolve_index(&table, request.index_name.as_deref(), consistent)?;
     let select = reads::select_for_index(select, request.select.as_deref(), index.as_deref())?;

@@ -65,7 +65,7 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
         1,
         Some(MAX_SEGMENTS),
     );
-    v.finish()?;
+    let table_name = v.finish_with(request.table_name.as_deref())?;
     let segment = match (request.segment, request.total_segments) {
         (Some(segment), Some(total)) => {
             if segment >= total {
@@ -124,7 +124,7 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
     let projection = params.projection(&mut ctx)?;
     ctx.check_all_used()?;
 
-    let table = engine.table_for_items(request.table_name.as_deref().expect("checked"))?;
+    let table = engine.table_for_items(table_name)?;
     let consistent = request.consistent_read.unwrap_or(false);
     let index = reads::resolve_index(&table, request.index_name.as_deref(), consistent)?;
     let select = reads::select_for_index(select, request.select.as_deref(), index.as_deref())?;

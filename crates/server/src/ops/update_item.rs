@@ -44,7 +44,8 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
     v.table_name_or_arn("tableName", &request.table_name);
     v.not_null("key", &request.key);
     options.check(&mut v);
-    v.finish()?;
+    let (table_name, key) =
+        v.finish_with(request.table_name.as_deref().zip(request.key.as_ref()))?;
     options.check_conditional_operator()?;
     let [expected, operator] = options.legacy_parameters();
     common::no_mixing(
@@ -78,8 +79,7 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
     let condition = options.condition(&request.condition_expression, &mut ctx)?;
     ctx.check_all_used()?;
 
-    let table = engine.table_for_items(request.table_name.as_deref().expect("checked"))?;
-    let key = request.key.as_ref().expect("checked");
+    let table = engine.table_for_items(table_name)?;
     table.schema.validate_key(key)?;
     for path in update.target_paths() {
         if table.schema.is_key_attribute(path.root()) {
