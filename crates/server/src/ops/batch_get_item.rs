@@ -66,8 +66,7 @@ pub fn run(engine: &Engine, faults: &Faults, request: Request) -> Result<Vec<u8>
             );
         }
     }
-    v.finish()?;
-    let request_items = request.request_items.expect("checked");
+    let request_items = v.finish_with(request.request_items)?;
     let total: usize = request_items
         .values()
         .map(|s| s.keys.as_ref().map_or(0, Vec::len))
