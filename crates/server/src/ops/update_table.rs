@@ -96,12 +96,11 @@ pub fn run(engine: &Arc<Engine>, request: Request) -> Result<Vec<u8>> {
         request.table_class.as_deref(),
         &["STANDARD", "STANDARD_INFREQUENT_ACCESS"],
     );
-    v.finish()?;
+    let name = v.finish_with(request.table_name.clone())?;
     if let Some(updates) = request
         .global_secondary_index_updates
         .filter(|u| !u.is_empty())
     {
-        let name = request.table_name.clone().expect("checked");
         return index_update(engine, &name, updates, request.attribute_definitions);
     }
     if request.replica_updates.is_some() {
@@ -109,7 +108,6 @@ pub fn run(engine: &Arc<Engine>, request: Request) -> Result<Vec<u8>> {
             "ReplicaUpdates (global tables) are not supported by Ferrodyn",
         ));
     }
-    let name = request.table_name.expect("checked");
     let table = engine.table(&name)?;
     let current = table.describe();
     let billing_mode = match request.billing_mode.as_deref() {
@@ -286,23 +284,22 @@ fn index_update(
             let field = "globalSecondaryIndexUpdates.1.member.update";
             let mut v = Violations::default();
             v.not_null(&format!("{field}.indexName"), &update.index_name);
-            if v.not_null(&format!("{field}.provisionedThroughput"), &update.provisioned_throughput) {
-                let t = update.provisioned_throughput.as_ref().expect("checked");
+            if let Some(t) = &update.provisioned_throughput {
                 for (name, value) in [("readCapacityUnits", t.read_capacity_units), ("writeCapacityUnits", t.write_capacity_units)] {
                     let member = format!("{field}.provisionedThroughput.{name}");
                     if v.not_null(&member, &value) {
                         v.range(&member, value, 1, None);
                     }
                 }
+            } else {
+                v.not_null(&format!("{field}.provisionedThroughput"), &update.provisioned_throughput);
             }
-            v.finish()?;
-            let t = update.provisioned_throughput.expect("checked");
-            engine.update_index_throughput(
-                table_name,
-                update.index_name.as_deref().expect("checked"),
-                t.read_capacity_units.expect("checked") as u64,
-                t.write_capacity_units.expect("checked") as u64,
-            )?
+            let checked = (|| {
+                let t = update.provisioned_throughput?;
+                Some((update.index_name?, t.read_capacity_units?, t.write_capacity_units?))
+            })();
+            let (index_name, read, write) = v.finish_with(checked)?;
+            engine.update_index_throughput(table_name, &index_name, read as u64, write as u64)?
         }
         (None, None, None) => {
             return Err(DynamoError::invalid_parameter(
