@@ -15,8 +15,8 @@ export function locksView(table) {
   const attributes = el('input', { 'aria-label': 'Unique attributes', value: saved.attributes || 'email', autocomplete: 'off' });
   const owners = el('input', { 'aria-label': 'Scan owners with key prefix', value: saved.scanOwners || '', placeholder: 'optional, e.g. ACCT#', autocomplete: 'off' });
   const layout = el('select', { 'aria-label': 'Marker layout' },
-    el('option', { value: 'per-value' }, 'per value: UNIQ#<ATTR>#<value> / LOCK'),
-    el('option', { value: 'grouped' }, 'grouped: UNIQ#<entity>#<attr> / …#<value>'));
+    el('option', { value: 'per-value' }, 'per value (UNIQ#ATTR#value)'),
+    el('option', { value: 'grouped' }, 'grouped (UNIQ#entity#attr)'));
   layout.value = saved.layout || 'per-value';
   const out = el('div');
   const request = () => {
@@ -71,7 +71,9 @@ function renderLocks(out, report, repair, repaired) {
         report.missing.map((m) => el('tr.lock-missing',
           el('td', m.attribute), el('td', renderValue(m.value)), el('td', '—'),
           el('td', el('code', ownerText(m.owner))),
-          el('td', el('span.pill.lock.missing', m.heldBy ? `DUPLICATE: held by ${ownerText(m.heldBy)}` : 'MISSING marker')))))));
+          el('td', el('span.pill.lock.missing', m.heldBy ? `DUPLICATE: held by ${ownerText(m.heldBy)}` : 'MISSING marker')))),
+        report.markers.length + report.missing.length === 0
+          && el('tr', el('td.hint', { colspan: 5 }, 'No markers of this constraint in this layout. If the table was written with the other marker layout, choose it above.')))));
 }
 
 function ownerText(key) {
