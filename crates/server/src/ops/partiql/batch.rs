@@ -4,7 +4,7 @@
 //! its own response entry, never by failing the batch.
 
 use super::translate::{translate, Kind, Translated};
-use super::{prepare, response_object, run_single, shape_item, MAX_STATEMENT_LENGTH};
+use super::{check_statements, prepare, response_object, run_single, shape_item, StatementFields};
 use crate::validate::{self, Violations};
 use ferrodyn_engine::Engine;
 use ferrodyn_partiql::ast::Statement;
@@ -33,6 +33,18 @@ pub struct BatchStatement {
     consistent_read: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     return_values_on_condition_check_failure: Option<String>,
+}
+
+impl StatementFields for BatchStatement {
+    fn statement(&self) -> Option<&str> {
+        self.statement.as_deref()
+    }
+    fn parameters(&self) -> Option<&[AttributeValue]> {
+        self.parameters.as_deref()
+    }
+    fn return_values_on_condition_check_failure(&self) -> Option<&str> {
+        self.return_values_on_condition_check_failure.as_deref()
+    }
 }
 
 const MAX_STATEMENTS: usize = 25;
@@ -107,42 +119,7 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
 
 fn check(request: &Request) -> Result<()> {
     let mut v = Violations::default();
-    if v.not_null("statements", &request.statements) {
-        v.count(
-            "statements",
-            request.statements.as_deref(),
-            1,
-            MAX_STATEMENTS,
-        );
-    }
-    for (i, s) in request
-        .statements
-        .iter()
-        .flatten()
-        .enumerate()
-        .take(MAX_STATEMENTS)
-    {
-        let field = format!("statements.{}.member", i + 1);
-        if v.not_null(&format!("{field}.statement"), &s.statement) {
-            v.length(
-                &format!("{field}.statement"),
-                s.statement.as_deref(),
-                1,
-                MAX_STATEMENT_LENGTH,
-            );
-        }
-        v.count(
-            &format!("{field}.parameters"),
-            s.parameters.as_deref(),
-            1,
-            usize::MAX,
-        );
-        v.one_of(
-            &format!("{field}.returnValuesOnConditionCheckFailure"),
-            s.return_values_on_condition_check_failure.as_deref(),
-            validate::RETURN_VALUES_ON_CONDITION_CHECK_FAILURE,
-        );
-    }
+    check_statements(&mut v, "statements", &request.statements, MAX_STATEMENTS);
     v.one_of(
         "returnConsumedCapacity",
         request.return_consumed_capacity.as_deref(),

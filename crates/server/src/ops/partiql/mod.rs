@@ -28,6 +28,50 @@ use translate::{Kind, Translated};
 /// DynamoDB's limit on a statement's length.
 const MAX_STATEMENT_LENGTH: usize = 8192;
 
+/// The fields every statement of a BatchExecuteStatement or an
+/// ExecuteTransaction carries, for their shared checks.
+pub(crate) trait StatementFields {
+    fn statement(&self) -> Option<&str>;
+    fn parameters(&self) -> Option<&[AttributeValue]>;
+    fn return_values_on_condition_check_failure(&self) -> Option<&str>;
+}
+
+/// Checks a list of statements (`field` is `statements` or
+/// `transactStatements`): present, 1 to `max` of them, and each member's
+/// statement text, parameters and ReturnValuesOnConditionCheckFailure.
+pub(crate) fn check_statements<T: StatementFields + serde::Serialize>(
+    v: &mut crate::validate::Violations,
+    field: &str,
+    statements: &Option<Vec<T>>,
+    max: usize,
+) {
+    if v.not_null(field, statements) {
+        v.count(field, statements.as_deref(), 1, max);
+    }
+    for (i, s) in statements.iter().flatten().enumerate().take(max) {
+        let member = format!("{field}.{}.member", i + 1);
+        if v.not_null(&format!("{member}.statement"), &s.statement()) {
+            v.length(
+                &format!("{member}.statement"),
+                s.statement(),
+                1,
+                MAX_STATEMENT_LENGTH,
+            );
+        }
+        v.count(
+            &format!("{member}.parameters"),
+            s.parameters(),
+            1,
+            usize::MAX,
+        );
+        v.one_of(
+            &format!("{member}.returnValuesOnConditionCheckFailure"),
+            s.return_values_on_condition_check_failure(),
+            crate::validate::RETURN_VALUES_ON_CONDITION_CHECK_FAILURE,
+        );
+    }
+}
+
 /// Statements parsed so far, by text. Applications run a few statements
 /// over and over with different `?` parameters, so each is parsed once.
 /// Parsing is pure (text in, tree out), so the cache cannot go stale; it is

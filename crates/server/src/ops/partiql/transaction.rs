@@ -4,7 +4,7 @@
 //! ClientRequestToken idempotency and doubled capacity are those operations'.
 
 use super::translate::{translate, Kind, Translated};
-use super::{prepare, response_object, shape_item, MAX_STATEMENT_LENGTH};
+use super::{check_statements, prepare, response_object, shape_item, StatementFields};
 use crate::faults::Faults;
 use crate::ops::{transact_get_items, transact_write_items};
 use crate::validate::{self, Violations};
@@ -32,6 +32,18 @@ pub struct ParameterizedStatement {
     parameters: Option<Vec<AttributeValue>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     return_values_on_condition_check_failure: Option<String>,
+}
+
+impl StatementFields for ParameterizedStatement {
+    fn statement(&self) -> Option<&str> {
+        self.statement.as_deref()
+    }
+    fn parameters(&self) -> Option<&[AttributeValue]> {
+        self.parameters.as_deref()
+    }
+    fn return_values_on_condition_check_failure(&self) -> Option<&str> {
+        self.return_values_on_condition_check_failure.as_deref()
+    }
 }
 
 const MAX_STATEMENTS: usize = 100;
@@ -74,42 +86,12 @@ pub fn run(engine: &Engine, faults: &Faults, request: Request) -> Result<Vec<u8>
 
 fn check(request: &Request) -> Result<()> {
     let mut v = Violations::default();
-    if v.not_null("transactStatements", &request.transact_statements) {
-        v.count(
-            "transactStatements",
-            request.transact_statements.as_deref(),
-            1,
-            MAX_STATEMENTS,
-        );
-    }
-    for (i, s) in request
-        .transact_statements
-        .iter()
-        .flatten()
-        .enumerate()
-        .take(MAX_STATEMENTS)
-    {
-        let field = format!("transactStatements.{}.member", i + 1);
-        if v.not_null(&format!("{field}.statement"), &s.statement) {
-            v.length(
-                &format!("{field}.statement"),
-                s.statement.as_deref(),
-                1,
-                MAX_STATEMENT_LENGTH,
-            );
-        }
-        v.count(
-            &format!("{field}.parameters"),
-            s.parameters.as_deref(),
-            1,
-            usize::MAX,
-        );
-        v.one_of(
-            &format!("{field}.returnValuesOnConditionCheckFailure"),
-            s.return_values_on_condition_check_failure.as_deref(),
-            validate::RETURN_VALUES_ON_CONDITION_CHECK_FAILURE,
-        );
-    }
+    check_statements(
+        &mut v,
+        "transactStatements",
+        &request.transact_statements,
+        MAX_STATEMENTS,
+    );
     v.length(
         "clientRequestToken",
         request.client_request_token.as_deref(),
