@@ -6,7 +6,26 @@
 
 mod common;
 
+use aws_sdk_dynamodb::types::{BillingMode, KeyType, ScalarAttributeType};
 use common::{assert_error, own_server};
+
+/// CreateTable of an on-demand table keyed by `p` (S), its result as sent.
+async fn create_hash_table(
+    client: &aws_sdk_dynamodb::Client,
+    name: &str,
+) -> Result<
+    aws_sdk_dynamodb::operation::create_table::CreateTableOutput,
+    aws_sdk_dynamodb::error::SdkError<aws_sdk_dynamodb::operation::create_table::CreateTableError>,
+> {
+    client
+        .create_table()
+        .table_name(name)
+        .billing_mode(BillingMode::PayPerRequest)
+        .key_schema(common::key("p", KeyType::Hash))
+        .attribute_definitions(common::attr_def("p", ScalarAttributeType::S))
+        .send()
+        .await
+}
 
 #[tokio::test]
 async fn create_table_beyond_the_table_quota_is_limit_exceeded() {
@@ -18,17 +37,7 @@ async fn create_table_beyond_the_table_quota_is_limit_exceeded() {
         tables.push(common::table_s(&client).await);
     }
     let refused = common::unique_name("quota");
-    let result = client
-        .create_table()
-        .table_name(&refused)
-        .billing_mode(aws_sdk_dynamodb::types::BillingMode::PayPerRequest)
-        .key_schema(common::key("p", aws_sdk_dynamodb::types::KeyType::Hash))
-        .attribute_definitions(common::attr_def(
-            "p",
-            aws_sdk_dynamodb::types::ScalarAttributeType::S,
-        ))
-        .send()
-        .await;
+    let result = create_hash_table(&client, &refused).await;
     assert_error(
         result,
         "LimitExceededException",
@@ -60,17 +69,7 @@ async fn the_table_quota_counts_each_region_separately() {
     let east2 = common::client_in_region(server.endpoint(), "us-east-2");
     common::table_s(&east2).await;
     let third = common::unique_name("quota");
-    let result = client
-        .create_table()
-        .table_name(&third)
-        .billing_mode(aws_sdk_dynamodb::types::BillingMode::PayPerRequest)
-        .key_schema(common::key("p", aws_sdk_dynamodb::types::KeyType::Hash))
-        .attribute_definitions(common::attr_def(
-            "p",
-            aws_sdk_dynamodb::types::ScalarAttributeType::S,
-        ))
-        .send()
-        .await;
+    let result = create_hash_table(&client, &third).await;
     assert_error(
         result,
         "LimitExceededException",
