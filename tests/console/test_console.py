@@ -147,6 +147,19 @@ def test_browse_250_items_across_pages(server, browser):
     assert js_errors(browser) == []
 
 
+def test_item_count_follows_writes_made_outside_the_console(server, browser):
+    create_table(server, "app")
+    seed_orders(server, "app", 3)
+    open_console(browser, server, "#/table/app")
+    meta = lambda b: b.find_element(By.ID, "table-meta").text
+    wait(browser, lambda b: "3 items" in meta(b))
+    seed_orders(server, "app", 5)  # two more, written behind the console's back
+    wait(browser, lambda b: len(keys_on_page(b)) == 3)
+    ActionChains(browser).send_keys("r").perform()
+    wait(browser, lambda b: "5 items" in meta(b) and len(keys_on_page(b)) == 5)
+    assert js_errors(browser) == []
+
+
 def test_query_with_begins_with_and_on_the_gsi(server, browser):
     server.call("CreateTable", {
         "TableName": "app", "BillingMode": "PAY_PER_REQUEST",

@@ -62,8 +62,7 @@ async function tableView(main, name, tab) {
   fill(main, el('div.tableview',
     el('header.tablehead',
       el('div', el('h1', name),
-        el('div.meta', el(`span.pill.s-${table.TableStatus.toLowerCase()}`, table.TableStatus),
-          ` ${plural(table.ItemCount ?? 0, 'item')} · ${formatBytes(table.TableSizeBytes)} · ${billing(table)}`)),
+        tableMeta(table)),
       el('nav.tabs', { 'aria-label': 'Table views' }, TABLE_TABS.map(([id, label]) =>
         el('a.tab', { href: `#/table/${encodeURIComponent(name)}/${id}`, 'aria-current': id === tab ? 'page' : 'false' }, label)))),
     body));
@@ -72,6 +71,22 @@ async function tableView(main, name, tab) {
   else if (tab === 'streams') fill(body, streamsView(name));
   else if (tab === 'transfer') fill(body, transferView(name, () => { try { return readForm(); } catch { return undefined; } }));
   else fill(body, explorer(table));
+}
+
+/** The status line under a table's name: status, item count, size, billing. */
+function tableMeta(table) {
+  return el('div.meta#table-meta', el(`span.pill.s-${table.TableStatus.toLowerCase()}`, table.TableStatus),
+    ` ${plural(table.ItemCount ?? 0, 'item')} · ${formatBytes(table.TableSizeBytes)} · ${billing(table)}`);
+}
+
+/** Re-describes the open table after each page of items loads, so the count
+ * follows writes made outside the console (the CLI, an application). */
+async function refreshTableMeta(name) {
+  const table = (await api('call/DescribeTable', { TableName: name })).Table;
+  const meta = $('#table-meta');
+  if (app.table !== name || !meta) return;
+  app.described[name] = table;
+  meta.replaceWith(tableMeta(table));
 }
 
 function shortcuts() {
@@ -120,6 +135,7 @@ async function boot() {
   document.addEventListener('keydown', onKey);
   window.addEventListener('hashchange', route);
   onCommit(() => { loadTables(); refresh(); });
+  document.addEventListener('ferrodyn:pageloaded', (e) => refreshTableMeta(e.detail).catch(() => {}));
   onReconnect(() => { loadTables().then(route); });
   try {
     app.info = await api('info');

@@ -210,6 +210,7 @@ async function loadPage() {
     renderSummary(result, form);
     renderRequest(result);
     renderGrid();
+    document.dispatchEvent(new CustomEvent('ferrodyn:pageloaded', { detail: view.table.TableName }));
   } catch (e) {
     if (seq !== view.seq) return;
     fill(view.summary, errorBox(e));
