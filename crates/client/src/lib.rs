@@ -117,13 +117,13 @@ impl Client {
         self.transport.call_target(&self.config, &target, request)
     }
 
-    /// The base URL requests go to.
     /// GETs a JSON document of Ferrodyn's own under the endpoint (e.g.
     /// `/ferrodyn/usage`); AWS DynamoDB has no such paths.
     pub fn get_json(&self, path: &str) -> Result<serde_json::Value, ClientError> {
         self.transport.get_json(path)
     }
 
+    /// The base URL requests go to.
     pub fn endpoint(&self) -> &str {
         &self.config.endpoint
     }

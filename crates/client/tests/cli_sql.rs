@@ -25,6 +25,15 @@ fn sql_runs_statements_with_parameters_and_pages() {
             "{\"$SS\": [\"a\", \"b\"]}",
         ]);
     }
+    // A write returns no items: no empty table on stdout, a word on stderr.
+    let write = server.cli(&[
+        "sql",
+        "UPDATE \"events\" SET seen = true WHERE pk = 'e' AND sk = 1",
+    ]);
+    assert!(write.status.success());
+    assert_eq!(String::from_utf8_lossy(&write.stdout), "");
+    assert!(stderr(&write).contains("returns no items"), "{}", stderr(&write));
+
     // DynamoDB JSON parameters with --raw; the alias `partiql`.
     let out = server.ok(&[
         "partiql",

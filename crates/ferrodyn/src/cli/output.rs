@@ -107,6 +107,11 @@ impl<'a> ItemStream<'a> {
         written.map_err(|e| format!("cannot write output: {e}"))
     }
 
+    /// Whether no item has been pushed yet.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
     /// Ends the output; returns how many items were printed.
     pub fn finish(self) -> Result<usize, String> {
         let mut out = std::io::stdout().lock();

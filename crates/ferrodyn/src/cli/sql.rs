@@ -51,8 +51,13 @@ pub fn run(args: SqlArgs) -> CliResult {
         .iter()
         .map(|p| parse_value(p, args.raw))
         .collect::<Result<Vec<Value>, String>>()?;
+    let text = read_argument(&args.statement)?;
+    let is_write = !text
+        .trim_start()
+        .get(..6)
+        .is_some_and(|word| word.eq_ignore_ascii_case("select"));
     let statement = Statement {
-        statement: read_argument(&args.statement)?,
+        statement: text,
         parameters,
         consistent_read: args.consistent,
         limit: args.limit,
@@ -71,6 +76,12 @@ pub fn run(args: SqlArgs) -> CliResult {
         }
     }
     let next = pages.next_token().map(str::to_string);
+    // A write without RETURNING answers an empty Items list: there is no
+    // table to draw, only the news that it ran.
+    if stream.is_empty() && is_write && args.common.output == OutputFormat::Table {
+        eprintln!("done (the statement returns no items)");
+        return Ok(());
+    }
     let count = stream.finish()?;
     if args.common.output == OutputFormat::Table {
         eprintln!("{count} item{}", if count == 1 { "" } else { "s" });
