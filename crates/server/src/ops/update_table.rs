@@ -4,8 +4,8 @@
 
 use crate::ops::common::ResponseBody;
 use crate::ops::create_table::{
-    attribute_definitions, check_key_elements, indexes, RawAttributeDefinition, RawIndex,
-    MAX_GSI_KEY_ELEMENTS,
+    attribute_definitions, check_definitions, check_index, indexes, RawAttributeDefinition,
+    RawIndex, MAX_GSI_KEY_ELEMENTS,
 };
 use crate::validate::Violations;
 use ferrodyn_engine::schema::AttributeDefinition;
@@ -215,28 +215,20 @@ fn index_update(
     let description = match (update.create, update.delete, update.update) {
         (Some(create), None, None) => {
             let mut v = Violations::default();
-            if let Some(name) = &create.index_name {
-                v.name_rules("globalSecondaryIndexUpdates.1.member.create.indexName", name, 3, 255);
-            }
-            check_key_elements(
+            let create = check_index(
                 &mut v,
-                "globalSecondaryIndexUpdates.1.member.create.keySchema",
-                create.key_schema.as_deref(),
+                "globalSecondaryIndexUpdates.1.member.create",
+                create,
                 MAX_GSI_KEY_ELEMENTS,
             );
-            if let Some(definitions) = &definitions {
-                for (i, d) in definitions.iter().enumerate() {
-                    let field = format!("attributeDefinitions.{}.member", i + 1);
-                    if v.not_null(&format!("{field}.attributeName"), &d.attribute_name) {
-                        v.length(&format!("{field}.attributeName"), d.attribute_name.as_deref(), 1, 255);
-                    }
-                    v.not_null(&format!("{field}.attributeType"), &d.attribute_type);
-                }
-            }
-            v.finish()?;
+            let definitions = match &definitions {
+                Some(definitions) => check_definitions(&mut v, definitions),
+                None => Some(Vec::new()),
+            };
+            let (create, definitions) = v.finish_with(create.zip(definitions))?;
             // The new index's key attributes must be (re)defined in this
             // request, with the types they already have on the table.
-            let definitions = attribute_definitions(definitions.unwrap_or_default())?;
+            let definitions = attribute_definitions(definitions)?;
             let current = table.describe();
             for d in &definitions {
                 if let Some(existing) =
@@ -258,11 +250,11 @@ fn index_update(
                 .iter()
                 .chain(current.local_secondary_indexes.iter())
                 .flatten()
-                .any(|i| Some(&i.index_name) == create.index_name.as_ref());
+                .any(|i| i.index_name == create.name);
             if exists {
                 return Err(DynamoError::invalid_parameter(format!(
                     "Index with name: {} already exists",
-                    create.index_name.as_deref().unwrap_or_default()
+                    create.name
                 )));
             }
             let mode = current.billing_mode();
