@@ -9,7 +9,7 @@ use ferrodyn_engine::read::{Page, PageItem};
 use ferrodyn_engine::table::Table;
 use ferrodyn_engine::Engine;
 use ferrodyn_expr::{legacy_attributes_to_get, parse_projection, ExpressionContext, Projection};
-use ferrodyn_types::{AttributeValue, DynamoError, Item, Result};
+use ferrodyn_types::{DynamoError, Result};
 use std::sync::Arc;
 
 pub const SELECT_VALUES: &[&str] = &[
@@ -236,40 +236,6 @@ pub fn select(
         _ if projecting => Ok(Select::Specific),
         _ => Ok(Select::All),
     }
-}
-
-/// Validates ExclusiveStartKey against the table's key schema.
-pub fn starting_key(table: &Table, key: &Item) -> Result<()> {
-    table.schema.validate_key(key).map_err(|e| {
-        DynamoError::validation(format!(
-            "The provided starting key is invalid: {}",
-            e.message
-        ))
-    })
-}
-
-/// A key as DynamoDB prints it inside messages:
-/// `{p=AttributeValue: {S:abc}, c=AttributeValue: {N:1}}`.
-pub fn key_text(key: &Item) -> String {
-    let attributes: Vec<String> = key
-        .iter()
-        .map(|(name, value)| {
-            let shown = match value {
-                AttributeValue::S(s) => format!("S:{s}"),
-                AttributeValue::N(n) => format!("N:{n}"),
-                // Keys are S, N or B: anything else is shown as its JSON.
-                other => {
-                    let json = serde_json::to_value(other).unwrap_or_default();
-                    match json.get("B").and_then(|b| b.as_str()) {
-                        Some(b) => format!("B:{b}"),
-                        None => json.to_string(),
-                    }
-                }
-            };
-            format!("{name}=AttributeValue: {{{shown}}}")
-        })
-        .collect();
-    format!("{{{}}}", attributes.join(", "))
 }
 
 /// Builds the response of one page.
