@@ -199,7 +199,7 @@ fn check(request: Request) -> Result<Checked> {
         "provisionedThroughput",
         request.provisioned_throughput.as_ref(),
     );
-    let stream = check_stream(&mut v, request.stream_specification);
+    let stream = check_stream(&mut v, request.stream_specification.as_ref());
     v.one_of(
         "tableClass",
         request.table_class.as_deref(),
@@ -256,9 +256,9 @@ fn check(request: Request) -> Result<Checked> {
 
 /// StreamSpecification: StreamEnabled required, StreamViewType one of four.
 /// `None` when a violation was recorded; `Some(None)` when not given.
-fn check_stream(
+pub(crate) fn check_stream(
     v: &mut Violations,
-    stream: Option<RawStreamSpecification>,
+    stream: Option<&RawStreamSpecification>,
 ) -> Option<Option<StreamSpecification>> {
     let Some(stream) = stream else {
         return Some(None);
@@ -271,7 +271,7 @@ fn check_stream(
     );
     Some(Some(StreamSpecification {
         stream_enabled: stream.stream_enabled?,
-        stream_view_type: stream.stream_view_type,
+        stream_view_type: stream.stream_view_type.clone(),
     }))
 }
 
