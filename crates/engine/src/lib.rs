@@ -1,5 +1,7 @@
 //! Ferrodyn's engine: everything between a validated request and storage.
 //!
+//! - [`api`]: the front door, one method per item operation (admission,
+//!   the read or write, capacity charging); the server calls these.
 //! - [`catalog`]: tables (create, describe, list, update, delete), persisted.
 //! - [`background`]: table purges and GSI backfills off the request path,
 //!   resumed after a restart.
@@ -18,6 +20,7 @@
 //! each read-check-write is atomic and writes are serializable; readers go
 //! straight to storage, whose batches are atomic.
 
+pub mod api;
 pub mod background;
 pub mod capacity;
 pub mod catalog;

@@ -6,9 +6,7 @@ use crate::faults::Faults;
 use crate::ops::batch_write_item::capacity_list;
 use crate::ops::common::{self, Names};
 use crate::validate::{self, Violations};
-use ferrodyn_engine::capacity::{read_units, Consumed};
-use ferrodyn_engine::table::Table;
-use ferrodyn_engine::throughput::Capacity;
+use ferrodyn_engine::capacity::Consumed;
 use ferrodyn_engine::Engine;
 use ferrodyn_expr::{legacy_attributes_to_get, parse_projection, Projection};
 use ferrodyn_types::{DynamoError, Item, Result};
@@ -160,24 +158,8 @@ fn projection(spec: &TableKeys) -> Result<Option<Projection>> {
     Ok(projection)
 }
 
-/// Each key must fit the table's key schema, and appear once.
-fn check_keys(table: &Table, keys: &[Item]) -> Result<()> {
-    let mut seen: Vec<Vec<u8>> = Vec::with_capacity(keys.len());
-    for key in keys {
-        table.schema.validate_key(key)?;
-        let encoded = table.schema.encode(table.id, key);
-        if seen.contains(&encoded) {
-            return Err(DynamoError::validation(
-                "Provided list of item keys contains duplicates",
-            ));
-        }
-        seen.push(encoded);
-    }
-    Ok(())
-}
-
-/// Reads one table's keys, charging its capacity; the keys left over go to
-/// UnprocessedKeys.
+/// Reads one table's keys through the engine (which checks them and
+/// charges the reads); the keys left over go to UnprocessedKeys.
 fn read_table(
     engine: &Engine,
     faults: &Faults,
@@ -186,40 +168,32 @@ fn read_table(
     progress: &mut Progress,
 ) -> Result<()> {
     let projection = projection(spec)?;
-    let table = engine.table_for_items(table_name)?;
-    check_keys(&table, &spec.keys)?;
     let consistent = spec.consistent_read.unwrap_or(false);
-    let mut found = Vec::new();
-    let mut left = Vec::new();
-    let mut table_units = 0.0;
-    for key in &spec.keys {
-        // Keys past the 16 MB response cap, keys the table has no read
-        // capacity for, and keys a fault rule picks come back unprocessed.
-        if progress.response_bytes >= MAX_RESPONSE_BYTES
-            || !table.throughput.has_capacity(Capacity::Read)
-            || faults.leave_unprocessed("BatchGetItem", table_name)
-        {
-            progress.throttled |= progress.response_bytes < MAX_RESPONSE_BYTES
-                && !table.throughput.has_capacity(Capacity::Read);
-            left.push(serde_json::to_value(key).expect("serialisable"));
-            continue;
-        }
-        let stored = engine.get_item(&table, key)?;
-        table_units += read_units(stored.as_ref().map_or(0, |s| s.size), consistent);
-        progress.processed += 1;
-        if let Some(stored) = stored {
-            progress.response_bytes += stored.json.len();
-            // Unprojected items go out as their stored JSON.
-            found.push(match &projection {
-                Some(p) => serde_json::to_vec(&p.apply(&stored.parse()?)).expect("serialisable"),
-                None => stored.json,
-            });
-        }
-    }
-    table.charge(Capacity::Read, table_units);
+    let budget = (&mut progress.response_bytes, MAX_RESPONSE_BYTES);
+    let read = engine
+        .api()
+        .batch_get_table(table_name, &spec.keys, consistent, budget, || {
+            faults.leave_unprocessed("BatchGetItem", table_name)
+        })?;
+    progress.throttled |= read.throttled;
+    progress.processed += read.processed;
+    // Unprojected items go out as their stored JSON.
+    let found = read
+        .found
+        .into_iter()
+        .map(|stored| match &projection {
+            Some(p) => Ok(serde_json::to_vec(&p.apply(&stored.parse()?)).expect("serialisable")),
+            None => Ok(stored.json),
+        })
+        .collect::<Result<Vec<_>>>()?;
     progress.responses.push((table_name.to_string(), found));
-    progress.units.push((table_name.to_string(), table_units));
-    if !left.is_empty() {
+    progress.units.push((table_name.to_string(), read.units));
+    if !read.left.is_empty() {
+        let left = read
+            .left
+            .iter()
+            .map(|&n| serde_json::to_value(&spec.keys[n]).expect("serialisable"))
+            .collect();
         progress
             .unprocessed
             .insert(table_name.to_string(), unprocessed_entry(spec, left));

@@ -69,34 +69,26 @@ pub fn run(engine: &Engine, faults: &Faults, request: Request) -> Result<Vec<u8>
     }
     // Requests the table has no capacity for now (or that a fault rule
     // picks) are returned for the caller to retry, as DynamoDB does.
+    let (originals, writes): (Vec<_>, Vec<_>) = writes
+        .into_iter()
+        .map(|(table, key, mutation, original)| {
+            ((table.name.clone(), original), (table, key, mutation))
+        })
+        .unzip();
+    let output = engine.api().batch_write_item(writes, |table| {
+        faults.leave_unprocessed("BatchWriteItem", &table.name)
+    })?;
     let mut unprocessed: serde_json::Map<String, Value> = serde_json::Map::new();
-    let mut admitted = Vec::with_capacity(writes.len());
-    let mut throttled = false;
-    for (table, key, mutation, original) in writes {
-        let no_capacity = !table.has_write_capacity();
-        throttled |= no_capacity;
-        if no_capacity || faults.leave_unprocessed("BatchWriteItem", &table.name) {
-            let entry = unprocessed
-                .entry(table.name.clone())
-                .or_insert_with(|| json!([]));
-            entry
-                .as_array_mut()
-                .expect("array")
-                .push(original.to_json());
-        } else {
-            admitted.push((table, key, mutation));
-        }
+    for position in output.unprocessed {
+        let (table_name, original) = &originals[position];
+        unprocessed
+            .entry(table_name.clone())
+            .or_insert_with(|| json!([]))
+            .as_array_mut()
+            .expect("array")
+            .push(original.to_json());
     }
-    if admitted.is_empty() && throttled {
-        return Err(ferrodyn_engine::throughput::exceeded());
-    }
-    let planned = engine.batch_write(admitted)?;
-    for write in &planned {
-        write
-            .table
-            .charge_write(write.write_units, &write.index_units());
-    }
-    respond(&request, unprocessed, &planned)
+    respond(&request, unprocessed, &output.planned)
 }
 
 /// The field constraints, then the 25-write total across tables.

@@ -6,9 +6,10 @@
 use crate::ops::common::{self, Names, Values};
 use crate::ops::reads::{self, Select};
 use crate::validate::Violations;
+use ferrodyn_engine::api::{PageOutput, PageRead};
 use ferrodyn_engine::index::Index;
 use ferrodyn_engine::keys::KeyAttribute;
-use ferrodyn_engine::read::{query_range, QueryKeys};
+use ferrodyn_engine::read::QueryKeys;
 use ferrodyn_engine::table::Table;
 use ferrodyn_engine::Engine;
 use ferrodyn_expr::{
@@ -77,15 +78,15 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
     }
     let forward = request.scan_index_forward.unwrap_or(true);
     let start_key = request.exclusive_start_key.as_ref();
-    let range = query_range(&table, index, &keys, start_key, forward)?;
-
-    table.admit_read(index)?;
-    let limit = request.limit.map(|l| l as usize);
-    let filter = expressions.filter.as_ref();
-    let mut page = engine.read_page(&table, index, range, !forward, limit, filter)?;
-    reads::fetch_from_table(engine, &table, index, select, &mut page)?;
-    let units = page.read_units(consistent);
-    table.charge_read(index, units);
+    let read = PageRead {
+        table: &table,
+        index,
+        limit: request.limit.map(|l| l as usize),
+        filter: expressions.filter.as_ref(),
+        consistent,
+        full_items: select.full_items(),
+    };
+    let PageOutput { page, units } = engine.api().query(read, &keys, start_key, forward)?;
     let detail = common::capacity_detail(&request.return_consumed_capacity);
     reads::page_response(&table, index, page, select, projection, units, detail)
 }

@@ -5,9 +5,8 @@
 use crate::validate::{self, Violations};
 use ferrodyn_engine::capacity::{CapacityDetail, Consumed};
 use ferrodyn_engine::index::{Index, IndexKind, IndexProjection, IndexState};
-use ferrodyn_engine::read::{Page, PageItem};
+use ferrodyn_engine::read::Page;
 use ferrodyn_engine::table::Table;
-use ferrodyn_engine::Engine;
 use ferrodyn_expr::{legacy_attributes_to_get, parse_projection, ExpressionContext, Projection};
 use ferrodyn_types::{DynamoError, Result};
 use std::sync::Arc;
@@ -104,6 +103,15 @@ pub enum Select {
     Specific,
 }
 
+impl Select {
+    /// Whether the answer needs every attribute of each item (all of them,
+    /// or a projection that may name any): an LSI page that does not
+    /// project everything is then read from the table.
+    pub fn full_items(self) -> bool {
+        matches!(self, Select::All | Select::Specific)
+    }
+}
+
 /// The index a Query or Scan names, checked as DynamoDB checks it.
 pub fn resolve_index(
     table: &Table,
@@ -179,33 +187,6 @@ pub fn check_projected(
         ))),
         None => Ok(()),
     }
-}
-
-/// For an LSI that does not project everything, ALL_ATTRIBUTES and
-/// projections read the full items from the table, as DynamoDB does; the
-/// extra reads are added to the page's cost.
-pub fn fetch_from_table(
-    engine: &Engine,
-    table: &Table,
-    index: Option<&Index>,
-    select: Select,
-    page: &mut Page,
-) -> Result<()> {
-    let Some(index) = index else { return Ok(()) };
-    if index.kind != IndexKind::Local
-        || index.projects_all()
-        || !matches!(select, Select::All | Select::Specific)
-    {
-        return Ok(());
-    }
-    for entry in &mut page.items {
-        let key = table.schema.extract(entry.item()?);
-        if let Some(stored) = engine.get_item(table, &key)? {
-            page.bytes_read += stored.size;
-            *entry = PageItem::new(stored.json, None);
-        }
-    }
-    Ok(())
 }
 
 /// Checks Select against the projection parameters, as DynamoDB does.

@@ -6,7 +6,8 @@
 use crate::ops::common::{self, Names, Values};
 use crate::ops::reads::{self, Select};
 use crate::validate::Violations;
-use ferrodyn_engine::read::{scan_range, Segment};
+use ferrodyn_engine::api::{PageOutput, PageRead};
+use ferrodyn_engine::read::Segment;
 use ferrodyn_engine::Engine;
 use ferrodyn_expr::{legacy_scan_filter, parse_filter, Condition, Projection};
 use ferrodyn_types::{DynamoError, Item, Result};
@@ -51,14 +52,15 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
     let projection = projection.as_ref();
     reads::check_projected(&table, index, projection)?;
     let start_key = request.exclusive_start_key.as_ref();
-    let (range, start) = scan_range(&table, index, segment, start_key)?;
-
-    table.admit_read(index)?;
-    let limit = request.limit.map(|l| l as usize);
-    let mut page = engine.read_page(&table, index, range, false, limit, filter.as_ref())?;
-    reads::fetch_from_table(engine, &table, index, select, &mut page)?;
-    let units = start.units(&table, index, &page, consistent);
-    table.charge_read(index, units);
+    let read = PageRead {
+        table: &table,
+        index,
+        limit: request.limit.map(|l| l as usize),
+        filter: filter.as_ref(),
+        consistent,
+        full_items: select.full_items(),
+    };
+    let PageOutput { page, units } = engine.api().scan(read, segment, start_key)?;
     let detail = common::capacity_detail(&request.return_consumed_capacity);
     reads::page_response(&table, index, page, select, projection, units, detail)
 }

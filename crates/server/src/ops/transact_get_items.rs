@@ -6,10 +6,10 @@ use crate::ops::batch_get_item::read_capacity;
 use crate::ops::batch_write_item::capacity_list;
 use crate::ops::common::{self, Names};
 use crate::validate::{self, Violations};
-use ferrodyn_engine::capacity::{read_units, CapacityDetail};
+use ferrodyn_engine::api::TransactGetOutput;
+use ferrodyn_engine::capacity::CapacityDetail;
 use ferrodyn_engine::items::StoredItem;
 use ferrodyn_engine::table::Table;
-use ferrodyn_engine::throughput::Capacity;
 use ferrodyn_engine::transactions::{cancellation_error, CancellationReason};
 use ferrodyn_engine::Engine;
 use ferrodyn_expr::{parse_projection, Projection};
@@ -59,11 +59,8 @@ pub fn run(engine: &Engine, faults: &Faults, request: Request) -> Result<Vec<u8>
     if let Some(conflict) = faults.transaction_conflict("TransactGetItems", &names) {
         return Err(conflict);
     }
-    for (table, _) in &gets {
-        table.throughput.admit(Capacity::Read)?;
-    }
-    let found = engine.transact_get(&gets)?;
-    respond(engine, &gets, found, &projections, detail)
+    let TransactGetOutput { found, units } = engine.api().transact_get_items(&gets)?;
+    respond(found, units, &projections, detail)
 }
 
 /// The field constraints, in DynamoDB's order; the Gets in checked form.
@@ -149,23 +146,15 @@ fn resolve(engine: &Engine, checked: Vec<CheckedGet>) -> Result<Vec<(Arc<Table>,
 }
 
 /// The Responses (projected items, `{}` for a missing one) and the
-/// capacity: transactional reads cost twice a strongly consistent read, and
-/// a missing item is charged too.
+/// capacity (the engine's: twice a strongly consistent read per Get).
 fn respond(
-    engine: &Engine,
-    gets: &[(Arc<Table>, Item)],
     found: Vec<Option<StoredItem>>,
+    units: Vec<(String, f64)>,
     projections: &[Option<Projection>],
     detail: CapacityDetail,
 ) -> Result<Vec<u8>> {
     let mut responses = Vec::with_capacity(found.len());
-    let mut units: Vec<(String, f64)> = Vec::new();
-    for (((table, _), stored), projection) in gets.iter().zip(found).zip(projections) {
-        let cost = 2.0 * read_units(stored.as_ref().map_or(0, |s| s.size), true);
-        match units.iter_mut().find(|(t, _)| *t == table.name) {
-            Some((_, total)) => *total += cost,
-            None => units.push((table.name.clone(), cost)),
-        }
+    for (stored, projection) in found.into_iter().zip(projections) {
         responses.push(match stored {
             Some(stored) => {
                 let item = stored.parse()?;
@@ -177,11 +166,6 @@ fn respond(
             }
             None => json!({}),
         });
-    }
-    for (table, units) in &units {
-        if let Ok(t) = engine.table_for_items(table) {
-            t.charge(Capacity::Read, *units);
-        }
     }
     let mut body = serde_json::Map::new();
     body.insert("Responses".into(), Value::Array(responses));

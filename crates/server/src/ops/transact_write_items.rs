@@ -1,19 +1,20 @@
 //! TransactWriteItems: up to 100 Put, Update, Delete and ConditionCheck
 //! actions on distinct items, committed all together or not at all, with
-//! ClientRequestToken idempotency and doubled (transactional) capacity.
+//! ClientRequestToken idempotency and doubled (transactional) capacity. This
+//! module checks the actions and their keys; the engine (api/multi.rs)
+//! claims the token, admits, commits and charges.
 
 use crate::faults::Faults;
 use crate::ops::batch_write_item::{capacity_list, collection_metrics};
 use crate::ops::common::{self, Names, Values};
 use crate::ops::conditional_write::wants_collection_metrics;
 use crate::validate::{self, Violations};
+use ferrodyn_engine::api::TransactWriteOutput;
 use ferrodyn_engine::capacity::{CapacityDetail, Consumed};
-use ferrodyn_engine::idempotency::Claim;
 use ferrodyn_engine::items::check_item_size;
 use ferrodyn_engine::table::Table;
 use ferrodyn_engine::throughput::Capacity;
 use ferrodyn_engine::transactions::TransactWrite;
-use ferrodyn_engine::PlannedWrite;
 use ferrodyn_engine::{Engine, Mutation};
 use ferrodyn_expr::{parse_condition, parse_update, Condition, UpdateExpression};
 use ferrodyn_types::{DynamoError, Item, Result};
@@ -135,31 +136,27 @@ pub fn run(engine: &Engine, faults: &Faults, request: Request, body_len: usize) 
     let keys = check_keys(&parsed, &tables)?;
 
     let detail = common::capacity_detail(&request.return_consumed_capacity);
-    let token = request.client_request_token.as_deref();
-    if let (Some(token), Some(fingerprint)) = (token, request.fingerprint) {
-        if let Claim::Replay(units) = engine.tokens.claim(token, fingerprint)? {
-            // A replay writes nothing and, as in DynamoDB, reports read
-            // capacity rather than write capacity.
-            return respond(&units, detail, Capacity::Read, None);
-        }
-    }
+    let token = request
+        .client_request_token
+        .as_deref()
+        .zip(request.fingerprint);
     let names: Vec<&str> = tables.iter().map(|t| t.name.as_str()).collect();
-    if let Some(conflict) = faults.transaction_conflict("TransactWriteItems", &names) {
-        release(engine, token);
-        return Err(conflict);
-    }
-    let actions = transact_writes(&parsed, &tables, keys);
-    let writes = match engine.transact_write(actions) {
-        Ok(writes) => writes,
-        Err(error) => {
-            release(engine, token);
-            return Err(error);
-        }
+    let conflict = || match faults.transaction_conflict("TransactWriteItems", &names) {
+        Some(conflict) => Err(conflict),
+        None => Ok(()),
     };
-    let units = charge(&writes);
-    if let Some(token) = token {
-        engine.tokens.complete(token, units.clone());
-    }
+    let actions = transact_writes(&parsed, &tables, keys);
+    let (writes, units) = match engine
+        .api()
+        .transact_write_items(actions, token, conflict)?
+    {
+        // A replay writes nothing and, as in DynamoDB, reports read
+        // capacity rather than write capacity.
+        TransactWriteOutput::Replayed { units } => {
+            return respond(&units, detail, Capacity::Read, None)
+        }
+        TransactWriteOutput::Committed { writes, units } => (writes, units),
+    };
     let metrics = wants_collection_metrics(&request.return_item_collection_metrics)
         .then(|| collection_metrics(&writes))
         .flatten();
@@ -347,8 +344,7 @@ fn check_keys(parsed: &[ParsedAction], tables: &[Arc<Table>]) -> Result<Vec<Resu
     Ok(keys)
 }
 
-/// The engine's actions; an action whose key failed, or whose table is out
-/// of capacity (its ProvisionedThroughputExceeded reason), carries its error.
+/// The engine's actions; an action whose key failed carries its error.
 fn transact_writes<'a>(
     parsed: &'a [ParsedAction],
     tables: &[Arc<Table>],
@@ -360,7 +356,6 @@ fn transact_writes<'a>(
         .zip(keys)
         .map(|((p, table), key)| {
             let key = key?;
-            table.admit_write()?;
             let mutation = match &p.write {
                 Write::Put { item } => Mutation::Put(item.clone()),
                 Write::Update { update, .. } => Mutation::Update(update),
@@ -376,32 +371,6 @@ fn transact_writes<'a>(
             })
         })
         .collect()
-}
-
-/// Charges the committed writes: transactional writes cost twice the units
-/// of the same plain writes. Returns the units per table.
-fn charge(writes: &[PlannedWrite]) -> Vec<(String, f64)> {
-    let mut units: Vec<(String, f64)> = Vec::new();
-    for write in writes {
-        let cost = 2.0 * write.write_units;
-        match units.iter_mut().find(|(t, _)| *t == write.table.name) {
-            Some((_, total)) => *total += cost,
-            None => units.push((write.table.name.clone(), cost)),
-        }
-    }
-    for write in writes {
-        write
-            .table
-            .charge_write(2.0 * write.write_units, &write.index_units());
-    }
-    units
-}
-
-/// A failed transaction frees its ClientRequestToken for a retry.
-fn release(engine: &Engine, token: Option<&str>) {
-    if let Some(token) = token {
-        engine.tokens.release(token);
-    }
 }
 
 /// Checks an action's key (or item) against its table's key schema.
