@@ -16,7 +16,8 @@ use crate::schema::{
     BillingMode, BillingModeSummary, ProvisionedThroughputDescription, StreamSpecification,
     TableDescription,
 };
-use crate::streams::StreamInfo;
+pub use crate::shared::now_seconds;
+use crate::shared::StreamInfo;
 use crate::table::{Table, TableStats};
 use crate::Engine;
 use ferrodyn_storage::WriteOp;
@@ -513,14 +514,6 @@ fn scan_prefix_limited(
         .storage
         .scan(Bound::Included(prefix), end_bound, false, limit)
         .map_err(storage_error)
-}
-
-pub fn now_seconds() -> f64 {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
-    // Millisecond precision, as DynamoDB reports timestamps.
-    (now.as_millis() as f64) / 1000.0
 }
 
 /// A stream label in DynamoDB's form (an ISO-8601 timestamp).

@@ -13,6 +13,8 @@
 //! - [`keys`]: key-schema checks and the storage-key encoding.
 //! - [`capacity`]: read and write units by DynamoDB's rules.
 //! - [`schema`]: table descriptions in DynamoDB's wire shape.
+//! - [`shared`]: plain data several modules share (index kind, table
+//!   statistics, stream identity, the clock), so they need not import each other.
 //! - [`region`]: which region a request addresses; tables are per region.
 //! - [`quotas`]: tables per region and simultaneous table operations.
 //!
@@ -35,6 +37,7 @@ pub mod quotas;
 pub mod read;
 pub mod region;
 pub mod schema;
+pub mod shared;
 pub mod streams;
 pub mod table;
 pub mod tags;

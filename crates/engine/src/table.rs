@@ -4,7 +4,8 @@
 use crate::index::{Index, IndexKind, IndexState};
 use crate::keys::KeySchema;
 use crate::schema::{BillingMode, TableDescription};
-use crate::streams::StreamInfo;
+use crate::shared::StreamInfo;
+pub use crate::shared::TableStats;
 use crate::throughput::{Capacity, Throughput};
 use crate::usage::UsageLedger;
 use parking_lot::RwLock;
@@ -294,20 +295,4 @@ fn provisioned_rates(description: &TableDescription) -> (u64, u64) {
     }
     let t = &description.provisioned_throughput;
     (t.read_capacity_units, t.write_capacity_units)
-}
-
-/// Item count and total item bytes of a table (or a change to them).
-#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct TableStats {
-    pub item_count: i64,
-    pub size_bytes: i64,
-}
-
-impl TableStats {
-    pub fn plus(self, other: TableStats) -> TableStats {
-        TableStats {
-            item_count: self.item_count + other.item_count,
-            size_bytes: self.size_bytes + other.size_bytes,
-        }
-    }
 }
