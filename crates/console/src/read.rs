@@ -30,47 +30,14 @@ pub fn request(form: &Value) -> Result<(String, Value), ApiFailure> {
     let query = form["operation"] == "Query";
     let mut b = Builder::new();
     if query {
-        let pk = &form["pk"];
-        let name = required(pk, "name")?;
-        let p = b.placeholders();
-        let alias = p.name(name);
-        let value = p.value(name, pk["value"].clone());
-        let mut key = format!("{alias} = {value}");
-        if let Some(sk) = form.get("sk").filter(|s| text(s, "op").is_some()) {
-            let name = required(sk, "name")?;
-            let p = b.placeholders();
-            let alias = p.name(name);
-            let a = p.value(name, sk["value"].clone());
-            let second = sk.get("value2").filter(|v| v.is_object());
-            let b2 = second.map(|v| p.value(&format!("{name}2"), v.clone()));
-            key.push_str(" AND ");
-            key.push_str(&sort_clause(
-                &alias,
-                required(sk, "op")?,
-                &a,
-                b2.as_deref(),
-            )?);
-        }
+        let key = key_condition(&mut b, form)?;
         b.add_raw(Kind::KeyCondition, key);
     }
     if let Some(filter) = text(form, "filter") {
         b.add(Kind::Condition, filter)
             .map_err(|e| ApiFailure::invalid(format!("filter: {e}")))?;
     }
-    let projection = text(form, "projection").map(|list| {
-        let p = b.placeholders();
-        list.split(',')
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(|path| {
-                path.split('.')
-                    .map(|n| p.name(n))
-                    .collect::<Vec<_>>()
-                    .join(".")
-            })
-            .collect::<Vec<_>>()
-            .join(", ")
-    });
+    let projection = text(form, "projection").map(|list| projection(&mut b, list));
     let built = b.build().map_err(|e| ApiFailure::invalid(e.to_string()))?;
     let mut request = Map::new();
     request.insert("TableName".into(), json!(table));
@@ -88,6 +55,57 @@ pub fn request(form: &Value) -> Result<(String, Value), ApiFailure> {
     if let Some(projection) = projection.filter(|p| !p.is_empty()) {
         request.insert("ProjectionExpression".into(), json!(projection));
     }
+    page_options(form, query, &mut request);
+    let operation = if query { "Query" } else { "Scan" };
+    Ok((operation.to_string(), Value::Object(request)))
+}
+
+/// The form's key condition: the partition key's equality, and the sort
+/// key's condition when one is chosen.
+fn key_condition(b: &mut Builder, form: &Value) -> Result<String, ApiFailure> {
+    let pk = &form["pk"];
+    let name = required(pk, "name")?;
+    let p = b.placeholders();
+    let alias = p.name(name);
+    let value = p.value(name, pk["value"].clone());
+    let mut key = format!("{alias} = {value}");
+    if let Some(sk) = form.get("sk").filter(|s| text(s, "op").is_some()) {
+        let name = required(sk, "name")?;
+        let p = b.placeholders();
+        let alias = p.name(name);
+        let a = p.value(name, sk["value"].clone());
+        let second = sk.get("value2").filter(|v| v.is_object());
+        let b2 = second.map(|v| p.value(&format!("{name}2"), v.clone()));
+        key.push_str(" AND ");
+        key.push_str(&sort_clause(
+            &alias,
+            required(sk, "op")?,
+            &a,
+            b2.as_deref(),
+        )?);
+    }
+    Ok(key)
+}
+
+/// A comma-separated list of attribute paths as a ProjectionExpression,
+/// every name through a placeholder.
+fn projection(b: &mut Builder, list: &str) -> String {
+    let p = b.placeholders();
+    list.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|path| {
+            path.split('.')
+                .map(|n| p.name(n))
+                .collect::<Vec<_>>()
+                .join(".")
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Direction, consistency, Limit and the parallel-scan segment.
+fn page_options(form: &Value, query: bool, request: &mut Map<String, Value>) {
     if query && form["forward"] == json!(false) {
         request.insert("ScanIndexForward".into(), json!(false));
     }
@@ -106,8 +124,6 @@ pub fn request(form: &Value) -> Result<(String, Value), ApiFailure> {
         request.insert("TotalSegments".into(), json!(segments));
     }
     request.insert("ReturnConsumedCapacity".into(), json!("TOTAL"));
-    let operation = if query { "Query" } else { "Scan" };
-    Ok((operation.to_string(), Value::Object(request)))
 }
 
 /// Runs one page of the form (from `startKey` if given).

@@ -3,7 +3,7 @@
 //! strongly consistent read costs one unit per started 4 KB (at least one), and
 //! an eventually consistent read half that.
 
-use crate::index::IndexKind;
+use crate::shared::IndexKind;
 use serde_json::{json, Value};
 
 const WRITE_UNIT_BYTES: usize = 1024;

@@ -16,7 +16,8 @@ use crate::schema::{
     BillingMode, BillingModeSummary, ProvisionedThroughputDescription, StreamSpecification,
     TableDescription,
 };
-use crate::streams::StreamInfo;
+pub use crate::shared::now_seconds;
+use crate::shared::StreamInfo;
 use crate::table::{Table, TableStats};
 use crate::Engine;
 use ferrodyn_storage::WriteOp;
@@ -228,68 +229,16 @@ impl Engine {
             .next_table_id
             .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let now = now_seconds();
-        let (read, write) = new.provisioned.unwrap_or((0, 0));
         let arn = self.table_arn(&region, &new.name);
-        let index_arn = |name: &str| format!("{arn}/index/{name}");
-        let mut gsis = new.global_secondary_indexes;
-        for gsi in &mut gsis {
-            gsi.index_arn = index_arn(&gsi.index_name);
-            gsi.index_status = Some("ACTIVE".into());
-        }
-        let mut lsis = new.local_secondary_indexes;
-        for lsi in &mut lsis {
-            lsi.index_arn = index_arn(&lsi.index_name);
-        }
-        let stream_enabled = new.stream.as_ref().is_some_and(|s| s.stream_enabled);
-        let stream_label = stream_label(now);
-        let description = TableDescription {
-            table_name: new.name.clone(),
-            table_id: uuid_like(id, now),
-            table_arn: arn.clone(),
-            table_status: "ACTIVE".into(),
-            creation_date_time: now,
-            key_schema: new.key_schema,
-            attribute_definitions: new.attribute_definitions,
-            provisioned_throughput: ProvisionedThroughputDescription {
-                number_of_decreases_today: 0,
-                read_capacity_units: read,
-                write_capacity_units: write,
-                ..Default::default()
-            },
-            billing_mode_summary: Some(BillingModeSummary {
-                billing_mode: new.billing_mode,
-                last_update_to_pay_per_request_date_time: (new.billing_mode
-                    == BillingMode::PayPerRequest)
-                    .then_some(now),
-            }),
-            item_count: 0,
-            table_size_bytes: 0,
-            global_secondary_indexes: (!gsis.is_empty()).then_some(gsis),
-            local_secondary_indexes: (!lsis.is_empty()).then_some(lsis),
-            stream_specification: new.stream.filter(|s| s.stream_enabled),
-            latest_stream_arn: stream_enabled.then(|| format!("{arn}/stream/{stream_label}")),
-            latest_stream_label: stream_enabled.then_some(stream_label),
-            deletion_protection_enabled: new.deletion_protection,
-            table_class_summary: new
-                .table_class
-                .map(|c| serde_json::json!({ "TableClass": c })),
-        };
-        let mut index_ids = BTreeMap::new();
-        for (n, index) in description
-            .global_secondary_indexes
-            .iter()
-            .chain(description.local_secondary_indexes.iter())
-            .flatten()
-            .enumerate()
-        {
-            index_ids.insert(index.index_name.clone(), n as u32 + 1);
-        }
+        let tags = new.tags.clone();
+        let description = new_description(new, id, &arn, now);
+        let index_ids = index_ids(&description);
         let record = CatalogRecord {
             id,
             description: description.clone(),
             index_ids,
             backfilling: Vec::new(),
-            tags: new.tags.iter().cloned().collect(),
+            tags: tags.into_iter().collect(),
             streams: Vec::new(),
             ttl_attribute: None,
             next_index_id: 0,
@@ -515,12 +464,69 @@ fn scan_prefix_limited(
         .map_err(storage_error)
 }
 
-pub fn now_seconds() -> f64 {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
-    // Millisecond precision, as DynamoDB reports timestamps.
-    (now.as_millis() as f64) / 1000.0
+/// A new table's description as CreateTable records it: ACTIVE, with its
+/// ARN and its indexes' ARNs, the stream's label when a stream is enabled.
+fn new_description(new: NewTable, id: u64, arn: &str, now: f64) -> TableDescription {
+    let (read, write) = new.provisioned.unwrap_or((0, 0));
+    let index_arn = |name: &str| format!("{arn}/index/{name}");
+    let mut gsis = new.global_secondary_indexes;
+    for gsi in &mut gsis {
+        gsi.index_arn = index_arn(&gsi.index_name);
+        gsi.index_status = Some("ACTIVE".into());
+    }
+    let mut lsis = new.local_secondary_indexes;
+    for lsi in &mut lsis {
+        lsi.index_arn = index_arn(&lsi.index_name);
+    }
+    let stream_enabled = new.stream.as_ref().is_some_and(|s| s.stream_enabled);
+    let stream_label = stream_label(now);
+    TableDescription {
+        table_name: new.name,
+        table_id: uuid_like(id, now),
+        table_arn: arn.to_string(),
+        table_status: "ACTIVE".into(),
+        creation_date_time: now,
+        key_schema: new.key_schema,
+        attribute_definitions: new.attribute_definitions,
+        provisioned_throughput: ProvisionedThroughputDescription {
+            number_of_decreases_today: 0,
+            read_capacity_units: read,
+            write_capacity_units: write,
+            ..Default::default()
+        },
+        billing_mode_summary: Some(BillingModeSummary {
+            billing_mode: new.billing_mode,
+            last_update_to_pay_per_request_date_time: (new.billing_mode
+                == BillingMode::PayPerRequest)
+                .then_some(now),
+        }),
+        item_count: 0,
+        table_size_bytes: 0,
+        global_secondary_indexes: (!gsis.is_empty()).then_some(gsis),
+        local_secondary_indexes: (!lsis.is_empty()).then_some(lsis),
+        stream_specification: new.stream.filter(|s| s.stream_enabled),
+        latest_stream_arn: stream_enabled.then(|| format!("{arn}/stream/{stream_label}")),
+        latest_stream_label: stream_enabled.then_some(stream_label),
+        deletion_protection_enabled: new.deletion_protection,
+        table_class_summary: new
+            .table_class
+            .map(|c| serde_json::json!({ "TableClass": c })),
+    }
+}
+
+/// Storage ids of a new table's indexes: 1, 2, ... in GSI-then-LSI order.
+fn index_ids(description: &TableDescription) -> BTreeMap<String, u32> {
+    let mut index_ids = BTreeMap::new();
+    for (n, index) in description
+        .global_secondary_indexes
+        .iter()
+        .chain(description.local_secondary_indexes.iter())
+        .flatten()
+        .enumerate()
+    {
+        index_ids.insert(index.index_name.clone(), n as u32 + 1);
+    }
+    index_ids
 }
 
 /// A stream label in DynamoDB's form (an ISO-8601 timestamp).

@@ -14,16 +14,11 @@ use crate::keys::{
     combined_partition_hash, partition_hash, IndexKeySchema, KeyAttribute, KeySchema,
 };
 use crate::schema::IndexDescription;
-use crate::table::TableStats;
+pub use crate::shared::IndexKind;
+use crate::shared::TableStats;
 use ferrodyn_types::{AttributeValue, DynamoError, Item, Result};
 use parking_lot::RwLock;
 use std::sync::atomic::{AtomicI64, Ordering};
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum IndexKind {
-    Global,
-    Local,
-}
 
 /// Which attributes an index entry carries besides the keys.
 #[derive(Clone, Debug, PartialEq)]

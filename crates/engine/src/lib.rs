@@ -1,5 +1,7 @@
 //! Ferrodyn's engine: everything between a validated request and storage.
 //!
+//! - [`api`]: the front door, one method per item operation (admission,
+//!   the read or write, capacity charging); the server calls these.
 //! - [`catalog`]: tables (create, describe, list, update, delete), persisted.
 //! - [`background`]: table purges and GSI backfills off the request path,
 //!   resumed after a restart.
@@ -11,6 +13,8 @@
 //! - [`keys`]: key-schema checks and the storage-key encoding.
 //! - [`capacity`]: read and write units by DynamoDB's rules.
 //! - [`schema`]: table descriptions in DynamoDB's wire shape.
+//! - [`shared`]: plain data several modules share (index kind, table
+//!   statistics, stream identity, the clock), so they need not import each other.
 //! - [`region`]: which region a request addresses; tables are per region.
 //! - [`quotas`]: tables per region and simultaneous table operations.
 //!
@@ -18,6 +22,7 @@
 //! each read-check-write is atomic and writes are serializable; readers go
 //! straight to storage, whose batches are atomic.
 
+pub mod api;
 pub mod background;
 pub mod capacity;
 pub mod catalog;
@@ -32,6 +37,7 @@ pub mod quotas;
 pub mod read;
 pub mod region;
 pub mod schema;
+pub mod shared;
 pub mod streams;
 pub mod table;
 pub mod tags;

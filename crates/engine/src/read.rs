@@ -5,6 +5,11 @@
 //!
 //! Memory is bounded by the page, never by the table: storage is read in
 //! chunks of at most [`CHUNK`] entries.
+//!
+//! The ranges themselves are built here too, from what the request names:
+//! read/query.rs (a partition and its sort-key condition) and read/scan.rs
+//! (the whole table or a parallel-scan segment), each resumed after an
+//! ExclusiveStartKey; the server never builds a storage key.
 
 use crate::capacity::read_units;
 use crate::index::Index;
@@ -15,6 +20,12 @@ use ferrodyn_expr::Condition;
 use ferrodyn_types::{Item, Result};
 use std::ops::Bound;
 
+mod query;
+mod scan;
+
+pub use query::{query_range, QueryKeys};
+pub use scan::{scan_range, ScanStart, Segment};
+
 /// DynamoDB stops a Query or Scan page once it has read 1 MB of items.
 pub const PAGE_BYTES: usize = 1024 * 1024;
 /// Storage entries fetched per call.
@@ -24,6 +35,23 @@ const CHUNK: usize = 256;
 pub struct KeyRange {
     pub start: Bound<Vec<u8>>,
     pub end: Bound<Vec<u8>>,
+}
+
+impl KeyRange {
+    /// Whether a storage key lies within the range.
+    pub fn contains(&self, key: &[u8]) -> bool {
+        let above = match &self.start {
+            Bound::Included(start) => key >= start.as_slice(),
+            Bound::Excluded(start) => key > start.as_slice(),
+            Bound::Unbounded => true,
+        };
+        let below = match &self.end {
+            Bound::Included(end) => key <= end.as_slice(),
+            Bound::Excluded(end) => key < end.as_slice(),
+            Bound::Unbounded => true,
+        };
+        above && below
+    }
 }
 
 /// An item of a page: its stored JSON, decoded only when something needs to

@@ -10,10 +10,10 @@
 //! has a single shard.
 
 use crate::items::PlannedWrite;
+pub use crate::shared::{ChangeSource, StreamInfo};
 use crate::table::Table;
 use crate::Engine;
 use ferrodyn_types::{item_size, Item};
-use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::ops::Bound;
 use std::sync::Arc;
@@ -21,42 +21,9 @@ use std::sync::Arc;
 /// How long records are kept, in seconds.
 pub const RETENTION_SECONDS: f64 = 24.0 * 3600.0;
 
-/// One stream of a table, current or disabled.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct StreamInfo {
-    pub arn: String,
-    pub label: String,
-    pub view_type: String,
-    /// First sequence number that belongs to this stream.
-    pub start_seq: u64,
-    /// Last sequence number, once the stream is disabled.
-    pub end_seq: Option<u64>,
-    pub created: f64,
-}
-
-impl StreamInfo {
-    pub fn enabled(&self) -> bool {
-        self.end_seq.is_none()
-    }
-
-    /// The stream's single shard id, in DynamoDB's shape.
-    pub fn shard_id(&self) -> String {
-        let millis = (self.created * 1000.0) as u64;
-        let tag = crate::keys::partition_hash(&ferrodyn_types::AttributeValue::S(self.arn.clone()));
-        format!("shardId-{millis:020}-{:08x}", tag as u32)
-    }
-}
-
 /// Sequence numbers as DynamoDB shows them: decimal strings of 21 digits.
 pub fn format_sequence(seq: u64) -> String {
     format!("{seq:021}")
-}
-
-/// Who made a change, when it was not an application (TTL expiry).
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum ChangeSource {
-    Application,
-    TimeToLive,
 }
 
 impl Engine {
@@ -92,7 +59,7 @@ impl Engine {
                         view_type,
                         start_seq: next,
                         end_seq: None,
-                        created: crate::catalog::now_seconds(),
+                        created: crate::shared::now_seconds(),
                     });
                 }
             }
@@ -148,7 +115,7 @@ fn change_record(
     };
     let keys = table.schema.extract(old.or(new).expect("one image exists"));
     let mut body = json!({
-        "ApproximateCreationDateTime": crate::catalog::now_seconds().floor(),
+        "ApproximateCreationDateTime": crate::shared::now_seconds().floor(),
         "Keys": keys,
         "StreamViewType": stream.view_type,
     });
@@ -280,7 +247,7 @@ impl Engine {
             .storage
             .scan(Bound::Included(&start), Bound::Included(&end), false, limit)
             .map_err(crate::storage_error)?;
-        let oldest = crate::catalog::now_seconds() - RETENTION_SECONDS;
+        let oldest = crate::shared::now_seconds() - RETENTION_SECONDS;
         let mut out = Vec::with_capacity(entries.len());
         for (key, value) in entries {
             let seq =

@@ -1,10 +1,16 @@
 //! A table as the engine holds it in memory: its identity, key schema,
 //! description, secondary indexes, and live item count and size.
+//!
+//! Other crates read a table; what changes it is crate-private: its
+//! metadata (description, indexes, streams, tags, TTL) changes only through
+//! the catalog's table operations, and capacity is admitted and charged
+//! only by the front door (api/).
 
 use crate::index::{Index, IndexKind, IndexState};
 use crate::keys::KeySchema;
 use crate::schema::{BillingMode, TableDescription};
-use crate::streams::StreamInfo;
+use crate::shared::StreamInfo;
+pub use crate::shared::TableStats;
 use crate::throughput::{Capacity, Throughput};
 use crate::usage::UsageLedger;
 use parking_lot::RwLock;
@@ -103,12 +109,12 @@ impl Table {
         self.next_index_id.load(Ordering::SeqCst)
     }
 
-    pub fn set_next_index_id(&self, id: u32) {
+    pub(crate) fn set_next_index_id(&self, id: u32) {
         self.next_index_id.store(id, Ordering::SeqCst);
     }
 
     /// Hands out an index id no index of this table has had.
-    pub fn allocate_index_id(&self) -> u32 {
+    pub(crate) fn allocate_index_id(&self) -> u32 {
         self.next_index_id.fetch_add(1, Ordering::SeqCst)
     }
 
@@ -116,7 +122,7 @@ impl Table {
         self.ttl_attribute.read().clone()
     }
 
-    pub fn set_ttl_attribute(&self, attribute: Option<String>) {
+    pub(crate) fn set_ttl_attribute(&self, attribute: Option<String>) {
         *self.ttl_attribute.write() = attribute;
     }
 
@@ -124,7 +130,7 @@ impl Table {
         self.streams.read().clone()
     }
 
-    pub fn set_streams(&self, streams: Vec<StreamInfo>) {
+    pub(crate) fn set_streams(&self, streams: Vec<StreamInfo>) {
         *self.streams.write() = streams;
     }
 
@@ -133,12 +139,12 @@ impl Table {
         self.streams.read().last().filter(|s| s.enabled()).cloned()
     }
 
-    pub fn add_stream(&self, stream: StreamInfo) {
+    pub(crate) fn add_stream(&self, stream: StreamInfo) {
         self.streams.write().push(stream);
     }
 
     /// Disables the enabled stream; its last record is `end_seq`.
-    pub fn close_stream(&self, end_seq: u64) {
+    pub(crate) fn close_stream(&self, end_seq: u64) {
         if let Some(stream) = self.streams.write().last_mut().filter(|s| s.enabled()) {
             stream.end_seq = Some(end_seq);
         }
@@ -148,7 +154,7 @@ impl Table {
         self.tags.read().clone()
     }
 
-    pub fn set_tags(&self, tags: BTreeMap<String, String>) {
+    pub(crate) fn set_tags(&self, tags: BTreeMap<String, String>) {
         *self.tags.write() = tags;
     }
 
@@ -161,11 +167,11 @@ impl Table {
         self.indexes.read().iter().find(|i| i.name == name).cloned()
     }
 
-    pub fn add_index(&self, index: Arc<Index>) {
+    pub(crate) fn add_index(&self, index: Arc<Index>) {
         self.indexes.write().push(index);
     }
 
-    pub fn remove_index(&self, name: &str) -> Option<Arc<Index>> {
+    pub(crate) fn remove_index(&self, name: &str) -> Option<Arc<Index>> {
         let mut indexes = self.indexes.write();
         let position = indexes.iter().position(|i| i.name == name)?;
         Some(indexes.remove(position))
@@ -173,14 +179,14 @@ impl Table {
 
     /// Charges what an operation consumed: against the provisioned capacity
     /// and in the usage ledger.
-    pub fn charge(&self, kind: Capacity, units: f64) {
+    pub(crate) fn charge(&self, kind: Capacity, units: f64) {
         self.throughput.charge(kind, units);
         self.usage.record(kind, units);
     }
 
     /// Applies the description's provisioned rates to the table and to each
     /// GSI (which has capacity of its own; LSIs share the table's).
-    pub fn refresh_throughput(&self) {
+    pub(crate) fn refresh_throughput(&self) {
         let description = self.description.read().clone();
         let (read, write) = provisioned_rates(&description);
         self.throughput.set_rates(read, write, self.burst_seconds);
@@ -206,7 +212,7 @@ impl Table {
     /// Admits a write if the table, and every GSI it may update, have write
     /// capacity left: in DynamoDB an under-provisioned GSI throttles the
     /// table's writes.
-    pub fn admit_write(&self) -> ferrodyn_types::Result<()> {
+    pub(crate) fn admit_write(&self) -> ferrodyn_types::Result<()> {
         self.throughput.admit(Capacity::Write)?;
         if self
             .indexes()
@@ -219,13 +225,13 @@ impl Table {
     }
 
     /// Whether a write can be admitted now (batch writes leave it unprocessed otherwise).
-    pub fn has_write_capacity(&self) -> bool {
+    pub(crate) fn has_write_capacity(&self) -> bool {
         self.admit_write().is_ok()
     }
 
     /// Charges a committed write: `base` units (the item and its LSI
     /// entries) to the table, each GSI's units to that GSI.
-    pub fn charge_write(&self, base: f64, index_units: &[(String, IndexKind, f64)]) {
+    pub(crate) fn charge_write(&self, base: f64, index_units: &[(String, IndexKind, f64)]) {
         let mut table_units = base;
         for (name, kind, units) in index_units {
             match (kind, self.index(name)) {
@@ -242,7 +248,7 @@ impl Table {
 
     /// Admits a read of the table, or of one of its GSIs (which has its own
     /// read capacity).
-    pub fn admit_read(&self, index: Option<&Index>) -> ferrodyn_types::Result<()> {
+    pub(crate) fn admit_read(&self, index: Option<&Index>) -> ferrodyn_types::Result<()> {
         match index {
             Some(index) if index.kind == IndexKind::Global => {
                 index.throughput.admit(Capacity::Read)
@@ -252,7 +258,7 @@ impl Table {
     }
 
     /// Charges a read of the table or of one of its GSIs.
-    pub fn charge_read(&self, index: Option<&Index>, units: f64) {
+    pub(crate) fn charge_read(&self, index: Option<&Index>, units: f64) {
         match index {
             Some(index) if index.kind == IndexKind::Global => {
                 index.throughput.charge(Capacity::Read, units)
@@ -262,7 +268,7 @@ impl Table {
         self.usage.record(Capacity::Read, units);
     }
 
-    pub fn update_description(
+    pub(crate) fn update_description(
         &self,
         change: impl FnOnce(&mut TableDescription),
     ) -> TableDescription {
@@ -278,7 +284,7 @@ impl Table {
     }
 
     /// Applies a committed write's effect on the counters.
-    pub fn apply_stats_delta(&self, delta: TableStats) {
+    pub(crate) fn apply_stats_delta(&self, delta: TableStats) {
         self.item_count
             .fetch_add(delta.item_count, Ordering::Relaxed);
         self.size_bytes
@@ -294,20 +300,4 @@ fn provisioned_rates(description: &TableDescription) -> (u64, u64) {
     }
     let t = &description.provisioned_throughput;
     (t.read_capacity_units, t.write_capacity_units)
-}
-
-/// Item count and total item bytes of a table (or a change to them).
-#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct TableStats {
-    pub item_count: i64,
-    pub size_bytes: i64,
-}
-
-impl TableStats {
-    pub fn plus(self, other: TableStats) -> TableStats {
-        TableStats {
-            item_count: self.item_count + other.item_count,
-            size_bytes: self.size_bytes + other.size_bytes,
-        }
-    }
 }

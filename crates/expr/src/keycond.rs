@@ -204,6 +204,46 @@ impl KeyCondition {
         hash: &[(&str, ScalarType)],
         range: &[(&str, ScalarType)],
     ) -> Result<CompositeParts<'_>, DynamoError> {
+        self.check_composite_names(hash, range)?;
+        let find = |name: &str| self.parts.iter().find(|p| p.name == name);
+        let mut hash_parts = Vec::with_capacity(hash.len());
+        for (name, _) in hash {
+            match find(name) {
+                Some(p) if matches!(p.op, KeyOp::Eq(_)) => hash_parts.push(p),
+                found => {
+                    return Err(not_supported(format!(
+                        "every HASH key attribute of the index needs an equality condition; {} {}",
+                        name,
+                        if found.is_some() {
+                            "is not compared with ="
+                        } else {
+                            "has no condition"
+                        }
+                    )))
+                }
+            }
+        }
+        let range_parts = self.composite_range_parts(range)?;
+        let typed = hash_parts
+            .iter()
+            .zip(hash)
+            .chain(range_parts.iter().zip(range));
+        for (part, (_, ty)) in typed {
+            check_part_type(part, *ty)?;
+        }
+        Ok(CompositeParts {
+            hash: hash_parts,
+            range: range_parts,
+        })
+    }
+
+    /// The names a multi-attribute key condition uses: no nested path, one
+    /// condition per attribute, only the index's key attributes.
+    fn check_composite_names(
+        &self,
+        hash: &[(&str, ScalarType)],
+        range: &[(&str, ScalarType)],
+    ) -> Result<(), DynamoError> {
         let is_key = |name: &str| hash.iter().chain(range).any(|k| k.0 == name);
         if let Some(p) = self.parts.iter().find(|p| p.nested && is_key(&p.name)) {
             return Err(not_scalar(&p.name));
@@ -229,24 +269,16 @@ impl KeyCondition {
                 p.name
             )));
         }
+        Ok(())
+    }
+
+    /// The conditions on RANGE attributes: used left to right without a
+    /// gap, equalities on all but the last one used.
+    fn composite_range_parts(
+        &self,
+        range: &[(&str, ScalarType)],
+    ) -> Result<Vec<&KeyPart>, DynamoError> {
         let find = |name: &str| self.parts.iter().find(|p| p.name == name);
-        let mut hash_parts = Vec::with_capacity(hash.len());
-        for (name, _) in hash {
-            match find(name) {
-                Some(p) if matches!(p.op, KeyOp::Eq(_)) => hash_parts.push(p),
-                found => {
-                    return Err(not_supported(format!(
-                        "every HASH key attribute of the index needs an equality condition; {} {}",
-                        name,
-                        if found.is_some() {
-                            "is not compared with ="
-                        } else {
-                            "has no condition"
-                        }
-                    )))
-                }
-            }
-        }
         let mut range_parts = Vec::new();
         let mut gap: Option<&str> = None;
         for (name, _) in range {
@@ -269,32 +301,24 @@ impl KeyCondition {
                 )));
             }
         }
-        let typed = hash_parts
-            .iter()
-            .zip(hash)
-            .chain(range_parts.iter().zip(range));
-        for (part, (_, ty)) in typed {
-            if part
-                .op
-                .values()
-                .iter()
-                .any(|v| v.scalar_type() != Some(*ty))
-            {
-                return Err(DynamoError::invalid_parameter(
-                    "Condition parameter type does not match schema type",
-                ));
-            }
-            if matches!(part.op, KeyOp::BeginsWith(_)) && *ty == ScalarType::N {
-                return Err(DynamoError::validation(
-                    "Invalid condition in KeyConditionExpression: begins_with operator is not supported for N type",
-                ));
-            }
-        }
-        Ok(CompositeParts {
-            hash: hash_parts,
-            range: range_parts,
-        })
+        Ok(range_parts)
     }
+}
+
+/// A condition's values against its key attribute's type; begins_with
+/// takes no numbers.
+fn check_part_type(part: &KeyPart, ty: ScalarType) -> Result<(), DynamoError> {
+    if part.op.values().iter().any(|v| v.scalar_type() != Some(ty)) {
+        return Err(DynamoError::invalid_parameter(
+            "Condition parameter type does not match schema type",
+        ));
+    }
+    if matches!(part.op, KeyOp::BeginsWith(_)) && ty == ScalarType::N {
+        return Err(DynamoError::validation(
+            "Invalid condition in KeyConditionExpression: begins_with operator is not supported for N type",
+        ));
+    }
+    Ok(())
 }
 
 fn collect(cond: &Condition, out: &mut Vec<KeyPart>) -> Result<(), DynamoError> {

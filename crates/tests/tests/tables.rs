@@ -803,3 +803,53 @@ async fn global_index_key_missing_from_definitions_is_rejected() {
         "One or more parameter values were invalid: Some index key attributes are not defined in AttributeDefinitions. Keys: [x], AttributeDefinitions: [p]",
     );
 }
+
+/// UpdateTable's GSI Create gets CreateTable's member constraints: a
+/// missing IndexName or Projection, an unknown ProjectionType or
+/// AttributeType is a ValidationException (the SDK refuses to send these,
+/// so they go raw). A missing member used to end the connection.
+#[tokio::test]
+async fn update_table_index_create_members_are_validated() {
+    let client = common::client();
+    let table = common::table_s(&client).await;
+    let keys = serde_json::json!([{"AttributeName": "g", "KeyType": "HASH"}]);
+    let cases = [
+        (
+            serde_json::json!({"IndexName": "gix", "KeySchema": keys}),
+            "S",
+            "Value null at 'globalSecondaryIndexUpdates.1.member.create.projection' failed to satisfy constraint: Member must not be null",
+        ),
+        (
+            serde_json::json!({"KeySchema": keys, "Projection": {"ProjectionType": "ALL"}}),
+            "S",
+            "Value null at 'globalSecondaryIndexUpdates.1.member.create.indexName' failed to satisfy constraint: Member must not be null",
+        ),
+        (
+            serde_json::json!({"IndexName": "gix", "KeySchema": keys, "Projection": {"ProjectionType": "FOO"}}),
+            "S",
+            "Value 'FOO' at 'globalSecondaryIndexUpdates.1.member.create.projection.projectionType' failed to satisfy constraint: Member must satisfy enum value set: [ALL, KEYS_ONLY, INCLUDE]",
+        ),
+        (
+            serde_json::json!({"IndexName": "gix", "KeySchema": keys, "Projection": {"ProjectionType": "ALL"}}),
+            "X",
+            "Value 'X' at 'attributeDefinitions.1.member.attributeType' failed to satisfy constraint: Member must satisfy enum value set: [B, N, S]",
+        ),
+    ];
+    for (create, attribute_type, expected) in cases {
+        let response = common::raw::call_json(
+            "UpdateTable",
+            serde_json::json!({
+                "TableName": table,
+                "AttributeDefinitions": [{"AttributeName": "g", "AttributeType": attribute_type}],
+                "GlobalSecondaryIndexUpdates": [{"Create": create}],
+            }),
+        )
+        .await;
+        assert_eq!(response.status, 400);
+        assert_eq!(response.error_name(), "ValidationException");
+        assert_eq!(
+            response.json()["message"],
+            format!("1 validation error detected: {expected}")
+        );
+    }
+}

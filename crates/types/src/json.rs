@@ -167,42 +167,9 @@ impl<'de> Visitor<'de> for AttributeValueVisitor {
                     let _depth = DepthGuard::enter()?;
                     AttributeValue::M(map.next_value()?)
                 }
-                TypeKey::Ss => {
-                    let members: Vec<String> = map.next_value()?;
-                    check_set(
-                        &members,
-                        &members.join(", "),
-                        "An string set  may not be empty",
-                    )?;
-                    AttributeValue::Ss(sorted(members))
-                }
-                TypeKey::Ns => {
-                    let texts: Vec<String> = map.next_value()?;
-                    let members = texts
-                        .iter()
-                        .map(|t| parse_number(t))
-                        .collect::<Result<Vec<_>, _>>()?;
-                    if members.is_empty() {
-                        return Err(invalid("An number set  may not be empty"));
-                    }
-                    if has_duplicates(&members) {
-                        // Numbers are duplicates when equal in value; DynamoDB
-                        // words this case without listing the members.
-                        return Err(validation("Input collection contains duplicates"));
-                    }
-                    AttributeValue::Ns(sorted(members))
-                }
-                TypeKey::Bs => {
-                    let members: Vec<Binary> = map.next_value()?;
-                    let members: Vec<Vec<u8>> = members.into_iter().map(|b| b.0).collect();
-                    let shown: Vec<String> = members.iter().map(|m| BASE64.encode(m)).collect();
-                    check_set(
-                        &members,
-                        &shown.join(", "),
-                        "Binary sets should not be empty",
-                    )?;
-                    AttributeValue::Bs(sorted(members))
-                }
+                TypeKey::Ss => string_set(map.next_value()?)?,
+                TypeKey::Ns => number_set(map.next_value()?)?,
+                TypeKey::Bs => binary_set(map.next_value()?)?,
                 TypeKey::Unknown => {
                     map.next_value::<IgnoredAny>()?;
                     continue;
@@ -221,6 +188,45 @@ impl<'de> Visitor<'de> for AttributeValueVisitor {
             )),
         }
     }
+}
+
+/// An SS value: not empty, no duplicates; members sorted.
+fn string_set<E: de::Error>(members: Vec<String>) -> Result<AttributeValue, E> {
+    check_set(
+        &members,
+        &members.join(", "),
+        "An string set  may not be empty",
+    )?;
+    Ok(AttributeValue::Ss(sorted(members)))
+}
+
+/// An NS value: valid numbers, not empty, no two equal in value; sorted.
+fn number_set<E: de::Error>(texts: Vec<String>) -> Result<AttributeValue, E> {
+    let members = texts
+        .iter()
+        .map(|t| parse_number(t))
+        .collect::<Result<Vec<_>, _>>()?;
+    if members.is_empty() {
+        return Err(invalid("An number set  may not be empty"));
+    }
+    if has_duplicates(&members) {
+        // Numbers are duplicates when equal in value; DynamoDB words this
+        // case without listing the members.
+        return Err(validation("Input collection contains duplicates"));
+    }
+    Ok(AttributeValue::Ns(sorted(members)))
+}
+
+/// A BS value: not empty, no duplicates (shown as base64); sorted.
+fn binary_set<E: de::Error>(members: Vec<Binary>) -> Result<AttributeValue, E> {
+    let members: Vec<Vec<u8>> = members.into_iter().map(|b| b.0).collect();
+    let shown: Vec<String> = members.iter().map(|m| BASE64.encode(m)).collect();
+    check_set(
+        &members,
+        &shown.join(", "),
+        "Binary sets should not be empty",
+    )?;
+    Ok(AttributeValue::Bs(sorted(members)))
 }
 
 /// Set members in the order DynamoDB Local and Dynoxide return them, which

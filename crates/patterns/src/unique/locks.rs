@@ -171,7 +171,38 @@ pub fn locks(
     c: &Constraint,
     options: &LocksOptions,
 ) -> Result<LocksReport, UniqueError> {
-    let mut raw: Vec<(String, Map<String, Value>)> = Vec::new();
+    let (raw, listed_by) = read_markers(api, c, options)?;
+    let owners = read_owners(api, c, options, &raw)?;
+    let (markers, held) = classify_markers(c, raw, &owners);
+    let missing = missing_markers(c, options, &owners, &held);
+    Ok(LocksReport {
+        markers,
+        missing,
+        owners_scanned: options.scan_owners.is_some(),
+        listed_by,
+        key_order: c
+            .schema
+            .attributes()
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+        table: c.spec.table.clone(),
+    })
+}
+
+/// Markers read, each with the attribute it is for.
+type RawMarkers = Vec<(String, Map<String, Value>)>;
+/// (attribute, value text) → the owner holding that marker.
+type Held = BTreeMap<(String, String), Map<String, Value>>;
+
+/// Every marker of every attribute (under the value prefix, if any), and
+/// how each attribute's markers were listed.
+fn read_markers(
+    api: &dyn DynamoApi,
+    c: &Constraint,
+    options: &LocksOptions,
+) -> Result<(RawMarkers, Vec<String>), UniqueError> {
+    let mut raw = Vec::new();
     let mut listed_by = Vec::new();
     for attribute in &c.spec.attributes {
         let prefix = format!(
@@ -185,8 +216,17 @@ pub fn locks(
             raw.push((attribute.clone(), item));
         }
     }
+    Ok((raw, listed_by))
+}
 
-    // Owners named by markers, plus (optionally) every owner by Scan.
+/// The owners the markers name, plus (optionally) every owner by Scan, by
+/// key id.
+fn read_owners(
+    api: &dyn DynamoApi,
+    c: &Constraint,
+    options: &LocksOptions,
+    raw: &RawMarkers,
+) -> Result<BTreeMap<String, Map<String, Value>>, UniqueError> {
     let mut owner_keys: Vec<Map<String, Value>> =
         raw.iter().filter_map(|(_, m)| owner_of(m)).collect();
     let mut scanned = Vec::new();
@@ -203,10 +243,18 @@ pub fn locks(
         let key = c.schema.key_of(&owner).unwrap_or_default();
         owners.entry(key_id(&key)).or_insert(owner);
     }
+    Ok(owners)
+}
 
+/// Each marker's status against its owner (held, stale, orphan), and which
+/// owner holds each marked value.
+fn classify_markers(
+    c: &Constraint,
+    raw: RawMarkers,
+    owners: &BTreeMap<String, Map<String, Value>>,
+) -> (Vec<Marker>, Held) {
     let mut markers = Vec::new();
-    // (attribute, value text) → owner holding that marker.
-    let mut held: BTreeMap<(String, String), Map<String, Value>> = BTreeMap::new();
+    let mut held = Held::new();
     for (attribute, item) in raw {
         let owner = owner_of(&item);
         let value = item.get(VALUE_ATTR).cloned();
@@ -232,7 +280,17 @@ pub fn locks(
             status,
         });
     }
+    (markers, held)
+}
 
+/// Values owners hold (under the value prefix, if any) that no marker of
+/// theirs locks.
+fn missing_markers(
+    c: &Constraint,
+    options: &LocksOptions,
+    owners: &BTreeMap<String, Map<String, Value>>,
+    held: &Held,
+) -> Vec<MissingMarker> {
     let mut missing = Vec::new();
     for owner in owners.values() {
         let Ok(key) = c.schema.key_of(owner) else {
@@ -261,20 +319,7 @@ pub fn locks(
             }
         }
     }
-
-    Ok(LocksReport {
-        markers,
-        missing,
-        owners_scanned: options.scan_owners.is_some(),
-        listed_by,
-        key_order: c
-            .schema
-            .attributes()
-            .iter()
-            .map(|s| s.to_string())
-            .collect(),
-        table: c.spec.table.clone(),
-    })
+    missing
 }
 
 /// Every marker of `attribute` whose name starts with `prefix`, and how they

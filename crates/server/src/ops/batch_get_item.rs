@@ -6,10 +6,9 @@ use crate::faults::Faults;
 use crate::ops::batch_write_item::capacity_list;
 use crate::ops::common::{self, Names};
 use crate::validate::{self, Violations};
-use ferrodyn_engine::capacity::{read_units, Consumed};
-use ferrodyn_engine::throughput::Capacity;
+use ferrodyn_engine::capacity::Consumed;
 use ferrodyn_engine::Engine;
-use ferrodyn_expr::{legacy_attributes_to_get, parse_projection};
+use ferrodyn_expr::{legacy_attributes_to_get, parse_projection, Projection};
 use ferrodyn_types::{DynamoError, Item, Result};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
@@ -32,11 +31,51 @@ pub struct KeysAndAttributes {
     consistent_read: Option<bool>,
 }
 
+/// One table's part of a checked request: its keys (present, 1 to 100)
+/// and the options they are read with.
+struct TableKeys {
+    keys: Vec<Item>,
+    projection_expression: Option<String>,
+    expression_attribute_names: Names,
+    attributes_to_get: Option<Vec<String>>,
+    consistent_read: Option<bool>,
+}
+
+/// A request whose fields passed their constraints.
+struct Checked {
+    request_items: BTreeMap<String, TableKeys>,
+    return_consumed_capacity: Option<String>,
+}
+
+/// What the reads so far produced, table by table.
+#[derive(Default)]
+struct Progress {
+    responses: Vec<(String, Vec<Vec<u8>>)>,
+    unprocessed: Map<String, Value>,
+    units: Vec<(String, f64)>,
+    response_bytes: usize,
+    processed: usize,
+    throttled: bool,
+}
+
 const MAX_KEYS: usize = 100;
 /// DynamoDB's cap on a BatchGetItem response.
 const MAX_RESPONSE_BYTES: usize = 16 * 1024 * 1024;
 
 pub fn run(engine: &Engine, faults: &Faults, request: Request) -> Result<Vec<u8>> {
+    let request = check(request)?;
+    let mut progress = Progress::default();
+    for (table_name, spec) in &request.request_items {
+        read_table(engine, faults, table_name, spec, &mut progress)?;
+    }
+    if progress.processed == 0 && progress.throttled {
+        return Err(ferrodyn_engine::throughput::exceeded());
+    }
+    Ok(encode(progress, &request.return_consumed_capacity))
+}
+
+/// The field constraints, then the 100-key total across tables.
+fn check(request: Request) -> Result<Checked> {
     let mut v = Violations::default();
     v.not_null("requestItems", &request.request_items);
     v.one_of(
@@ -66,111 +105,127 @@ pub fn run(engine: &Engine, faults: &Faults, request: Request) -> Result<Vec<u8>
             );
         }
     }
-    let request_items = v.finish_with(request.request_items)?;
-    let total: usize = request_items
-        .values()
-        .map(|s| s.keys.as_ref().map_or(0, Vec::len))
-        .sum();
+    let checked = request.request_items.and_then(|items| {
+        items
+            .into_iter()
+            .map(|(table, spec)| {
+                let keys = spec.keys?;
+                Some((
+                    table,
+                    TableKeys {
+                        keys,
+                        projection_expression: spec.projection_expression,
+                        expression_attribute_names: spec.expression_attribute_names,
+                        attributes_to_get: spec.attributes_to_get,
+                        consistent_read: spec.consistent_read,
+                    },
+                ))
+            })
+            .collect::<Option<BTreeMap<_, _>>>()
+    });
+    let request_items = v.finish_with(checked)?;
+    let total: usize = request_items.values().map(|s| s.keys.len()).sum();
     if total > MAX_KEYS {
         return Err(DynamoError::validation(
             "Too many items requested for the BatchGetItem call",
         ));
     }
-    let mut responses: Vec<(String, Vec<Vec<u8>>)> = Vec::new();
-    let mut unprocessed = Map::new();
-    let mut units: Vec<(String, f64)> = Vec::new();
-    let mut response_bytes = 0usize;
-    let mut processed = 0usize;
-    let mut throttled = false;
-    for (table_name, spec) in &request_items {
-        common::no_mixing(
-            &[("AttributesToGet", spec.attributes_to_get.is_some())],
-            &[("ProjectionExpression", spec.projection_expression.is_some())],
-        )?;
-        let mut ctx = common::expression_context(
-            &spec.expression_attribute_names,
-            &None,
-            spec.projection_expression.is_some(),
-            "ProjectionExpression",
-        )?;
-        let projection = match (&spec.projection_expression, &spec.attributes_to_get) {
-            (Some(text), _) => Some(parse_projection(text, &mut ctx)?),
-            (None, Some(names)) => Some(legacy_attributes_to_get(names)?),
-            (None, None) => None,
-        };
-        ctx.check_all_used()?;
-        let table = engine.table_for_items(table_name)?;
-        let keys = spec.keys.as_deref().expect("checked");
-        let mut seen: Vec<Vec<u8>> = Vec::with_capacity(keys.len());
-        for key in keys {
-            table.schema.validate_key(key)?;
-            let encoded = table.schema.encode(table.id, key);
-            if seen.contains(&encoded) {
-                return Err(DynamoError::validation(
-                    "Provided list of item keys contains duplicates",
-                ));
-            }
-            seen.push(encoded);
-        }
-        let consistent = spec.consistent_read.unwrap_or(false);
-        let mut found = Vec::new();
-        let mut left = Vec::new();
-        let mut table_units = 0.0;
-        let mut found_count = 0usize;
-        for key in keys {
-            // Keys past the 16 MB response cap, keys the table has no read
-            // capacity for, and keys a fault rule picks come back unprocessed.
-            if response_bytes >= MAX_RESPONSE_BYTES
-                || !table.throughput.has_capacity(Capacity::Read)
-                || faults.leave_unprocessed("BatchGetItem", table_name)
-            {
-                throttled |= response_bytes < MAX_RESPONSE_BYTES
-                    && !table.throughput.has_capacity(Capacity::Read);
-                left.push(serde_json::to_value(key).expect("serialisable"));
-                continue;
-            }
-            let stored = engine.get_item(&table, key)?;
-            table_units += read_units(stored.as_ref().map_or(0, |s| s.size), consistent);
-            found_count += 1;
-            if let Some(stored) = stored {
-                response_bytes += stored.json.len();
-                // Unprojected items go out as their stored JSON.
-                found.push(match &projection {
-                    Some(p) => {
-                        serde_json::to_vec(&p.apply(&stored.parse()?)).expect("serialisable")
-                    }
-                    None => stored.json,
-                });
-            }
-        }
-        table.charge(Capacity::Read, table_units);
-        processed += found_count;
-        responses.push((table_name.clone(), found));
-        units.push((table_name.clone(), table_units));
-        if !left.is_empty() {
-            let mut entry = json!({ "Keys": left });
-            if let Some(text) = &spec.projection_expression {
-                entry["ProjectionExpression"] = json!(text);
-            }
-            if let Some(names) = &spec.expression_attribute_names {
-                entry["ExpressionAttributeNames"] = json!(names);
-            }
-            if let Some(names) = &spec.attributes_to_get {
-                entry["AttributesToGet"] = json!(names);
-            }
-            if let Some(consistent) = spec.consistent_read {
-                entry["ConsistentRead"] = json!(consistent);
-            }
-            unprocessed.insert(table_name.clone(), entry);
-        }
+    Ok(Checked {
+        request_items,
+        return_consumed_capacity: request.return_consumed_capacity,
+    })
+}
+
+/// One table's projection, parsed (AttributesToGet or ProjectionExpression,
+/// never both; every name used).
+fn projection(spec: &TableKeys) -> Result<Option<Projection>> {
+    common::no_mixing(
+        &[("AttributesToGet", spec.attributes_to_get.is_some())],
+        &[("ProjectionExpression", spec.projection_expression.is_some())],
+    )?;
+    let mut ctx = common::expression_context(
+        &spec.expression_attribute_names,
+        &None,
+        spec.projection_expression.is_some(),
+        "ProjectionExpression",
+    )?;
+    let projection = match (&spec.projection_expression, &spec.attributes_to_get) {
+        (Some(text), _) => Some(parse_projection(text, &mut ctx)?),
+        (None, Some(names)) => Some(legacy_attributes_to_get(names)?),
+        (None, None) => None,
+    };
+    ctx.check_all_used()?;
+    Ok(projection)
+}
+
+/// Reads one table's keys through the engine (which checks them and
+/// charges the reads); the keys left over go to UnprocessedKeys.
+fn read_table(
+    engine: &Engine,
+    faults: &Faults,
+    table_name: &str,
+    spec: &TableKeys,
+    progress: &mut Progress,
+) -> Result<()> {
+    let projection = projection(spec)?;
+    let consistent = spec.consistent_read.unwrap_or(false);
+    let budget = (&mut progress.response_bytes, MAX_RESPONSE_BYTES);
+    let read = engine
+        .api()
+        .batch_get_table(table_name, &spec.keys, consistent, budget, || {
+            faults.leave_unprocessed("BatchGetItem", table_name)
+        })?;
+    progress.throttled |= read.throttled;
+    progress.processed += read.processed;
+    // Unprojected items go out as their stored JSON.
+    let found = read
+        .found
+        .into_iter()
+        .map(|stored| match &projection {
+            Some(p) => Ok(serde_json::to_vec(&p.apply(&stored.parse()?)).expect("serialisable")),
+            None => Ok(stored.json),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    progress.responses.push((table_name.to_string(), found));
+    progress.units.push((table_name.to_string(), read.units));
+    if !read.left.is_empty() {
+        let left = read
+            .left
+            .iter()
+            .map(|&n| serde_json::to_value(&spec.keys[n]).expect("serialisable"))
+            .collect();
+        progress
+            .unprocessed
+            .insert(table_name.to_string(), unprocessed_entry(spec, left));
     }
-    if processed == 0 && throttled {
-        return Err(ferrodyn_engine::throughput::exceeded());
+    Ok(())
+}
+
+/// A table's UnprocessedKeys entry: the keys left, with the options they
+/// were asked with, ready to be sent again.
+fn unprocessed_entry(spec: &TableKeys, left: Vec<Value>) -> Value {
+    let mut entry = json!({ "Keys": left });
+    if let Some(text) = &spec.projection_expression {
+        entry["ProjectionExpression"] = json!(text);
     }
-    // Written by hand so that items are copied as stored, not re-encoded.
-    let mut out = Vec::with_capacity(response_bytes + 256);
+    if let Some(names) = &spec.expression_attribute_names {
+        entry["ExpressionAttributeNames"] = json!(names);
+    }
+    if let Some(names) = &spec.attributes_to_get {
+        entry["AttributesToGet"] = json!(names);
+    }
+    if let Some(consistent) = spec.consistent_read {
+        entry["ConsistentRead"] = json!(consistent);
+    }
+    entry
+}
+
+/// The response, written by hand so that items are copied as stored, not
+/// re-encoded.
+fn encode(progress: Progress, return_consumed_capacity: &Option<String>) -> Vec<u8> {
+    let mut out = Vec::with_capacity(progress.response_bytes + 256);
     out.extend_from_slice(b"{\"Responses\":{");
-    for (n, (table_name, items)) in responses.iter().enumerate() {
+    for (n, (table_name, items)) in progress.responses.iter().enumerate() {
         if n > 0 {
             out.push(b',');
         }
@@ -180,14 +235,14 @@ pub fn run(engine: &Engine, faults: &Faults, request: Request) -> Result<Vec<u8>
         out.push(b']');
     }
     out.extend_from_slice(b"},\"UnprocessedKeys\":");
-    serde_json::to_writer(&mut out, &Value::Object(unprocessed)).expect("serialisable");
-    let detail = common::capacity_detail(&request.return_consumed_capacity);
-    if let Some(list) = capacity_list(&read_capacity(&units), detail) {
+    serde_json::to_writer(&mut out, &Value::Object(progress.unprocessed)).expect("serialisable");
+    let detail = common::capacity_detail(return_consumed_capacity);
+    if let Some(list) = capacity_list(&read_capacity(&progress.units), detail) {
         out.extend_from_slice(b",\"ConsumedCapacity\":");
         serde_json::to_writer(&mut out, &list).expect("serialisable");
     }
     out.push(b'}');
-    Ok(out)
+    out
 }
 
 /// One read entry per table, for ConsumedCapacity.

@@ -9,11 +9,13 @@ use crate::ops::conditional_write::wants_collection_metrics;
 use crate::validate::Violations;
 use ferrodyn_engine::capacity::{CapacityDetail, Consumed};
 use ferrodyn_engine::items::check_item_size;
+use ferrodyn_engine::table::Table;
 use ferrodyn_engine::{Engine, Mutation, PlannedWrite};
 use ferrodyn_types::{DynamoError, Item, Result};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 #[derive(Deserialize)]
 #[serde(rename_all = "PascalCase")]
@@ -53,9 +55,44 @@ pub struct DeleteRequest {
     key: Option<Item>,
 }
 
+/// One write of a checked request, on its table, with its key.
+type Write<'a> = (Arc<Table>, Item, Mutation<'static>, &'a WriteRequest);
+
 const MAX_WRITES: usize = 25;
 
 pub fn run(engine: &Engine, faults: &Faults, request: Request) -> Result<Vec<u8>> {
+    let request_items = check(&request)?;
+    let total: usize = request_items.values().map(Vec::len).sum();
+    let mut writes = Vec::with_capacity(total);
+    for (table_name, requests) in request_items {
+        table_writes(engine, table_name, requests, &mut writes)?;
+    }
+    // Requests the table has no capacity for now (or that a fault rule
+    // picks) are returned for the caller to retry, as DynamoDB does.
+    let (originals, writes): (Vec<_>, Vec<_>) = writes
+        .into_iter()
+        .map(|(table, key, mutation, original)| {
+            ((table.name.clone(), original), (table, key, mutation))
+        })
+        .unzip();
+    let output = engine.api().batch_write_item(writes, |table| {
+        faults.leave_unprocessed("BatchWriteItem", &table.name)
+    })?;
+    let mut unprocessed: serde_json::Map<String, Value> = serde_json::Map::new();
+    for position in output.unprocessed {
+        let (table_name, original) = &originals[position];
+        unprocessed
+            .entry(table_name.clone())
+            .or_insert_with(|| json!([]))
+            .as_array_mut()
+            .expect("array")
+            .push(original.to_json());
+    }
+    respond(&request, unprocessed, &output.planned)
+}
+
+/// The field constraints, then the 25-write total across tables.
+fn check(request: &Request) -> Result<&BTreeMap<String, Vec<WriteRequest>>> {
     let mut v = Violations::default();
     v.not_null("requestItems", &request.request_items);
     common::check_return_options(
@@ -81,77 +118,68 @@ pub fn run(engine: &Engine, faults: &Faults, request: Request) -> Result<Vec<u8>
             );
         }
     }
-    let request_items = v.finish_with(request.request_items)?;
+    let request_items = v.finish_with(request.request_items.as_ref())?;
     let total: usize = request_items.values().map(Vec::len).sum();
     if total > MAX_WRITES {
         return Err(DynamoError::validation(
             "Too many items requested for the BatchWriteItem call",
         ));
     }
-    let mut writes = Vec::with_capacity(total);
-    for (table_name, requests) in &request_items {
-        let table = engine.table_for_items(table_name)?;
-        let mut seen: Vec<Vec<u8>> = Vec::with_capacity(requests.len());
-        for write in requests {
-            let (key, mutation) = match (&write.put_request, &write.delete_request) {
-                (Some(put), None) => {
-                    let item = put.item.clone().ok_or_else(|| {
-                        DynamoError::validation("1 validation error detected: Value null at 'requestItems.member.putRequest.item' failed to satisfy constraint: Member must not be null")
-                    })?;
-                    table.schema.validate_item(&item)?;
-                    check_item_size(&item)?;
-                    (table.schema.extract(&item), Mutation::Put(item))
-                }
-                (None, Some(delete)) => {
-                    let key = delete.key.clone().ok_or_else(|| {
-                        DynamoError::validation("1 validation error detected: Value null at 'requestItems.member.deleteRequest.key' failed to satisfy constraint: Member must not be null")
-                    })?;
-                    table.schema.validate_key(&key)?;
-                    (key, Mutation::Delete)
-                }
-                _ => return Err(DynamoError::validation(
-                    "Supplied WriteRequest must contain exactly one of PutRequest or DeleteRequest",
-                )),
-            };
-            let encoded = table.schema.encode(table.id, &key);
-            if seen.contains(&encoded) {
-                return Err(DynamoError::validation(
-                    "Provided list of item keys contains duplicates",
-                ));
+    Ok(request_items)
+}
+
+/// One table's writes: the table must exist, each request is exactly one
+/// Put (a valid item) or Delete (a valid key), and no item is written twice.
+fn table_writes<'a>(
+    engine: &Engine,
+    table_name: &str,
+    requests: &'a [WriteRequest],
+    writes: &mut Vec<Write<'a>>,
+) -> Result<()> {
+    let table = engine.table_for_items(table_name)?;
+    let mut seen: Vec<Vec<u8>> = Vec::with_capacity(requests.len());
+    for write in requests {
+        let (key, mutation) = match (&write.put_request, &write.delete_request) {
+            (Some(put), None) => {
+                let item = put.item.clone().ok_or_else(|| {
+                    DynamoError::validation("1 validation error detected: Value null at 'requestItems.member.putRequest.item' failed to satisfy constraint: Member must not be null")
+                })?;
+                table.schema.validate_item(&item)?;
+                check_item_size(&item)?;
+                (table.schema.extract(&item), Mutation::Put(item))
             }
-            seen.push(encoded);
-            writes.push((table.clone(), key, mutation, write));
+            (None, Some(delete)) => {
+                let key = delete.key.clone().ok_or_else(|| {
+                    DynamoError::validation("1 validation error detected: Value null at 'requestItems.member.deleteRequest.key' failed to satisfy constraint: Member must not be null")
+                })?;
+                table.schema.validate_key(&key)?;
+                (key, Mutation::Delete)
+            }
+            _ => {
+                return Err(DynamoError::validation(
+                    "Supplied WriteRequest must contain exactly one of PutRequest or DeleteRequest",
+                ))
+            }
+        };
+        let encoded = table.schema.encode(table.id, &key);
+        if seen.contains(&encoded) {
+            return Err(DynamoError::validation(
+                "Provided list of item keys contains duplicates",
+            ));
         }
+        seen.push(encoded);
+        writes.push((table.clone(), key, mutation, write));
     }
-    // Requests the table has no capacity for now (or that a fault rule
-    // picks) are returned for the caller to retry, as DynamoDB does.
-    let mut unprocessed: serde_json::Map<String, Value> = serde_json::Map::new();
-    let mut admitted = Vec::with_capacity(writes.len());
-    let mut throttled = false;
-    for (table, key, mutation, original) in writes {
-        let no_capacity = !table.has_write_capacity();
-        throttled |= no_capacity;
-        if no_capacity || faults.leave_unprocessed("BatchWriteItem", &table.name) {
-            let entry = unprocessed
-                .entry(table.name.clone())
-                .or_insert_with(|| json!([]));
-            entry
-                .as_array_mut()
-                .expect("array")
-                .push(original.to_json());
-        } else {
-            admitted.push((table, key, mutation));
-        }
-    }
-    if admitted.is_empty() && throttled {
-        return Err(ferrodyn_engine::throughput::exceeded());
-    }
-    let planned = engine.batch_write(admitted)?;
-    for write in &planned {
-        write
-            .table
-            .charge_write(write.write_units, &write.index_units());
-    }
+    Ok(())
+}
+
+/// The response: UnprocessedItems, ConsumedCapacity per table as asked,
+/// and ItemCollectionMetrics when asked for and a table has an LSI.
+fn respond(
+    request: &Request,
+    unprocessed: serde_json::Map<String, Value>,
+    planned: &[PlannedWrite],
+) -> Result<Vec<u8>> {
     let consumed = Consumed::per_table(planned.iter().map(|write| {
         Consumed::write(&write.table.name, write.write_units).with_indexes(write.index_units())
     }));
@@ -162,7 +190,7 @@ pub fn run(engine: &Engine, faults: &Faults, request: Request) -> Result<Vec<u8>
         body.insert("ConsumedCapacity".into(), list);
     }
     if wants_collection_metrics(&request.return_item_collection_metrics) {
-        if let Some(metrics) = collection_metrics(&planned) {
+        if let Some(metrics) = collection_metrics(planned) {
             body.insert("ItemCollectionMetrics".into(), metrics);
         }
     }

@@ -1,11 +1,12 @@
 //! What PutItem, UpdateItem and DeleteItem share: their common options and
 //! their checks, the condition (ConditionExpression or the legacy Expected),
-//! and running the write and building its response (ReturnValues,
-//! ConsumedCapacity, throughput accounting).
+//! and running the write through the engine's front door (which admits and
+//! charges it) and building its response (ReturnValues, ConsumedCapacity,
+//! ItemCollectionMetrics).
 
 use crate::ops::common::{self, ResponseBody, ReturnValues};
 use crate::validate::{self, Violations};
-use ferrodyn_engine::capacity::Consumed;
+use ferrodyn_engine::api::{SingleWrite, SingleWriteOutput};
 use ferrodyn_engine::table::Table;
 use ferrodyn_engine::{Engine, Mutation};
 use ferrodyn_expr::{
@@ -130,13 +131,15 @@ pub fn execute(
     condition: Option<&Condition>,
     options: &WriteOptions<'_>,
 ) -> Result<Vec<u8>> {
-    table.admit_write()?;
     let return_old_on_failure =
         options.return_values_on_condition_check_failure.as_deref() == Some("ALL_OLD");
-    let outcome = engine.write_item(table, key, mutation, condition, return_old_on_failure)?;
-    let consumed =
-        Consumed::write(&table.name, outcome.write_units).with_indexes(outcome.index_units.clone());
-    table.charge_write(consumed.write, &consumed.indexes);
+    let SingleWriteOutput { outcome, consumed } = engine.api().write_item(SingleWrite {
+        table,
+        key,
+        mutation,
+        condition,
+        return_old_on_failure,
+    })?;
 
     let attributes = match options.return_values() {
         ReturnValues::None => None,

@@ -6,7 +6,7 @@ use crate::validate::Violations;
 use ferrodyn_engine::keys::MAX_INDEX_KEY_ATTRIBUTES;
 use ferrodyn_engine::schema::{
     AttributeDefinition, BillingMode, IndexDescription, KeySchemaElement, KeyType, Projection,
-    StreamSpecification,
+    ProvisionedThroughputDescription, StreamSpecification,
 };
 use ferrodyn_engine::{Engine, NewTable};
 use ferrodyn_types::limits::{MAX_GSIS, MAX_LSIS};
@@ -80,6 +80,38 @@ const PROJECTION_TYPES: &[&str] = &["ALL", "KEYS_ONLY", "INCLUDE"];
 /// A GSI key: up to 4 HASH and up to 4 RANGE elements.
 pub(crate) const MAX_GSI_KEY_ELEMENTS: usize = 2 * MAX_INDEX_KEY_ATTRIBUTES;
 
+/// Provisioned read and write units (each checked present and at least 1).
+pub(crate) type Throughput = (u64, u64);
+
+/// A secondary index whose fields passed their constraints.
+pub(crate) struct CheckedIndex {
+    pub(crate) name: String,
+    key_schema: Vec<KeySchemaElement>,
+    /// ProjectionType is checked against its enumeration when given; a
+    /// missing one is refused later, with DynamoDB's own message.
+    projection_type: Option<String>,
+    non_key_attributes: Option<Vec<String>>,
+    provisioned_throughput: Option<Throughput>,
+}
+
+/// A CreateTable request whose fields passed their constraints.
+struct Checked {
+    table_name: String,
+    key_schema: Vec<KeySchemaElement>,
+    attribute_definitions: Vec<AttributeDefinition>,
+    billing_mode: BillingMode,
+    provisioned_throughput: Option<Throughput>,
+    global_secondary_indexes: Vec<CheckedIndex>,
+    /// `Some` (even empty) when the request has the field: LSIs then need
+    /// a table sort key.
+    local_secondary_indexes: Option<Vec<CheckedIndex>>,
+    stream: Option<StreamSpecification>,
+    deletion_protection: bool,
+    table_class: Option<String>,
+    tags: Vec<(String, String)>,
+    sse_enabled: bool,
+}
+
 pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
     let new_table = validate(request)?;
     let description = engine.create_table(new_table)?;
@@ -91,102 +123,97 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
     body.finish()
 }
 
+/// The field constraints, then the rules between fields, in DynamoDB's order.
 fn validate(request: Request) -> Result<NewTable> {
-    let mut v = Violations::default();
-    check_key_elements(&mut v, "keySchema", request.key_schema.as_deref(), 2);
-    v.table_name("tableName", &request.table_name);
-    if let Some(definitions) = &request.attribute_definitions {
-        for (i, d) in definitions.iter().enumerate() {
-            let field = format!("attributeDefinitions.{}.member", i + 1);
-            if v.not_null(&format!("{field}.attributeName"), &d.attribute_name) {
-                v.length(
-                    &format!("{field}.attributeName"),
-                    d.attribute_name.as_deref(),
-                    1,
-                    255,
-                );
-            }
-            if v.not_null(&format!("{field}.attributeType"), &d.attribute_type) {
-                v.one_of(
-                    &format!("{field}.attributeType"),
-                    d.attribute_type.as_deref(),
-                    &["B", "N", "S"],
-                );
-            }
-        }
-    } else {
-        v.not_null("attributeDefinitions", &request.attribute_definitions);
+    let checked = check(request)?;
+    if checked.sse_enabled {
+        return Err(DynamoError::validation(
+            "Server-side encryption with KMS keys is not supported by Ferrodyn (SSESpecification.Enabled=true)",
+        ));
     }
+    let definitions = attribute_definitions(checked.attribute_definitions)?;
+    let key_schema = key_schema(checked.key_schema, &definitions, None, false)?;
+    let billing_mode = checked.billing_mode;
+    let provisioned = throughput_for_mode(billing_mode, checked.provisioned_throughput, "")?;
+    let gsis = indexes(
+        checked.global_secondary_indexes,
+        &definitions,
+        billing_mode,
+        None,
+    )?;
+    let lsis = match checked.local_secondary_indexes {
+        Some(list) => {
+            if key_schema.len() < 2 {
+                return Err(DynamoError::invalid_parameter(
+                    "Table KeySchema does not have a range key, which is required when specifying a LocalSecondaryIndex",
+                ));
+            }
+            let table_hash = key_schema[0].attribute_name.as_str();
+            indexes(list, &definitions, billing_mode, Some(table_hash))?
+        }
+        None => Vec::new(),
+    };
+    check_index_set(&key_schema, &definitions, &gsis, &lsis)?;
+    if let Some(s) = &checked.stream {
+        if s.stream_enabled && s.stream_view_type.is_none() {
+            return Err(DynamoError::validation(
+                "One or more parameter values were invalid: StreamViewType is required when StreamEnabled is true",
+            ));
+        }
+    }
+    Ok(NewTable {
+        name: checked.table_name,
+        key_schema,
+        attribute_definitions: definitions,
+        billing_mode,
+        provisioned,
+        global_secondary_indexes: gsis,
+        local_secondary_indexes: lsis,
+        stream: checked.stream,
+        deletion_protection: checked.deletion_protection,
+        table_class: checked.table_class,
+        tags: checked.tags,
+    })
+}
+
+/// The field constraints, reported together ("N validation errors
+/// detected"); the request in checked form.
+fn check(request: Request) -> Result<Checked> {
+    let mut v = Violations::default();
+    let key_schema = check_key_elements(&mut v, "keySchema", request.key_schema.as_deref(), 2);
+    v.table_name("tableName", &request.table_name);
+    let definitions = match &request.attribute_definitions {
+        Some(definitions) => check_definitions(&mut v, definitions),
+        None => {
+            v.not_null("attributeDefinitions", &request.attribute_definitions);
+            None
+        }
+    };
     v.one_of(
         "billingMode",
         request.billing_mode.as_deref(),
         &["PROVISIONED", "PAY_PER_REQUEST"],
     );
-    check_throughput(
+    let throughput = check_throughput(
         &mut v,
         "provisionedThroughput",
         request.provisioned_throughput.as_ref(),
     );
-    if let Some(stream) = &request.stream_specification {
-        v.not_null("streamSpecification.streamEnabled", &stream.stream_enabled);
-        v.one_of(
-            "streamSpecification.streamViewType",
-            stream.stream_view_type.as_deref(),
-            STREAM_VIEW_TYPES,
-        );
-    }
+    let stream = check_stream(&mut v, request.stream_specification.as_ref());
     v.one_of(
         "tableClass",
         request.table_class.as_deref(),
         &["STANDARD", "STANDARD_INFREQUENT_ACCESS"],
     );
-    for (kind, indexes) in [
-        ("globalSecondaryIndexes", &request.global_secondary_indexes),
-        ("localSecondaryIndexes", &request.local_secondary_indexes),
-    ] {
-        for (i, index) in indexes.iter().flatten().enumerate() {
-            let field = format!("{kind}.{}.member", i + 1);
-            match &index.index_name {
-                Some(name) => v.name_rules(&format!("{field}.indexName"), name, 3, 255),
-                None => {
-                    v.not_null(&format!("{field}.indexName"), &index.index_name);
-                }
-            }
-            // GSIs may have multi-attribute keys (up to 4 HASH + 4 RANGE).
-            let max_elements = if kind == "globalSecondaryIndexes" {
-                MAX_GSI_KEY_ELEMENTS
-            } else {
-                2
-            };
-            check_key_elements(
-                &mut v,
-                &format!("{field}.keySchema"),
-                index.key_schema.as_deref(),
-                max_elements,
-            );
-            if v.not_null(&format!("{field}.projection"), &index.projection) {
-                let projection = index.projection.as_ref().expect("checked");
-                for (n, attribute) in projection.non_key_attributes.iter().flatten().enumerate() {
-                    v.length(
-                        &format!("{field}.projection.nonKeyAttributes.{}.member", n + 1),
-                        Some(attribute),
-                        1,
-                        255,
-                    );
-                }
-                v.one_of(
-                    &format!("{field}.projection.projectionType"),
-                    projection.projection_type.as_deref(),
-                    PROJECTION_TYPES,
-                );
-            }
-            check_throughput(
-                &mut v,
-                &format!("{field}.provisionedThroughput"),
-                index.provisioned_throughput.as_ref(),
-            );
-        }
-    }
+    let gsis = check_indexes(
+        &mut v,
+        "globalSecondaryIndexes",
+        request.global_secondary_indexes.unwrap_or_default(),
+        MAX_GSI_KEY_ELEMENTS,
+    );
+    let lsis = request
+        .local_secondary_indexes
+        .map(|list| check_indexes(&mut v, "localSecondaryIndexes", list, 2));
     let tags = match &request.tags {
         Some(tags) => {
             let pairs = crate::ops::tags::validate_tags(&mut v, "tags", tags);
@@ -200,118 +227,182 @@ fn validate(request: Request) -> Result<NewTable> {
         }
         None => Vec::new(),
     };
-    v.finish()?;
-    if request
-        .sse_specification
-        .as_ref()
-        .is_some_and(|s| s.get("Enabled") == Some(&serde_json::Value::Bool(true)))
-    {
-        return Err(DynamoError::validation(
-            "Server-side encryption with KMS keys is not supported by Ferrodyn (SSESpecification.Enabled=true)",
-        ));
-    }
-
-    let definitions = attribute_definitions(request.attribute_definitions.expect("checked"))?;
-    let key_schema = key_schema(
-        request.key_schema.expect("checked"),
-        &definitions,
-        None,
-        false,
-    )?;
-
     let billing_mode = match request.billing_mode.as_deref() {
         Some("PAY_PER_REQUEST") => BillingMode::PayPerRequest,
         _ => BillingMode::Provisioned,
     };
-    let provisioned =
-        throughput_for_mode(billing_mode, request.provisioned_throughput.as_ref(), "")?;
+    let sse_enabled = request
+        .sse_specification
+        .as_ref()
+        .is_some_and(|s| s.get("Enabled") == Some(&serde_json::Value::Bool(true)));
+    let checked = (|| {
+        Some(Checked {
+            table_name: request.table_name?,
+            key_schema: key_schema?,
+            attribute_definitions: definitions?,
+            billing_mode,
+            provisioned_throughput: throughput?,
+            global_secondary_indexes: gsis?,
+            local_secondary_indexes: lsis.map_or(Some(None), |l| l.map(Some))?,
+            stream: stream?,
+            deletion_protection: request.deletion_protection_enabled.unwrap_or(false),
+            table_class: request.table_class,
+            tags,
+            sse_enabled,
+        })
+    })();
+    v.finish_with(checked)
+}
 
-    let mut used: Vec<&str> = key_schema
-        .iter()
-        .map(|k| k.attribute_name.as_str())
-        .collect();
-    let gsis = indexes(
-        request.global_secondary_indexes.unwrap_or_default(),
-        &definitions,
-        billing_mode,
-        None,
-    )?;
-    let table_hash = key_schema[0].attribute_name.clone();
-    let lsis = match request.local_secondary_indexes {
-        Some(list) => {
-            if key_schema.len() < 2 {
-                return Err(DynamoError::invalid_parameter(
-                    "Table KeySchema does not have a range key, which is required when specifying a LocalSecondaryIndex",
-                ));
-            }
-            indexes(list, &definitions, billing_mode, Some(&table_hash))?
-        }
-        None => Vec::new(),
+/// StreamSpecification: StreamEnabled required, StreamViewType one of four.
+/// `None` when a violation was recorded; `Some(None)` when not given.
+pub(crate) fn check_stream(
+    v: &mut Violations,
+    stream: Option<&RawStreamSpecification>,
+) -> Option<Option<StreamSpecification>> {
+    let Some(stream) = stream else {
+        return Some(None);
     };
-    if gsis.len() > MAX_GSIS {
-        return Err(DynamoError::validation(format!(
-            "One or more parameter values were invalid: GlobalSecondaryIndex count exceeds the per-table limit of {MAX_GSIS}"
-        )));
-    }
-    if lsis.len() > MAX_LSIS {
-        return Err(DynamoError::invalid_parameter(format!(
-            "LocalSecondaryIndex count exceeds the per-table limit of {MAX_LSIS}"
-        )));
-    }
-    let mut names: Vec<&str> = Vec::new();
-    for index in gsis.iter().chain(&lsis) {
-        if names.contains(&index.index_name.as_str()) {
-            return Err(DynamoError::invalid_parameter(format!(
-                "Duplicate index name: {}",
-                index.index_name
-            )));
+    v.not_null("streamSpecification.streamEnabled", &stream.stream_enabled);
+    v.one_of(
+        "streamSpecification.streamViewType",
+        stream.stream_view_type.as_deref(),
+        STREAM_VIEW_TYPES,
+    );
+    Some(Some(StreamSpecification {
+        stream_enabled: stream.stream_enabled?,
+        stream_view_type: stream.stream_view_type.clone(),
+    }))
+}
+
+/// AttributeDefinitions members: a name of 1 to 255 characters and a type
+/// (B, N or S). `None` when a violation was recorded.
+pub(crate) fn check_definitions(
+    v: &mut Violations,
+    definitions: &[RawAttributeDefinition],
+) -> Option<Vec<AttributeDefinition>> {
+    let mut out = Some(Vec::with_capacity(definitions.len()));
+    for (i, d) in definitions.iter().enumerate() {
+        let field = format!("attributeDefinitions.{}.member", i + 1);
+        if v.not_null(&format!("{field}.attributeName"), &d.attribute_name) {
+            v.length(
+                &format!("{field}.attributeName"),
+                d.attribute_name.as_deref(),
+                1,
+                255,
+            );
         }
-        names.push(&index.index_name);
-        used.extend(index.key_schema.iter().map(|k| k.attribute_name.as_str()));
-    }
-    if definitions
-        .iter()
-        .any(|d| !used.contains(&d.attribute_name.as_str()))
-    {
-        return Err(unused_definitions(&definitions, &used, !names.is_empty()));
-    }
-    let stream = request.stream_specification.map(|s| StreamSpecification {
-        stream_enabled: s.stream_enabled.unwrap_or(false),
-        stream_view_type: s.stream_view_type,
-    });
-    if let Some(s) = &stream {
-        if s.stream_enabled && s.stream_view_type.is_none() {
-            return Err(DynamoError::validation(
-                "One or more parameter values were invalid: StreamViewType is required when StreamEnabled is true",
-            ));
+        if v.not_null(&format!("{field}.attributeType"), &d.attribute_type) {
+            v.one_of(
+                &format!("{field}.attributeType"),
+                d.attribute_type.as_deref(),
+                &["B", "N", "S"],
+            );
+        }
+        let attribute_type = d.attribute_type.as_deref().and_then(ScalarType::parse);
+        let checked =
+            d.attribute_name
+                .clone()
+                .zip(attribute_type)
+                .map(|(attribute_name, attribute_type)| AttributeDefinition {
+                    attribute_name,
+                    attribute_type,
+                });
+        match (&mut out, checked) {
+            (Some(list), Some(d)) => list.push(d),
+            _ => out = None,
         }
     }
-    Ok(NewTable {
-        name: request.table_name.expect("checked"),
-        key_schema,
-        attribute_definitions: definitions,
-        billing_mode,
-        provisioned,
-        global_secondary_indexes: gsis,
-        local_secondary_indexes: lsis,
-        stream,
-        deletion_protection: request.deletion_protection_enabled.unwrap_or(false),
-        table_class: request.table_class,
-        tags,
+    out
+}
+
+/// A list of GSIs or LSIs (`kind` their field name); `None` when a
+/// violation was recorded.
+fn check_indexes(
+    v: &mut Violations,
+    kind: &str,
+    indexes: Vec<RawIndex>,
+    max_key_elements: usize,
+) -> Option<Vec<CheckedIndex>> {
+    let mut out = Some(Vec::with_capacity(indexes.len()));
+    for (i, index) in indexes.into_iter().enumerate() {
+        let field = format!("{kind}.{}.member", i + 1);
+        let checked = check_index(v, &field, index, max_key_elements);
+        match (&mut out, checked) {
+            (Some(list), Some(index)) => list.push(index),
+            _ => out = None,
+        }
+    }
+    out
+}
+
+/// One index's fields (`field` its member path): IndexName, KeySchema (GSIs
+/// may have multi-attribute keys: up to 4 HASH + 4 RANGE), Projection,
+/// ProvisionedThroughput.
+pub(crate) fn check_index(
+    v: &mut Violations,
+    field: &str,
+    index: RawIndex,
+    max_key_elements: usize,
+) -> Option<CheckedIndex> {
+    match &index.index_name {
+        Some(name) => v.name_rules(&format!("{field}.indexName"), name, 3, 255),
+        None => {
+            v.not_null(&format!("{field}.indexName"), &index.index_name);
+        }
+    }
+    let key_schema = check_key_elements(
+        v,
+        &format!("{field}.keySchema"),
+        index.key_schema.as_deref(),
+        max_key_elements,
+    );
+    if let Some(projection) = &index.projection {
+        for (n, attribute) in projection.non_key_attributes.iter().flatten().enumerate() {
+            v.length(
+                &format!("{field}.projection.nonKeyAttributes.{}.member", n + 1),
+                Some(attribute),
+                1,
+                255,
+            );
+        }
+        v.one_of(
+            &format!("{field}.projection.projectionType"),
+            projection.projection_type.as_deref(),
+            PROJECTION_TYPES,
+        );
+    } else {
+        v.not_null(&format!("{field}.projection"), &index.projection);
+    }
+    let throughput = check_throughput(
+        v,
+        &format!("{field}.provisionedThroughput"),
+        index.provisioned_throughput.as_ref(),
+    );
+    let projection = index.projection?;
+    Some(CheckedIndex {
+        name: index.index_name?,
+        key_schema: key_schema?,
+        projection_type: projection.projection_type,
+        non_key_attributes: projection.non_key_attributes,
+        provisioned_throughput: throughput?,
     })
 }
 
+/// A key schema's members: a name of 1 to 255 characters and a key type
+/// (HASH or RANGE), 1 to `max` of them. `None` when a violation was recorded.
 pub(crate) fn check_key_elements(
     v: &mut Violations,
     field: &str,
     elements: Option<&[RawKeyElement]>,
     max: usize,
-) {
+) -> Option<Vec<KeySchemaElement>> {
     let Some(elements) = elements else {
         v.not_null::<()>(field, &None);
-        return;
+        return None;
     };
     v.count(field, Some(elements), 1, max);
+    let mut out = Some(Vec::with_capacity(elements.len()));
     for (i, e) in elements.iter().enumerate() {
         let member = format!("{field}.{}.member", i + 1);
         if let Some(name) = &e.attribute_name {
@@ -326,68 +417,120 @@ pub(crate) fn check_key_elements(
                 &["HASH", "RANGE"],
             );
         }
+        let key_type = match e.key_type.as_deref() {
+            Some("HASH") => Some(KeyType::Hash),
+            Some("RANGE") => Some(KeyType::Range),
+            _ => None,
+        };
+        let checked = e
+            .attribute_name
+            .clone()
+            .zip(key_type)
+            .map(|(attribute_name, key_type)| KeySchemaElement {
+                attribute_name,
+                key_type,
+            });
+        match (&mut out, checked) {
+            (Some(list), Some(element)) => list.push(element),
+            _ => out = None,
+        }
     }
+    out
 }
 
+/// ProvisionedThroughput: both units present and at least 1. `None` when a
+/// violation was recorded; `Some(None)` when not given.
 pub(crate) fn check_throughput(
     v: &mut Violations,
     field: &str,
     throughput: Option<&RawThroughput>,
-) {
-    if let Some(t) = throughput {
-        for (name, value) in [
-            ("readCapacityUnits", t.read_capacity_units),
-            ("writeCapacityUnits", t.write_capacity_units),
-        ] {
-            let member = format!("{field}.{name}");
-            if v.not_null(&member, &value) {
-                v.range(&member, value, 1, None);
-            }
+) -> Option<Option<Throughput>> {
+    let Some(t) = throughput else {
+        return Some(None);
+    };
+    for (name, value) in [
+        ("readCapacityUnits", t.read_capacity_units),
+        ("writeCapacityUnits", t.write_capacity_units),
+    ] {
+        let member = format!("{field}.{name}");
+        if v.not_null(&member, &value) {
+            v.range(&member, value, 1, None);
         }
     }
+    let read = u64::try_from(t.read_capacity_units?).ok()?;
+    let write = u64::try_from(t.write_capacity_units?).ok()?;
+    Some(Some((read, write)))
 }
 
+/// No attribute defined twice.
 pub(crate) fn attribute_definitions(
-    raw: Vec<RawAttributeDefinition>,
+    definitions: Vec<AttributeDefinition>,
 ) -> Result<Vec<AttributeDefinition>> {
-    let mut out: Vec<AttributeDefinition> = Vec::with_capacity(raw.len());
-    for d in raw {
-        let name = d.attribute_name.expect("checked");
-        if out.iter().any(|o| o.attribute_name == name) {
+    for (i, d) in definitions.iter().enumerate() {
+        if definitions[..i]
+            .iter()
+            .any(|o| o.attribute_name == d.attribute_name)
+        {
             return Err(DynamoError::invalid_parameter(format!(
-                "Cannot have two attributes with the same name. Duplicate AttributeName: {name}"
+                "Cannot have two attributes with the same name. Duplicate AttributeName: {}",
+                d.attribute_name
             )));
         }
-        let attribute_type =
-            ScalarType::parse(d.attribute_type.as_deref().unwrap_or("")).expect("checked");
-        out.push(AttributeDefinition {
-            attribute_name: name,
-            attribute_type,
-        });
     }
-    Ok(out)
+    Ok(definitions)
+}
+
+/// The rules across the table's indexes: the per-table counts, no index
+/// name twice, and every AttributeDefinition used by some key.
+fn check_index_set(
+    key_schema: &[KeySchemaElement],
+    definitions: &[AttributeDefinition],
+    gsis: &[IndexDescription],
+    lsis: &[IndexDescription],
+) -> Result<()> {
+    if gsis.len() > MAX_GSIS {
+        return Err(DynamoError::validation(format!(
+            "One or more parameter values were invalid: GlobalSecondaryIndex count exceeds the per-table limit of {MAX_GSIS}"
+        )));
+    }
+    if lsis.len() > MAX_LSIS {
+        return Err(DynamoError::invalid_parameter(format!(
+            "LocalSecondaryIndex count exceeds the per-table limit of {MAX_LSIS}"
+        )));
+    }
+    let mut used: Vec<&str> = key_schema
+        .iter()
+        .map(|k| k.attribute_name.as_str())
+        .collect();
+    let mut names: Vec<&str> = Vec::new();
+    for index in gsis.iter().chain(lsis) {
+        if names.contains(&index.index_name.as_str()) {
+            return Err(DynamoError::invalid_parameter(format!(
+                "Duplicate index name: {}",
+                index.index_name
+            )));
+        }
+        names.push(&index.index_name);
+        used.extend(index.key_schema.iter().map(|k| k.attribute_name.as_str()));
+    }
+    if definitions
+        .iter()
+        .any(|d| !used.contains(&d.attribute_name.as_str()))
+    {
+        return Err(unused_definitions(definitions, &used, !names.is_empty()));
+    }
+    Ok(())
 }
 
 /// Validates a key schema (of the table, or of an index when `index` names
 /// it). `multi` allows a GSI's multi-attribute keys: up to four HASH
 /// elements, then up to four RANGE elements.
 fn key_schema(
-    raw: Vec<RawKeyElement>,
+    elements: Vec<KeySchemaElement>,
     definitions: &[AttributeDefinition],
     index: Option<&str>,
     multi: bool,
 ) -> Result<Vec<KeySchemaElement>> {
-    let elements: Vec<KeySchemaElement> = raw
-        .into_iter()
-        .map(|e| KeySchemaElement {
-            attribute_name: e.attribute_name.expect("checked"),
-            key_type: if e.key_type.as_deref() == Some("HASH") {
-                KeyType::Hash
-            } else {
-                KeyType::Range
-            },
-        })
-        .collect();
     let prefix = match index {
         Some(name) => format!("Index KeySchema ({name}): "),
         None => String::new(),
@@ -480,11 +623,13 @@ fn check_multi_attribute_key(elements: &[KeySchemaElement], prefix: &str) -> Res
     Ok(())
 }
 
+/// The throughput a billing mode takes: PAY_PER_REQUEST none, PROVISIONED
+/// both units (`what` names the index, for its messages).
 fn throughput_for_mode(
     mode: BillingMode,
-    throughput: Option<&RawThroughput>,
+    throughput: Option<Throughput>,
     what: &str,
-) -> Result<Option<(u64, u64)>> {
+) -> Result<Option<Throughput>> {
     match (mode, throughput) {
         (BillingMode::PayPerRequest, Some(_)) => Err(DynamoError::invalid_parameter(format!(
             "Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST{what}"
@@ -493,89 +638,51 @@ fn throughput_for_mode(
         (BillingMode::Provisioned, None) => Err(DynamoError::invalid_parameter(format!(
             "ReadCapacityUnits and WriteCapacityUnits must both be specified when BillingMode is PROVISIONED{what}"
         ))),
-        (BillingMode::Provisioned, Some(t)) => Ok(Some((
-            t.read_capacity_units.unwrap_or(1) as u64,
-            t.write_capacity_units.unwrap_or(1) as u64,
-        ))),
+        (BillingMode::Provisioned, Some(t)) => Ok(Some(t)),
     }
 }
 
 /// Validates GSIs (`table_hash` None) or LSIs (`table_hash` the table's partition key).
 pub(crate) fn indexes(
-    raw: Vec<RawIndex>,
+    checked: Vec<CheckedIndex>,
     definitions: &[AttributeDefinition],
     mode: BillingMode,
     table_hash: Option<&str>,
 ) -> Result<Vec<IndexDescription>> {
-    let mut out = Vec::with_capacity(raw.len());
-    for index in raw {
-        let name = index.index_name.expect("checked");
+    let mut out = Vec::with_capacity(checked.len());
+    for index in checked {
+        let name = index.name;
         let keys = key_schema(
-            index.key_schema.expect("checked"),
+            index.key_schema,
             definitions,
             Some(&name),
             table_hash.is_none(),
         )?;
-        let projection = index.projection.expect("checked");
-        // The API reference calls ProjectionType optional; DynamoDB refuses
-        // a Projection without one.
-        let Some(projection_type) = projection.projection_type.clone() else {
-            return Err(DynamoError::validation("Unknown ProjectionType: null"));
-        };
-        if let Some(duplicate) = first_duplicate(projection.non_key_attributes.iter().flatten()) {
-            return Err(DynamoError::invalid_parameter(format!(
-                "Duplicate attribute name in NonKeyAttributes of index {name}: {duplicate}"
-            )));
-        }
-        match (projection_type.as_str(), &projection.non_key_attributes) {
-            ("INCLUDE", None) => {
-                return Err(DynamoError::invalid_parameter(
-                    "ProjectionType is INCLUDE, but NonKeyAttributes is not specified",
-                ))
-            }
-            ("ALL" | "KEYS_ONLY", Some(_)) => {
-                return Err(DynamoError::invalid_parameter(format!(
-                    "ProjectionType is {projection_type}, but NonKeyAttributes is specified"
-                )))
-            }
-            _ => {}
-        }
+        let projection = projection(&name, index.projection_type, index.non_key_attributes)?;
         let throughput = match table_hash {
             Some(hash) => {
-                if keys.len() != 2 {
-                    return Err(DynamoError::invalid_parameter(format!(
-                        "Index KeySchema does not have a range key for index: {name}"
-                    )));
-                }
-                if keys[0].attribute_name != hash {
-                    return Err(DynamoError::invalid_parameter(format!(
-                        "Table KeySchema and Index KeySchema must have the same hash key for index: {name}"
-                    )));
-                }
+                check_local_key(&name, &keys, hash)?;
                 None
             }
-            None => throughput_for_mode(
-                mode,
-                index.provisioned_throughput.as_ref(),
-                &format!(" (for index {name})"),
-            )?
-            .map(
-                |(read, write)| ferrodyn_engine::schema::ProvisionedThroughputDescription {
+            None => Some(
+                throughput_for_mode(
+                    mode,
+                    index.provisioned_throughput,
+                    &format!(" (for index {name})"),
+                )?
+                .map(|(read, write)| ProvisionedThroughputDescription {
                     number_of_decreases_today: 0,
                     read_capacity_units: read,
                     write_capacity_units: write,
                     ..Default::default()
-                },
-            )
-            .or(Some(Default::default())),
+                })
+                .unwrap_or_default(),
+            ),
         };
         out.push(IndexDescription {
             index_name: name,
             key_schema: keys,
-            projection: Projection {
-                projection_type: Some(projection_type),
-                non_key_attributes: projection.non_key_attributes,
-            },
+            projection,
             index_status: None,
             backfilling: None,
             provisioned_throughput: throughput,
@@ -585,6 +692,57 @@ pub(crate) fn indexes(
         });
     }
     Ok(out)
+}
+
+/// An index's Projection: a ProjectionType, and NonKeyAttributes exactly
+/// when it is INCLUDE, without duplicates.
+fn projection(
+    index: &str,
+    projection_type: Option<String>,
+    non_key_attributes: Option<Vec<String>>,
+) -> Result<Projection> {
+    // The API reference calls ProjectionType optional; DynamoDB refuses
+    // a Projection without one.
+    let Some(projection_type) = projection_type else {
+        return Err(DynamoError::validation("Unknown ProjectionType: null"));
+    };
+    if let Some(duplicate) = first_duplicate(non_key_attributes.iter().flatten()) {
+        return Err(DynamoError::invalid_parameter(format!(
+            "Duplicate attribute name in NonKeyAttributes of index {index}: {duplicate}"
+        )));
+    }
+    match (projection_type.as_str(), &non_key_attributes) {
+        ("INCLUDE", None) => {
+            return Err(DynamoError::invalid_parameter(
+                "ProjectionType is INCLUDE, but NonKeyAttributes is not specified",
+            ))
+        }
+        ("ALL" | "KEYS_ONLY", Some(_)) => {
+            return Err(DynamoError::invalid_parameter(format!(
+                "ProjectionType is {projection_type}, but NonKeyAttributes is specified"
+            )))
+        }
+        _ => {}
+    }
+    Ok(Projection {
+        projection_type: Some(projection_type),
+        non_key_attributes,
+    })
+}
+
+/// An LSI's key: the table's partition key and a sort key of its own.
+fn check_local_key(index: &str, keys: &[KeySchemaElement], table_hash: &str) -> Result<()> {
+    if keys.len() != 2 {
+        return Err(DynamoError::invalid_parameter(format!(
+            "Index KeySchema does not have a range key for index: {index}"
+        )));
+    }
+    if keys[0].attribute_name != table_hash {
+        return Err(DynamoError::invalid_parameter(format!(
+            "Table KeySchema and Index KeySchema must have the same hash key for index: {index}"
+        )));
+    }
+    Ok(())
 }
 
 /// AttributeDefinitions that no key uses. With indexes, AWS lists both
@@ -624,11 +782,15 @@ fn first_duplicate<'a>(names: impl Iterator<Item = &'a String>) -> Option<&'a St
 mod tests {
     use super::*;
 
-    fn elements(spec: &[(&str, &str)]) -> Vec<RawKeyElement> {
+    fn elements(spec: &[(&str, &str)]) -> Vec<KeySchemaElement> {
         spec.iter()
-            .map(|(name, kind)| RawKeyElement {
-                attribute_name: Some(name.to_string()),
-                key_type: Some(kind.to_string()),
+            .map(|(name, kind)| KeySchemaElement {
+                attribute_name: name.to_string(),
+                key_type: if *kind == "HASH" {
+                    KeyType::Hash
+                } else {
+                    KeyType::Range
+                },
             })
             .collect()
     }

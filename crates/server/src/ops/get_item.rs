@@ -3,8 +3,6 @@
 
 use crate::ops::common::{self, Names, ResponseBody};
 use crate::validate::Violations;
-use ferrodyn_engine::capacity::{read_units, Consumed};
-use ferrodyn_engine::throughput::Capacity;
 use ferrodyn_engine::Engine;
 use ferrodyn_expr::{legacy_attributes_to_get, parse_projection};
 use ferrodyn_types::{Item, Result};
@@ -67,17 +65,11 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
     };
     ctx.check_all_used()?;
 
-    let table = engine.table_for_items(&table_name)?;
-    table.schema.validate_key(&key)?;
-    table.throughput.admit(Capacity::Read)?;
-    let stored = engine.get_item(&table, &key)?;
     let consistent = request.consistent_read.unwrap_or(false);
-    let units = read_units(stored.as_ref().map_or(0, |s| s.size), consistent);
+    let read = engine.api().get_item(&table_name, &key, consistent)?;
     let detail = common::capacity_detail(&request.return_consumed_capacity);
-    let consumed = Consumed::read(&table.name, units);
-    table.charge(Capacity::Read, units);
-
-    match (stored, projection) {
+    let consumed = read.consumed;
+    match (read.item, projection) {
         (Some(stored), None) => Ok(raw_item_response(&stored.json, consumed.to_json(detail))),
         (Some(stored), Some(projection)) => {
             let item = projection.apply(&stored.parse()?);

@@ -1,22 +1,23 @@
 //! Query: the items of one partition, in sort-key order (or reversed), within
-//! the sort-key condition, filtered and projected, one page at a time.
+//! the sort-key condition, filtered and projected, one page at a time. This
+//! module checks the request and the key condition against the key schema;
+//! the engine (read/query.rs) turns the keys it names into a storage range.
 
 use crate::ops::common::{self, Names, Values};
-use crate::ops::reads;
+use crate::ops::reads::{self, Select};
 use crate::validate::Violations;
-use ferrodyn_engine::index::{encode_escaped, encode_escaped_prefix};
-use ferrodyn_engine::keys::{encode_sort_value, partition_prefix, KeyAttribute};
-use ferrodyn_engine::keyspace::prefix_end;
-use ferrodyn_engine::read::KeyRange;
+use ferrodyn_engine::api::{PageOutput, PageRead};
+use ferrodyn_engine::index::Index;
+use ferrodyn_engine::keys::KeyAttribute;
+use ferrodyn_engine::read::QueryKeys;
+use ferrodyn_engine::table::Table;
 use ferrodyn_engine::Engine;
 use ferrodyn_expr::{
-    legacy_key_conditions, legacy_query_filter, parse_filter, parse_key_condition_staged, KeyOp,
-    QueryFilterParam,
+    legacy_key_conditions, legacy_query_filter, parse_filter, parse_key_condition_staged,
+    Condition, KeyCondition, KeyOp, Projection, QueryFilterParam,
 };
 use ferrodyn_types::{AttributeValue, DynamoError, Item, Result, ScalarType};
 use serde::Deserialize;
-use std::cmp::Ordering;
-use std::ops::Bound;
 
 #[derive(Deserialize)]
 #[serde(rename_all = "PascalCase")]
@@ -44,9 +45,55 @@ pub struct Request {
     return_consumed_capacity: Option<String>,
 }
 
+/// A Query's expressions, parsed: the key condition (its own errors come
+/// after every name and value is checked used), the filter, the projection.
+struct Expressions {
+    key_condition: Result<KeyCondition>,
+    filter: Option<Condition>,
+    projection: Option<Projection>,
+}
+
 pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
-    let mut v = Violations::default();
-    let params = reads::ReadParams {
+    let params = read_params(&request);
+    let (table_name, select) = check(&request, &params)?;
+    let expressions = parse_expressions(&request, &params)?;
+    let key_condition = expressions.key_condition?;
+
+    let table = engine.table_for_items(table_name)?;
+    let consistent = request.consistent_read.unwrap_or(false);
+    let index = reads::resolve_index(&table, request.index_name.as_deref(), consistent)?;
+    let index = index.as_deref();
+    let select = reads::select_for_index(select, request.select.as_deref(), index)?;
+    let projection = expressions.projection.as_ref();
+    reads::check_projected(&table, index, projection)?;
+    let (keys, key_names) = query_keys(&table, index, &key_condition)?;
+    // A Query's filter may not touch the key it queries by.
+    if let Some(filter) = &expressions.filter {
+        let param = if request.query_filter.is_some() {
+            QueryFilterParam::Legacy
+        } else {
+            QueryFilterParam::Expression
+        };
+        filter.check_no_key_attributes(&key_names, param)?;
+    }
+    let forward = request.scan_index_forward.unwrap_or(true);
+    let start_key = request.exclusive_start_key.as_ref();
+    let read = PageRead {
+        table: &table,
+        index,
+        limit: request.limit.map(|l| l as usize),
+        filter: expressions.filter.as_ref(),
+        consistent,
+        full_items: select.full_items(),
+    };
+    let PageOutput { page, units } = engine.api().query(read, &keys, start_key, forward)?;
+    let detail = common::capacity_detail(&request.return_consumed_capacity);
+    reads::page_response(&table, index, page, select, projection, units, detail)
+}
+
+/// The parameters Query shares with Scan.
+fn read_params(request: &Request) -> reads::ReadParams<'_> {
+    reads::ReadParams {
         table_name: &request.table_name,
         index_name: &request.index_name,
         select: &request.select,
@@ -57,7 +104,13 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
         attributes_to_get: &request.attributes_to_get,
         projection_expression: &request.projection_expression,
         query: true,
-    };
+    }
+}
+
+/// The field constraints, then expression and non-expression parameters
+/// never mixed, then Select against the projection parameters.
+fn check<'a>(request: &'a Request, params: &reads::ReadParams<'_>) -> Result<(&'a str, Select)> {
+    let mut v = Violations::default();
     params.check(&mut v);
     let table_name = v.finish_with(request.table_name.as_deref())?;
     common::no_mixing(
@@ -87,7 +140,13 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
             ),
         ],
     )?;
-    let select = params.select()?;
+    Ok((table_name, params.select()?))
+}
+
+/// Parses the key condition (KeyConditionExpression or KeyConditions), the
+/// filter (FilterExpression or QueryFilter) and the projection; every name
+/// and value given must be used.
+fn parse_expressions(request: &Request, params: &reads::ReadParams<'_>) -> Result<Expressions> {
     let has_expression = request.key_condition_expression.is_some()
         || request.filter_expression.is_some()
         || request.projection_expression.is_some();
@@ -124,149 +183,68 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
     };
     let projection = params.projection(&mut ctx)?;
     ctx.check_all_used()?;
-    let key_condition = key_condition?;
+    Ok(Expressions {
+        key_condition,
+        filter,
+        projection,
+    })
+}
 
-    let table = engine.table_for_items(table_name)?;
-    let consistent = request.consistent_read.unwrap_or(false);
-    let index = reads::resolve_index(&table, request.index_name.as_deref(), consistent)?;
-    let select = reads::select_for_index(select, request.select.as_deref(), index.as_deref())?;
-    reads::check_projected(&table, index.as_deref(), projection.as_ref())?;
-    // The key attributes, partition-key values and sort-key conditions:
-    // equalities on leading sort attributes (multi-attribute GSI keys
-    // only), then at most one condition of any kind.
-    let key_names: Vec<&str>;
-    let hash_values: Vec<&AttributeValue>;
-    let mut sort_equalities: Vec<&AttributeValue> = Vec::new();
-    let sort_last: Option<&KeyOp>;
-    match &index {
-        Some(index) if !index.schema.is_single() => {
-            let parts = key_condition
-                .validate_composite(&typed(&index.schema.hash), &typed(&index.schema.range))?;
-            key_names = index.schema.attributes().map(|a| a.name.as_str()).collect();
-            hash_values = parts.hash.iter().map(|p| eq_value(&p.op)).collect();
-            if let Some((last, leading)) = parts.range.split_last() {
-                sort_equalities = leading.iter().map(|p| eq_value(&p.op)).collect();
-                sort_last = Some(&last.op);
-            } else {
-                sort_last = None;
-            }
-        }
-        Some(index) => {
-            let hash = &index.schema.hash[0];
-            let range = index.schema.range.first();
-            let (hash_part, range_part) = key_condition.validate(
-                (&hash.name, hash.ty),
-                range.map(|r| (r.name.as_str(), r.ty)),
-            )?;
-            key_names = index.schema.attributes().map(|a| a.name.as_str()).collect();
-            hash_values = vec![eq_value(&hash_part.op)];
-            sort_last = range_part.map(|p| &p.op);
-        }
-        None => {
-            let schema = &table.schema;
-            let (hash_part, range_part) = key_condition.validate(
-                (&schema.hash.name, schema.hash.ty),
-                schema.range.as_ref().map(|r| (r.name.as_str(), r.ty)),
-            )?;
-            key_names = schema.attributes().map(|a| a.name.as_str()).collect();
-            hash_values = vec![eq_value(&hash_part.op)];
-            sort_last = range_part.map(|p| &p.op);
-        }
-    }
-    // A Query's filter may not touch the key it queries by.
-    if let Some(filter) = &filter {
-        let param = if request.query_filter.is_some() {
-            QueryFilterParam::Legacy
-        } else {
-            QueryFilterParam::Expression
-        };
-        filter.check_no_key_attributes(&key_names, param)?;
-    }
-    let mut prefix = match &index {
-        Some(index) => ferrodyn_engine::index::partition_prefix(table.id, index.id, &hash_values),
-        None => partition_prefix(table.id, hash_values[0]),
+/// The key condition checked against the key schema queried (the table's
+/// or the index's): the partition-key values and sort-key conditions
+/// (equalities on leading sort attributes, for multi-attribute GSI keys
+/// only, then at most one condition of any kind), and the key attributes.
+fn query_keys<'a>(
+    table: &'a Table,
+    index: Option<&'a Index>,
+    key_condition: &'a KeyCondition,
+) -> Result<(QueryKeys<'a>, Vec<&'a str>)> {
+    let Some(index) = index else {
+        let schema = &table.schema;
+        let keys = single_key(
+            key_condition,
+            (&schema.hash.name, schema.hash.ty),
+            schema.range.as_ref().map(|r| (r.name.as_str(), r.ty)),
+        )?;
+        return Ok((keys, schema.attributes().map(|a| a.name.as_str()).collect()));
     };
-    for value in &sort_equalities {
-        encode_escaped(value, &mut prefix);
+    let schema = &index.schema;
+    let key_names = schema.attributes().map(|a| a.name.as_str()).collect();
+    if schema.is_single() {
+        let hash = &schema.hash[0];
+        let range = schema.range.first().map(|r| (r.name.as_str(), r.ty));
+        let keys = single_key(key_condition, (&hash.name, hash.ty), range)?;
+        return Ok((keys, key_names));
     }
-    let mut range = match sort_last {
-        Some(op) => sort_range(&prefix, op, index.is_some())?,
-        None => KeyRange {
-            start: Bound::Included(prefix.clone()),
-            end: end_of(&prefix),
-        },
+    let parts = key_condition.validate_composite(&typed(&schema.hash), &typed(&schema.range))?;
+    let (sort_equalities, sort_condition) = match parts.range.split_last() {
+        Some((last, leading)) => (
+            leading.iter().map(|p| eq_value(&p.op)).collect(),
+            Some(&last.op),
+        ),
+        None => (Vec::new(), None),
     };
-    let forward = request.scan_index_forward.unwrap_or(true);
-    if let Some(start_key) = &request.exclusive_start_key {
-        let encoded = match &index {
-            Some(index) => index.start_key(table.id, &table.schema, start_key)?,
-            None => {
-                // Query words a start key naming other attributes than the
-                // key's briefly, and one with wrong types by the schema
-                // mismatch itself; Scan prefixes the reason (dynalite's
-                // recordings of AWS; ScyllaDB's test_query_exclusivestartkey_*).
-                let names_match = start_key.len() == table.schema.attributes().count()
-                    && table
-                        .schema
-                        .attributes()
-                        .all(|a| start_key.contains_key(&a.name));
-                if !names_match {
-                    return Err(DynamoError::validation(
-                        "The provided starting key is invalid",
-                    ));
-                }
-                table.schema.validate_key(start_key)?;
-                if table.schema.range.is_none() {
-                    // A partition of a hash-only table holds one item, so
-                    // an exclusive start inside it can only be empty.
-                    return Err(DynamoError::validation(format!(
-                        "The provided exclusive start key is invalid: ExclusiveStartKey: {}",
-                        reads::key_text(start_key)
-                    )));
-                }
-                table.schema.encode(table.id, start_key)
-            }
-        };
-        let hash_names: Vec<&str> = match &index {
-            Some(index) => index.schema.hash.iter().map(|a| a.name.as_str()).collect(),
-            None => vec![table.schema.hash.name.as_str()],
-        };
-        let in_partition = hash_names
-            .iter()
-            .zip(&hash_values)
-            .all(|(name, value)| start_key.get(*name) == Some(*value));
-        if !in_partition || !contains(&range, &encoded) {
-            return Err(DynamoError::validation(
-                "The provided starting key is outside query boundaries based on provided conditions",
-            ));
-        }
-        if forward {
-            range.start = Bound::Excluded(encoded);
-        } else {
-            range.end = Bound::Excluded(encoded);
-        }
-    }
-    table.admit_read(index.as_deref())?;
-    let mut page = engine.read_page(
-        &table,
-        index.as_deref(),
-        range,
-        !forward,
-        request.limit.map(|l| l as usize),
-        filter.as_ref(),
-    )?;
-    reads::fetch_from_table(engine, &table, index.as_deref(), select, &mut page)?;
-    let units = page.read_units(consistent);
-    table.charge_read(index.as_deref(), units);
-    reads::page_response(
-        &table,
-        index.as_deref(),
-        page,
-        select,
-        projection.as_ref(),
-        units,
-        common::capacity_detail(&request.return_consumed_capacity),
-    )
+    let keys = QueryKeys {
+        hash: parts.hash.iter().map(|p| eq_value(&p.op)).collect(),
+        sort_equalities,
+        sort_condition,
+    };
+    Ok((keys, key_names))
+}
+
+/// A key condition on a key of one partition attribute and at most one
+/// sort attribute.
+fn single_key<'a>(
+    key_condition: &'a KeyCondition,
+    hash: (&str, ScalarType),
+    range: Option<(&str, ScalarType)>,
+) -> Result<QueryKeys<'a>> {
+    let (hash_part, range_part) = key_condition.validate(hash, range)?;
+    Ok(QueryKeys {
+        hash: vec![eq_value(&hash_part.op)],
+        sort_equalities: Vec::new(),
+        sort_condition: range_part.map(|p| &p.op),
+    })
 }
 
 /// Key attributes as key-condition validation takes them.
@@ -279,121 +257,5 @@ fn eq_value(op: &KeyOp) -> &AttributeValue {
     match op {
         KeyOp::Eq(v) => v,
         _ => unreachable!("validated to be an equality"),
-    }
-}
-
-/// Whether a storage key lies within a key range (an ExclusiveStartKey must
-/// satisfy the key condition).
-fn contains(range: &KeyRange, key: &[u8]) -> bool {
-    let above = match &range.start {
-        Bound::Included(start) => key >= start.as_slice(),
-        Bound::Excluded(start) => key > start.as_slice(),
-        Bound::Unbounded => true,
-    };
-    let below = match &range.end {
-        Bound::Included(end) => key <= end.as_slice(),
-        Bound::Excluded(end) => key < end.as_slice(),
-        Bound::Unbounded => true,
-    };
-    above && below
-}
-
-fn end_of(prefix: &[u8]) -> Bound<Vec<u8>> {
-    match prefix_end(prefix) {
-        Some(end) => Bound::Excluded(end),
-        None => Bound::Unbounded,
-    }
-}
-
-fn with_sort(prefix: &[u8], value: &AttributeValue, escaped: bool) -> Vec<u8> {
-    let mut key = prefix.to_vec();
-    if escaped {
-        encode_escaped(value, &mut key);
-    } else {
-        encode_sort_value(value, &mut key);
-    }
-    key
-}
-
-/// The storage range of a sort-key condition within a partition. In an
-/// index (`escaped`), each sort key is followed by the base key, so "equal
-/// to v" means every key that starts with v's encoding.
-fn sort_range(prefix: &[u8], op: &KeyOp, escaped: bool) -> Result<KeyRange> {
-    let key = |v: &AttributeValue| with_sort(prefix, v, escaped);
-    // Bounds just past every key equal to v.
-    let through = |v: &AttributeValue| {
-        if escaped {
-            end_of(&key(v))
-        } else {
-            Bound::Included(key(v))
-        }
-    };
-    let after = |v: &AttributeValue| match end_of(&key(v)) {
-        Bound::Excluded(k) if escaped => Bound::Included(k),
-        Bound::Unbounded if escaped => Bound::Excluded(key(v)),
-        _ => Bound::Excluded(key(v)),
-    };
-    let whole_start = Bound::Included(prefix.to_vec());
-    Ok(match op {
-        KeyOp::Eq(v) => KeyRange {
-            start: Bound::Included(key(v)),
-            end: through(v),
-        },
-        KeyOp::Lt(v) => KeyRange {
-            start: whole_start,
-            end: Bound::Excluded(key(v)),
-        },
-        KeyOp::Le(v) => KeyRange {
-            start: whole_start,
-            end: through(v),
-        },
-        KeyOp::Gt(v) => KeyRange {
-            start: after(v),
-            end: end_of(prefix),
-        },
-        KeyOp::Ge(v) => KeyRange {
-            start: Bound::Included(key(v)),
-            end: end_of(prefix),
-        },
-        KeyOp::Between(low, high) => {
-            if low.compare(high) == Some(Ordering::Greater) {
-                return Err(DynamoError::validation(format!(
-                    "Invalid KeyConditionExpression: The BETWEEN operator requires upper bound to be greater than or equal to lower bound; lower bound operand: AttributeValue: {{{}}}, upper bound operand: AttributeValue: {{{}}}",
-                    describe(low),
-                    describe(high)
-                )));
-            }
-            KeyRange {
-                start: Bound::Included(key(low)),
-                end: through(high),
-            }
-        }
-        KeyOp::BeginsWith(v) => {
-            let mut start = prefix.to_vec();
-            if escaped {
-                encode_escaped_prefix(v, &mut start);
-            } else {
-                encode_sort_value(v, &mut start);
-            }
-            let end = end_of(&start);
-            KeyRange {
-                start: Bound::Included(start),
-                end,
-            }
-        }
-    })
-}
-
-fn describe(value: &AttributeValue) -> String {
-    let json = serde_json::to_value(value).expect("serialisable");
-    match json.as_object().and_then(|o| o.iter().next()) {
-        Some((kind, inner)) => format!(
-            "{kind}:{}",
-            inner
-                .as_str()
-                .map(str::to_string)
-                .unwrap_or_else(|| inner.to_string())
-        ),
-        None => String::new(),
     }
 }

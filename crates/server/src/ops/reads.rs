@@ -5,11 +5,10 @@
 use crate::validate::{self, Violations};
 use ferrodyn_engine::capacity::{CapacityDetail, Consumed};
 use ferrodyn_engine::index::{Index, IndexKind, IndexProjection, IndexState};
-use ferrodyn_engine::read::{Page, PageItem};
+use ferrodyn_engine::read::Page;
 use ferrodyn_engine::table::Table;
-use ferrodyn_engine::Engine;
 use ferrodyn_expr::{legacy_attributes_to_get, parse_projection, ExpressionContext, Projection};
-use ferrodyn_types::{AttributeValue, DynamoError, Item, Result};
+use ferrodyn_types::{DynamoError, Result};
 use std::sync::Arc;
 
 pub const SELECT_VALUES: &[&str] = &[
@@ -104,6 +103,15 @@ pub enum Select {
     Specific,
 }
 
+impl Select {
+    /// Whether the answer needs every attribute of each item (all of them,
+    /// or a projection that may name any): an LSI page that does not
+    /// project everything is then read from the table.
+    pub fn full_items(self) -> bool {
+        matches!(self, Select::All | Select::Specific)
+    }
+}
+
 /// The index a Query or Scan names, checked as DynamoDB checks it.
 pub fn resolve_index(
     table: &Table,
@@ -181,33 +189,6 @@ pub fn check_projected(
     }
 }
 
-/// For an LSI that does not project everything, ALL_ATTRIBUTES and
-/// projections read the full items from the table, as DynamoDB does; the
-/// extra reads are added to the page's cost.
-pub fn fetch_from_table(
-    engine: &Engine,
-    table: &Table,
-    index: Option<&Index>,
-    select: Select,
-    page: &mut Page,
-) -> Result<()> {
-    let Some(index) = index else { return Ok(()) };
-    if index.kind != IndexKind::Local
-        || index.projects_all()
-        || !matches!(select, Select::All | Select::Specific)
-    {
-        return Ok(());
-    }
-    for entry in &mut page.items {
-        let key = table.schema.extract(entry.item()?);
-        if let Some(stored) = engine.get_item(table, &key)? {
-            page.bytes_read += stored.size;
-            *entry = PageItem::new(stored.json, None);
-        }
-    }
-    Ok(())
-}
-
 /// Checks Select against the projection parameters, as DynamoDB does.
 pub fn select(
     select: Option<&str>,
@@ -236,40 +217,6 @@ pub fn select(
         _ if projecting => Ok(Select::Specific),
         _ => Ok(Select::All),
     }
-}
-
-/// Validates ExclusiveStartKey against the table's key schema.
-pub fn starting_key(table: &Table, key: &Item) -> Result<()> {
-    table.schema.validate_key(key).map_err(|e| {
-        DynamoError::validation(format!(
-            "The provided starting key is invalid: {}",
-            e.message
-        ))
-    })
-}
-
-/// A key as DynamoDB prints it inside messages:
-/// `{p=AttributeValue: {S:abc}, c=AttributeValue: {N:1}}`.
-pub fn key_text(key: &Item) -> String {
-    let attributes: Vec<String> = key
-        .iter()
-        .map(|(name, value)| {
-            let shown = match value {
-                AttributeValue::S(s) => format!("S:{s}"),
-                AttributeValue::N(n) => format!("N:{n}"),
-                // Keys are S, N or B: anything else is shown as its JSON.
-                other => {
-                    let json = serde_json::to_value(other).unwrap_or_default();
-                    match json.get("B").and_then(|b| b.as_str()) {
-                        Some(b) => format!("B:{b}"),
-                        None => json.to_string(),
-                    }
-                }
-            };
-            format!("{name}=AttributeValue: {{{shown}}}")
-        })
-        .collect();
-    format!("{{{}}}", attributes.join(", "))
 }
 
 /// Builds the response of one page.

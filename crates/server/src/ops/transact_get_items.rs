@@ -6,9 +6,10 @@ use crate::ops::batch_get_item::read_capacity;
 use crate::ops::batch_write_item::capacity_list;
 use crate::ops::common::{self, Names};
 use crate::validate::{self, Violations};
-use ferrodyn_engine::capacity::read_units;
+use ferrodyn_engine::api::TransactGetOutput;
+use ferrodyn_engine::capacity::CapacityDetail;
+use ferrodyn_engine::items::StoredItem;
 use ferrodyn_engine::table::Table;
-use ferrodyn_engine::throughput::Capacity;
 use ferrodyn_engine::transactions::{cancellation_error, CancellationReason};
 use ferrodyn_engine::Engine;
 use ferrodyn_expr::{parse_projection, Projection};
@@ -39,9 +40,31 @@ pub struct Get {
     expression_attribute_names: Names,
 }
 
+/// A Get that passed its field constraints.
+struct CheckedGet {
+    table_name: String,
+    key: Item,
+    projection_expression: Option<String>,
+    expression_attribute_names: Names,
+}
+
 const MAX_GETS: usize = 100;
 
 pub fn run(engine: &Engine, faults: &Faults, request: Request) -> Result<Vec<u8>> {
+    let detail = common::capacity_detail(&request.return_consumed_capacity);
+    let checked = check(request)?;
+    let projections = checked.iter().map(projection).collect::<Result<Vec<_>>>()?;
+    let gets = resolve(engine, checked)?;
+    let names: Vec<&str> = gets.iter().map(|(t, _)| t.name.as_str()).collect();
+    if let Some(conflict) = faults.transaction_conflict("TransactGetItems", &names) {
+        return Err(conflict);
+    }
+    let TransactGetOutput { found, units } = engine.api().transact_get_items(&gets)?;
+    respond(found, units, &projections, detail)
+}
+
+/// The field constraints, in DynamoDB's order; the Gets in checked form.
+fn check(request: Request) -> Result<Vec<CheckedGet>> {
     let mut v = Violations::default();
     if v.not_null("transactItems", &request.transact_items) {
         v.count(
@@ -69,61 +92,69 @@ pub fn run(engine: &Engine, faults: &Faults, request: Request) -> Result<Vec<u8>
             }
         }
     }
-    v.finish()?;
-    let mut projections: Vec<Option<Projection>> = Vec::with_capacity(items.len());
-    for item in items {
-        let get = item.get.as_ref().expect("checked");
-        let mut ctx = common::expression_context(
-            &get.expression_attribute_names,
-            &None,
-            get.projection_expression.is_some(),
-            "ProjectionExpression",
-        )?;
-        projections.push(match &get.projection_expression {
-            Some(text) => Some(parse_projection(text, &mut ctx)?),
-            None => None,
-        });
-        ctx.check_all_used()?;
-    }
-    let mut gets = Vec::with_capacity(items.len());
-    let mut tables = Vec::with_capacity(items.len());
-    for item in items {
-        let get = item.get.as_ref().expect("checked");
-        tables.push(engine.table_for_items(get.table_name.as_deref().expect("checked"))?);
-    }
-    key_problems(items, &tables)?;
-    for (item, table) in items.iter().zip(tables) {
-        let get = item.get.as_ref().expect("checked");
-        let key = get.key.clone().expect("checked");
-        if gets.iter().any(
-            |(t, k): &(std::sync::Arc<ferrodyn_engine::table::Table>, Item)| {
-                t.id == table.id && *k == key
-            },
-        ) {
+    let checked = request.transact_items.and_then(|items| {
+        items
+            .into_iter()
+            .map(|item| {
+                let get = item.get?;
+                Some(CheckedGet {
+                    table_name: get.table_name?,
+                    key: get.key?,
+                    projection_expression: get.projection_expression,
+                    expression_attribute_names: get.expression_attribute_names,
+                })
+            })
+            .collect::<Option<Vec<_>>>()
+    });
+    v.finish_with(checked)
+}
+
+/// A Get's ProjectionExpression, parsed (every name used).
+fn projection(get: &CheckedGet) -> Result<Option<Projection>> {
+    let mut ctx = common::expression_context(
+        &get.expression_attribute_names,
+        &None,
+        get.projection_expression.is_some(),
+        "ProjectionExpression",
+    )?;
+    let projection = match &get.projection_expression {
+        Some(text) => Some(parse_projection(text, &mut ctx)?),
+        None => None,
+    };
+    ctx.check_all_used()?;
+    Ok(projection)
+}
+
+/// Each Get's table (all must exist), its key checked against the table's
+/// schema, and no item read twice.
+fn resolve(engine: &Engine, checked: Vec<CheckedGet>) -> Result<Vec<(Arc<Table>, Item)>> {
+    let tables = checked
+        .iter()
+        .map(|get| engine.table_for_items(&get.table_name))
+        .collect::<Result<Vec<_>>>()?;
+    key_problems(&checked, &tables)?;
+    let mut gets: Vec<(Arc<Table>, Item)> = Vec::with_capacity(checked.len());
+    for (get, table) in checked.into_iter().zip(tables) {
+        if gets.iter().any(|(t, k)| t.id == table.id && *k == get.key) {
             return Err(DynamoError::validation(
                 "Transaction request cannot include multiple operations on one item",
             ));
         }
-        gets.push((table, key));
+        gets.push((table, get.key));
     }
-    let names: Vec<&str> = gets.iter().map(|(t, _)| t.name.as_str()).collect();
-    if let Some(conflict) = faults.transaction_conflict("TransactGetItems", &names) {
-        return Err(conflict);
-    }
-    for (table, _) in &gets {
-        table.throughput.admit(Capacity::Read)?;
-    }
-    let found = engine.transact_get(&gets)?;
+    Ok(gets)
+}
+
+/// The Responses (projected items, `{}` for a missing one) and the
+/// capacity (the engine's: twice a strongly consistent read per Get).
+fn respond(
+    found: Vec<Option<StoredItem>>,
+    units: Vec<(String, f64)>,
+    projections: &[Option<Projection>],
+    detail: CapacityDetail,
+) -> Result<Vec<u8>> {
     let mut responses = Vec::with_capacity(found.len());
-    let mut units: Vec<(String, f64)> = Vec::new();
-    for (((table, _), stored), projection) in gets.iter().zip(found).zip(&projections) {
-        // Transactional reads cost twice a strongly consistent read, and a
-        // missing item is charged too.
-        let cost = 2.0 * read_units(stored.as_ref().map_or(0, |s| s.size), true);
-        match units.iter_mut().find(|(t, _)| *t == table.name) {
-            Some((_, total)) => *total += cost,
-            None => units.push((table.name.clone(), cost)),
-        }
+    for (stored, projection) in found.into_iter().zip(projections) {
         responses.push(match stored {
             Some(stored) => {
                 let item = stored.parse()?;
@@ -136,14 +167,8 @@ pub fn run(engine: &Engine, faults: &Faults, request: Request) -> Result<Vec<u8>
             None => json!({}),
         });
     }
-    for (table, units) in &units {
-        if let Ok(t) = engine.table_for_items(table) {
-            t.charge(Capacity::Read, *units);
-        }
-    }
     let mut body = serde_json::Map::new();
     body.insert("Responses".into(), Value::Array(responses));
-    let detail = common::capacity_detail(&request.return_consumed_capacity);
     if let Some(list) = capacity_list(&read_capacity(&units), detail) {
         body.insert("ConsumedCapacity".into(), list);
     }
@@ -153,14 +178,11 @@ pub fn run(engine: &Engine, faults: &Faults, request: Request) -> Result<Vec<u8>
 /// A Get whose key does not fit its table cancels the transaction with a
 /// ValidationError reason for it (the first such Get; the others report None),
 /// as AWS reports per-action validation, not as a ValidationException.
-fn key_problems(items: &[TransactGetItem], tables: &[Arc<Table>]) -> Result<()> {
-    let problems: Vec<Option<DynamoError>> = items
+fn key_problems(gets: &[CheckedGet], tables: &[Arc<Table>]) -> Result<()> {
+    let problems: Vec<Option<DynamoError>> = gets
         .iter()
         .zip(tables)
-        .map(|(item, table)| {
-            let key = item.get.as_ref().and_then(|g| g.key.as_ref())?;
-            table.schema.validate_key(key).err()
-        })
+        .map(|(get, table)| table.schema.validate_key(&get.key).err())
         .collect();
     let Some(first) = problems.iter().position(Option::is_some) else {
         return Ok(());

@@ -1,14 +1,16 @@
 //! TransactWriteItems: up to 100 Put, Update, Delete and ConditionCheck
 //! actions on distinct items, committed all together or not at all, with
-//! ClientRequestToken idempotency and doubled (transactional) capacity.
+//! ClientRequestToken idempotency and doubled (transactional) capacity. This
+//! module checks the actions and their keys; the engine (api/multi.rs)
+//! claims the token, admits, commits and charges.
 
 use crate::faults::Faults;
 use crate::ops::batch_write_item::{capacity_list, collection_metrics};
 use crate::ops::common::{self, Names, Values};
 use crate::ops::conditional_write::wants_collection_metrics;
 use crate::validate::{self, Violations};
+use ferrodyn_engine::api::TransactWriteOutput;
 use ferrodyn_engine::capacity::{CapacityDetail, Consumed};
-use ferrodyn_engine::idempotency::Claim;
 use ferrodyn_engine::items::check_item_size;
 use ferrodyn_engine::table::Table;
 use ferrodyn_engine::throughput::Capacity;
@@ -68,31 +70,45 @@ pub struct Action {
     return_values_on_condition_check_failure: Option<String>,
 }
 
-#[derive(Clone, Copy, PartialEq)]
-enum Kind {
-    Put,
-    Update,
-    Delete,
-    ConditionCheck,
+/// What an action does, with the fields its kind requires (checked present).
+enum Write<T> {
+    Put { item: Item },
+    Update { key: Item, update: T },
+    Delete { key: Item },
+    ConditionCheck { key: Item },
 }
 
-impl Kind {
-    fn field(self) -> &'static str {
-        match self {
-            Kind::Put => "put",
-            Kind::Update => "update",
-            Kind::Delete => "delete",
-            Kind::ConditionCheck => "conditionCheck",
-        }
-    }
+/// An action that passed its field constraints; `Write<String>` holds the
+/// UpdateExpression's text.
+struct CheckedAction {
+    table_name: String,
+    write: Write<String>,
+    /// Required (checked) for a ConditionCheck, optional for the others.
+    condition_expression: Option<String>,
+    /// Whether the action carried any expression, even one its kind ignores
+    /// (an UpdateExpression on a Put): names and values are allowed then.
+    has_expression: bool,
+    expression_attribute_names: Names,
+    expression_attribute_values: Values,
+    return_old_on_failure: bool,
 }
 
 /// An action with its expressions parsed.
-struct Parsed<'a> {
-    kind: Kind,
-    action: &'a Action,
+struct ParsedAction {
+    table_name: String,
+    write: Write<UpdateExpression>,
     condition: Option<Condition>,
-    update: Option<UpdateExpression>,
+    return_old_on_failure: bool,
+}
+
+/// The request in checked form.
+struct Checked {
+    actions: Vec<CheckedAction>,
+    client_request_token: Option<String>,
+    /// The digest of the actions, taken when there is a token to claim.
+    fingerprint: Option<u64>,
+    return_consumed_capacity: Option<String>,
+    return_item_collection_metrics: Option<String>,
 }
 
 const MAX_ACTIONS: usize = 100;
@@ -100,6 +116,55 @@ const MAX_ACTIONS: usize = 100;
 const MAX_PAYLOAD_BYTES: usize = 4 * 1024 * 1024;
 
 pub fn run(engine: &Engine, faults: &Faults, request: Request, body_len: usize) -> Result<Vec<u8>> {
+    let request = check(request)?;
+    if body_len > MAX_PAYLOAD_BYTES {
+        return Err(DynamoError::validation(
+            "Transaction request size cannot exceed 4 MB (the aggregate size of the items in the transaction)",
+        ));
+    }
+    // Expressions are parsed (and their names and values checked) first:
+    // their errors fail the whole request, not one action.
+    let parsed = request
+        .actions
+        .into_iter()
+        .map(parse_expressions)
+        .collect::<Result<Vec<_>>>()?;
+    let tables = parsed
+        .iter()
+        .map(|p| engine.table_for_items(&p.table_name))
+        .collect::<Result<Vec<_>>>()?;
+    let keys = check_keys(&parsed, &tables)?;
+
+    let detail = common::capacity_detail(&request.return_consumed_capacity);
+    let token = request
+        .client_request_token
+        .as_deref()
+        .zip(request.fingerprint);
+    let names: Vec<&str> = tables.iter().map(|t| t.name.as_str()).collect();
+    let conflict = || match faults.transaction_conflict("TransactWriteItems", &names) {
+        Some(conflict) => Err(conflict),
+        None => Ok(()),
+    };
+    let actions = transact_writes(&parsed, &tables, keys);
+    let (writes, units) = match engine
+        .api()
+        .transact_write_items(actions, token, conflict)?
+    {
+        // A replay writes nothing and, as in DynamoDB, reports read
+        // capacity rather than write capacity.
+        TransactWriteOutput::Replayed { units } => {
+            return respond(&units, detail, Capacity::Read, None)
+        }
+        TransactWriteOutput::Committed { writes, units } => (writes, units),
+    };
+    let metrics = wants_collection_metrics(&request.return_item_collection_metrics)
+        .then(|| collection_metrics(&writes))
+        .flatten();
+    respond(&units, detail, Capacity::Write, metrics)
+}
+
+/// The field constraints, in DynamoDB's order; the actions in checked form.
+fn check(request: Request) -> Result<Checked> {
     let mut v = Violations::default();
     if v.not_null("transactItems", &request.transact_items) {
         v.count(
@@ -120,121 +185,152 @@ pub fn run(engine: &Engine, faults: &Faults, request: Request, body_len: usize) 
         &request.return_consumed_capacity,
         &request.return_item_collection_metrics,
     );
-    let items = request.transact_items.as_deref().unwrap_or_default();
-    let mut kinds = Vec::with_capacity(items.len());
-    for (i, item) in items.iter().enumerate() {
-        let present: Vec<(Kind, &Action)> = [
-            (Kind::ConditionCheck, &item.condition_check),
-            (Kind::Put, &item.put),
-            (Kind::Delete, &item.delete),
-            (Kind::Update, &item.update),
-        ]
-        .into_iter()
-        .filter_map(|(k, a)| a.as_ref().map(|a| (k, a)))
-        .collect();
-        if present.len() != 1 {
-            return Err(DynamoError::validation(
-                "TransactItems can only contain one of Check, Put, Update or Delete",
-            ));
+    let items = request.transact_items.unwrap_or_default();
+    let fingerprint = request
+        .client_request_token
+        .is_some()
+        .then(|| fingerprint(&items));
+    let mut actions = Some(Vec::with_capacity(items.len()));
+    for (i, item) in items.into_iter().enumerate() {
+        let checked = check_action(&mut v, i, item)?;
+        match (&mut actions, checked) {
+            (Some(list), Some(action)) => list.push(action),
+            _ => actions = None,
         }
-        let (kind, action) = present[0];
-        let field = format!("transactItems.{}.member.{}", i + 1, kind.field());
-        v.table_name_or_arn(&format!("{field}.tableName"), &action.table_name);
-        match kind {
-            Kind::Put => {
-                v.not_null(&format!("{field}.item"), &action.item);
-            }
-            Kind::Update => {
-                v.not_null(&format!("{field}.key"), &action.key);
-                v.not_null(
-                    &format!("{field}.updateExpression"),
-                    &action.update_expression,
-                );
-            }
-            Kind::Delete => {
-                v.not_null(&format!("{field}.key"), &action.key);
-            }
-            Kind::ConditionCheck => {
-                v.not_null(&format!("{field}.key"), &action.key);
-                v.not_null(
-                    &format!("{field}.conditionExpression"),
-                    &action.condition_expression,
-                );
-            }
-        }
-        v.one_of(
-            &format!("{field}.returnValuesOnConditionCheckFailure"),
-            action.return_values_on_condition_check_failure.as_deref(),
-            validate::RETURN_VALUES_ON_CONDITION_CHECK_FAILURE,
-        );
-        kinds.push((kind, action));
     }
-    v.finish()?;
-    if body_len > MAX_PAYLOAD_BYTES {
-        return Err(DynamoError::validation(
-            "Transaction request size cannot exceed 4 MB (the aggregate size of the items in the transaction)",
-        ));
-    }
+    let actions = v.finish_with(actions)?;
+    Ok(Checked {
+        actions,
+        client_request_token: request.client_request_token,
+        fingerprint,
+        return_consumed_capacity: request.return_consumed_capacity,
+        return_item_collection_metrics: request.return_item_collection_metrics,
+    })
+}
 
-    // Expressions are parsed (and their names and values checked) first:
-    // their errors fail the whole request, not one action.
-    let mut parsed = Vec::with_capacity(kinds.len());
-    for (kind, action) in kinds {
-        let has_expression =
-            action.condition_expression.is_some() || action.update_expression.is_some();
-        let mut ctx = common::expression_context(
-            &action.expression_attribute_names,
-            &action.expression_attribute_values,
+/// One TransactItem: exactly one action (else the whole request fails at
+/// once), its table name and the fields its kind requires.
+fn check_action(v: &mut Violations, i: usize, item: TransactItem) -> Result<Option<CheckedAction>> {
+    let present: Vec<(&str, Action)> = [
+        ("conditionCheck", item.condition_check),
+        ("put", item.put),
+        ("delete", item.delete),
+        ("update", item.update),
+    ]
+    .into_iter()
+    .filter_map(|(k, a)| a.map(|a| (k, a)))
+    .collect();
+    let [(kind, action)]: [(&str, Action); 1] = present.try_into().map_err(|_| {
+        DynamoError::validation(
+            "TransactItems can only contain one of Check, Put, Update or Delete",
+        )
+    })?;
+    let field = format!("transactItems.{}.member.{kind}", i + 1);
+    v.table_name_or_arn(&format!("{field}.tableName"), &action.table_name);
+    let required: &[(&str, bool)] = match kind {
+        "put" => &[("item", action.item.is_some())],
+        "update" => &[
+            ("key", action.key.is_some()),
+            ("updateExpression", action.update_expression.is_some()),
+        ],
+        "delete" => &[("key", action.key.is_some())],
+        _ => &[
+            ("key", action.key.is_some()),
+            ("conditionExpression", action.condition_expression.is_some()),
+        ],
+    };
+    for (name, present) in required {
+        v.not_null(&format!("{field}.{name}"), &present.then_some(()));
+    }
+    v.one_of(
+        &format!("{field}.returnValuesOnConditionCheckFailure"),
+        action.return_values_on_condition_check_failure.as_deref(),
+        validate::RETURN_VALUES_ON_CONDITION_CHECK_FAILURE,
+    );
+    let has_expression =
+        action.condition_expression.is_some() || action.update_expression.is_some();
+    let write = match kind {
+        "put" => action.item.map(|item| Write::Put { item }),
+        "update" => action
+            .key
+            .zip(action.update_expression)
+            .map(|(key, update)| Write::Update { key, update }),
+        "delete" => action.key.map(|key| Write::Delete { key }),
+        _ => action
+            .key
+            .filter(|_| action.condition_expression.is_some())
+            .map(|key| Write::ConditionCheck { key }),
+    };
+    Ok(write
+        .zip(action.table_name)
+        .map(|(write, table_name)| CheckedAction {
+            table_name,
+            write,
+            condition_expression: action.condition_expression,
             has_expression,
-            "ConditionExpression",
-        )?;
-        let update = match &action.update_expression {
-            Some(text) if kind == Kind::Update => Some(parse_update(text, &mut ctx)?),
-            _ => None,
-        };
-        let condition = match &action.condition_expression {
-            Some(text) => Some(parse_condition(text, &mut ctx)?),
-            None => None,
-        };
-        ctx.check_all_used()?;
-        parsed.push(Parsed {
-            kind,
-            action,
-            condition,
-            update,
-        });
-    }
+            expression_attribute_names: action.expression_attribute_names,
+            expression_attribute_values: action.expression_attribute_values,
+            return_old_on_failure: action.return_values_on_condition_check_failure.as_deref()
+                == Some("ALL_OLD"),
+        }))
+}
 
-    // Tables must exist; keys are checked per action (a bad key is that
-    // action's ValidationError), and no two actions may touch one item.
-    let mut tables = Vec::with_capacity(parsed.len());
-    for p in &parsed {
-        tables.push(engine.table_for_items(p.action.table_name.as_deref().expect("checked"))?);
-    }
-    // An empty key value, of the table or of an index, fails the whole
-    // request (AWS, moto's test_transaction_with_empty_key; DynamoDB Local),
-    // unlike a key of the wrong type.
-    for (p, table) in parsed.iter().zip(&tables) {
-        let source = match p.kind {
-            Kind::Put => p.action.item.as_ref(),
-            _ => p.action.key.as_ref(),
-        };
-        if let Some(source) = source {
-            table.schema.check_no_empty_key(source)?;
-            if p.kind == Kind::Put {
+/// Parses an action's UpdateExpression (an Update's) and its condition;
+/// every name and value given must be used.
+fn parse_expressions(action: CheckedAction) -> Result<ParsedAction> {
+    let mut ctx = common::expression_context(
+        &action.expression_attribute_names,
+        &action.expression_attribute_values,
+        action.has_expression,
+        "ConditionExpression",
+    )?;
+    let write = match action.write {
+        Write::Update { key, update } => Write::Update {
+            key,
+            update: parse_update(&update, &mut ctx)?,
+        },
+        Write::Put { item } => Write::Put { item },
+        Write::Delete { key } => Write::Delete { key },
+        Write::ConditionCheck { key } => Write::ConditionCheck { key },
+    };
+    let condition = match &action.condition_expression {
+        Some(text) => Some(parse_condition(text, &mut ctx)?),
+        None => None,
+    };
+    ctx.check_all_used()?;
+    Ok(ParsedAction {
+        table_name: action.table_name,
+        write,
+        condition,
+        return_old_on_failure: action.return_old_on_failure,
+    })
+}
+
+/// The keys of the actions. An empty key value, of the table or of an
+/// index, fails the whole request (AWS, moto's test_transaction_with_empty_key;
+/// DynamoDB Local), unlike a key of the wrong type, which is that action's
+/// ValidationError; no two actions may touch one item.
+fn check_keys(parsed: &[ParsedAction], tables: &[Arc<Table>]) -> Result<Vec<Result<Item>>> {
+    for (p, table) in parsed.iter().zip(tables) {
+        match &p.write {
+            Write::Put { item } => {
+                table.schema.check_no_empty_key(item)?;
                 for index in table.indexes() {
-                    index.check_no_empty_key(source)?;
+                    index.check_no_empty_key(item)?;
                 }
+            }
+            Write::Update { key, .. } | Write::Delete { key } | Write::ConditionCheck { key } => {
+                table.schema.check_no_empty_key(key)?;
             }
         }
     }
     let keys: Vec<Result<Item>> = parsed
         .iter()
-        .zip(&tables)
+        .zip(tables)
         .map(|(p, t)| action_key(p, t))
         .collect();
     let mut seen: Vec<(u64, Vec<u8>)> = Vec::new();
-    for (key, table) in keys.iter().zip(&tables) {
+    for (key, table) in keys.iter().zip(tables) {
         if let Ok(key) = key {
             let encoded = table.schema.encode(table.id, key);
             if seen.iter().any(|(id, k)| *id == table.id && *k == encoded) {
@@ -245,103 +341,60 @@ pub fn run(engine: &Engine, faults: &Faults, request: Request, body_len: usize) 
             seen.push((table.id, encoded));
         }
     }
+    Ok(keys)
+}
 
-    let detail = common::capacity_detail(&request.return_consumed_capacity);
-    let fingerprint = fingerprint(items);
-    if let Some(token) = &request.client_request_token {
-        if let Claim::Replay(units) = engine.tokens.claim(token, fingerprint)? {
-            // A replay writes nothing and, as in DynamoDB, reports read
-            // capacity rather than write capacity.
-            return respond(&units, detail, Capacity::Read, None);
-        }
-    }
-    let names: Vec<&str> = tables.iter().map(|t| t.name.as_str()).collect();
-    if let Some(conflict) = faults.transaction_conflict("TransactWriteItems", &names) {
-        if let Some(token) = &request.client_request_token {
-            engine.tokens.release(token);
-        }
-        return Err(conflict);
-    }
-    let actions: Vec<Result<TransactWrite<'_>>> = parsed
+/// The engine's actions; an action whose key failed carries its error.
+fn transact_writes<'a>(
+    parsed: &'a [ParsedAction],
+    tables: &[Arc<Table>],
+    keys: Vec<Result<Item>>,
+) -> Vec<Result<TransactWrite<'a>>> {
+    parsed
         .iter()
-        .zip(tables.iter())
+        .zip(tables)
         .zip(keys)
         .map(|((p, table), key)| {
             let key = key?;
-            // An action on a table out of capacity is that action's
-            // ProvisionedThroughputExceeded reason.
-            table.admit_write()?;
-            let mutation = match p.kind {
-                Kind::Put => Mutation::Put(p.action.item.clone().expect("checked")),
-                Kind::Update => Mutation::Update(p.update.as_ref().expect("checked")),
-                Kind::Delete => Mutation::Delete,
-                Kind::ConditionCheck => Mutation::Check,
+            let mutation = match &p.write {
+                Write::Put { item } => Mutation::Put(item.clone()),
+                Write::Update { update, .. } => Mutation::Update(update),
+                Write::Delete { .. } => Mutation::Delete,
+                Write::ConditionCheck { .. } => Mutation::Check,
             };
             Ok(TransactWrite {
                 table: Arc::clone(table),
                 key,
                 mutation,
                 condition: p.condition.as_ref(),
-                return_old_on_failure: p.action.return_values_on_condition_check_failure.as_deref()
-                    == Some("ALL_OLD"),
+                return_old_on_failure: p.return_old_on_failure,
             })
         })
-        .collect();
-    let result = engine.transact_write(actions);
-    let writes = match result {
-        Ok(writes) => writes,
-        Err(error) => {
-            if let Some(token) = &request.client_request_token {
-                engine.tokens.release(token);
-            }
-            return Err(error);
-        }
-    };
-    // Transactional writes cost twice the units of the same plain writes.
-    let mut units: Vec<(String, f64)> = Vec::new();
-    for write in &writes {
-        let cost = 2.0 * write.write_units;
-        match units.iter_mut().find(|(t, _)| *t == write.table.name) {
-            Some((_, total)) => *total += cost,
-            None => units.push((write.table.name.clone(), cost)),
-        }
-    }
-    for write in &writes {
-        write
-            .table
-            .charge_write(2.0 * write.write_units, &write.index_units());
-    }
-    if let Some(token) = &request.client_request_token {
-        engine.tokens.complete(token, units.clone());
-    }
-    let metrics = wants_collection_metrics(&request.return_item_collection_metrics)
-        .then(|| collection_metrics(&writes))
-        .flatten();
-    respond(&units, detail, Capacity::Write, metrics)
+        .collect()
 }
 
 /// Checks an action's key (or item) against its table's key schema.
-fn action_key(p: &Parsed<'_>, table: &Arc<Table>) -> Result<Item> {
-    match p.kind {
-        Kind::Put => {
-            let item = p.action.item.as_ref().expect("checked");
+fn action_key(p: &ParsedAction, table: &Arc<Table>) -> Result<Item> {
+    match &p.write {
+        Write::Put { item } => {
             table.schema.validate_item(item)?;
             check_item_size(item)?;
             Ok(table.schema.extract(item))
         }
-        _ => {
-            let key = p.action.key.as_ref().expect("checked");
+        Write::Update { key, update } => {
             table.schema.validate_key(key)?;
-            if let Some(update) = &p.update {
-                for path in update.target_paths() {
-                    if table.schema.is_key_attribute(path.root()) {
-                        return Err(DynamoError::invalid_parameter(format!(
-                            "Cannot update attribute {}. This attribute is part of the key",
-                            path.root()
-                        )));
-                    }
+            for path in update.target_paths() {
+                if table.schema.is_key_attribute(path.root()) {
+                    return Err(DynamoError::invalid_parameter(format!(
+                        "Cannot update attribute {}. This attribute is part of the key",
+                        path.root()
+                    )));
                 }
             }
+            Ok(key.clone())
+        }
+        Write::Delete { key } | Write::ConditionCheck { key } => {
+            table.schema.validate_key(key)?;
             Ok(key.clone())
         }
     }

@@ -4,12 +4,14 @@
 
 use crate::ops::common::ResponseBody;
 use crate::ops::create_table::{
-    attribute_definitions, check_key_elements, indexes, RawAttributeDefinition, RawIndex,
+    attribute_definitions, check_definitions, check_index, check_stream, check_throughput, indexes,
+    RawAttributeDefinition, RawIndex, RawStreamSpecification, RawThroughput, Throughput,
     MAX_GSI_KEY_ELEMENTS,
 };
 use crate::validate::Violations;
-use ferrodyn_engine::schema::AttributeDefinition;
-use ferrodyn_engine::schema::{BillingMode, StreamSpecification};
+use ferrodyn_engine::schema::{
+    AttributeDefinition, BillingMode, StreamSpecification, TableDescription,
+};
 use ferrodyn_engine::{Engine, TableUpdate};
 use ferrodyn_types::{DynamoError, ErrorKind, Result};
 use serde::Deserialize;
@@ -20,8 +22,8 @@ use std::sync::Arc;
 pub struct Request {
     table_name: Option<String>,
     billing_mode: Option<String>,
-    provisioned_throughput: Option<Throughput>,
-    stream_specification: Option<Stream>,
+    provisioned_throughput: Option<RawThroughput>,
+    stream_specification: Option<RawStreamSpecification>,
     deletion_protection_enabled: Option<bool>,
     table_class: Option<String>,
     global_secondary_index_updates: Option<Vec<IndexUpdate>>,
@@ -41,7 +43,7 @@ pub struct IndexUpdate {
 #[serde(rename_all = "PascalCase")]
 pub struct UpdateIndex {
     index_name: Option<String>,
-    provisioned_throughput: Option<Throughput>,
+    provisioned_throughput: Option<RawThroughput>,
 }
 
 #[derive(Deserialize)]
@@ -50,21 +52,58 @@ pub struct DeleteIndex {
     index_name: Option<String>,
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "PascalCase")]
-pub struct Throughput {
-    read_capacity_units: Option<i64>,
-    write_capacity_units: Option<i64>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "PascalCase")]
-pub struct Stream {
-    stream_enabled: Option<bool>,
-    stream_view_type: Option<String>,
+/// An UpdateTable request whose fields passed their constraints.
+struct Checked {
+    name: String,
+    billing_mode: Option<BillingMode>,
+    provisioned: Option<Throughput>,
+    stream: Option<StreamSpecification>,
 }
 
 pub fn run(engine: &Arc<Engine>, request: Request) -> Result<Vec<u8>> {
+    let checked = check(&request)?;
+    let name = checked.name.as_str();
+    if let Some(updates) = request
+        .global_secondary_index_updates
+        .filter(|u| !u.is_empty())
+    {
+        return index_update(engine, name, updates, request.attribute_definitions);
+    }
+    if request.replica_updates.is_some() {
+        return Err(DynamoError::validation(
+            "ReplicaUpdates (global tables) are not supported by Ferrodyn",
+        ));
+    }
+    let current = engine.table(name)?.describe();
+    check_billing(&current, checked.billing_mode, checked.provisioned)?;
+    if let Some(stream) = &checked.stream {
+        check_stream_change(&current, stream)?;
+    }
+    let nothing = checked.billing_mode.is_none()
+        && checked.provisioned.is_none()
+        && checked.stream.is_none()
+        && request.deletion_protection_enabled.is_none()
+        && request.table_class.is_none();
+    if nothing {
+        return Err(DynamoError::validation(
+            "UpdateTable requires at least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, GlobalSecondaryIndexUpdates or SSESpecification or ReplicaUpdates",
+        ));
+    }
+    let description = engine.update_table(
+        name,
+        TableUpdate {
+            billing_mode: checked.billing_mode,
+            provisioned: checked.provisioned,
+            stream: checked.stream,
+            deletion_protection: request.deletion_protection_enabled,
+            table_class: request.table_class,
+        },
+    )?;
+    respond(description)
+}
+
+/// The field constraints, in DynamoDB's order; the request in checked form.
+fn check(request: &Request) -> Result<Checked> {
     let mut v = Violations::default();
     v.table_name_or_arn("tableName", &request.table_name);
     v.one_of(
@@ -72,56 +111,42 @@ pub fn run(engine: &Arc<Engine>, request: Request) -> Result<Vec<u8>> {
         request.billing_mode.as_deref(),
         &["PROVISIONED", "PAY_PER_REQUEST"],
     );
-    if let Some(t) = &request.provisioned_throughput {
-        for (name, value) in [
-            ("readCapacityUnits", t.read_capacity_units),
-            ("writeCapacityUnits", t.write_capacity_units),
-        ] {
-            let field = format!("provisionedThroughput.{name}");
-            if v.not_null(&field, &value) {
-                v.range(&field, value, 1, None);
-            }
-        }
-    }
-    if let Some(s) = &request.stream_specification {
-        v.not_null("streamSpecification.streamEnabled", &s.stream_enabled);
-        v.one_of(
-            "streamSpecification.streamViewType",
-            s.stream_view_type.as_deref(),
-            &["NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES", "KEYS_ONLY"],
-        );
-    }
+    let provisioned = check_throughput(
+        &mut v,
+        "provisionedThroughput",
+        request.provisioned_throughput.as_ref(),
+    );
+    let stream = check_stream(&mut v, request.stream_specification.as_ref());
     v.one_of(
         "tableClass",
         request.table_class.as_deref(),
         &["STANDARD", "STANDARD_INFREQUENT_ACCESS"],
     );
-    let name = v.finish_with(request.table_name.clone())?;
-    if let Some(updates) = request
-        .global_secondary_index_updates
-        .filter(|u| !u.is_empty())
-    {
-        return index_update(engine, &name, updates, request.attribute_definitions);
-    }
-    if request.replica_updates.is_some() {
-        return Err(DynamoError::validation(
-            "ReplicaUpdates (global tables) are not supported by Ferrodyn",
-        ));
-    }
-    let table = engine.table(&name)?;
-    let current = table.describe();
     let billing_mode = match request.billing_mode.as_deref() {
         Some("PAY_PER_REQUEST") => Some(BillingMode::PayPerRequest),
         Some(_) => Some(BillingMode::Provisioned),
         None => None,
     };
+    let checked = (|| {
+        Some(Checked {
+            name: request.table_name.clone()?,
+            billing_mode,
+            provisioned: provisioned?,
+            stream: stream?,
+        })
+    })();
+    v.finish_with(checked)
+}
+
+/// A change of billing mode or throughput against the table's current
+/// ones: no throughput under PAY_PER_REQUEST, throughput required to switch
+/// to PROVISIONED, and never the throughput the table already has.
+fn check_billing(
+    current: &TableDescription,
+    billing_mode: Option<BillingMode>,
+    provisioned: Option<Throughput>,
+) -> Result<()> {
     let effective_mode = billing_mode.unwrap_or(current.billing_mode());
-    let provisioned = request.provisioned_throughput.as_ref().map(|t| {
-        (
-            t.read_capacity_units.unwrap_or(1) as u64,
-            t.write_capacity_units.unwrap_or(1) as u64,
-        )
-    });
     if effective_mode == BillingMode::PayPerRequest && provisioned.is_some() {
         return Err(DynamoError::invalid_parameter(
             "Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST",
@@ -142,58 +167,33 @@ pub fn run(engine: &Arc<Engine>, request: Request) -> Result<Vec<u8>> {
             return Err(same_throughput(read, write));
         }
     }
-    let stream = request.stream_specification.map(|s| StreamSpecification {
-        stream_enabled: s.stream_enabled.unwrap_or(false),
-        stream_view_type: s.stream_view_type,
-    });
-    if let Some(s) = &stream {
-        let currently = current
-            .stream_specification
-            .as_ref()
-            .is_some_and(|c| c.stream_enabled);
-        if s.stream_enabled && s.stream_view_type.is_none() {
-            return Err(DynamoError::invalid_parameter(
-                "StreamViewType is required when StreamEnabled is true",
-            ));
-        }
-        if s.stream_enabled && currently {
-            return Err(DynamoError::validation(format!(
-                "Table already has an enabled stream: {}",
-                current.table_arn
-            )));
-        }
-        if !s.stream_enabled && !currently {
-            return Err(DynamoError::validation(
-                "The table has no stream to disable",
-            ));
-        }
-    }
-    let nothing = billing_mode.is_none()
-        && provisioned.is_none()
-        && stream.is_none()
-        && request.deletion_protection_enabled.is_none()
-        && request.table_class.is_none();
-    if nothing {
-        return Err(DynamoError::validation(
-            "UpdateTable requires at least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, GlobalSecondaryIndexUpdates or SSESpecification or ReplicaUpdates",
+    Ok(())
+}
+
+/// A StreamSpecification against the table's stream: a view type to
+/// enable, no second stream, nothing to disable when there is none.
+fn check_stream_change(current: &TableDescription, stream: &StreamSpecification) -> Result<()> {
+    let currently = current
+        .stream_specification
+        .as_ref()
+        .is_some_and(|c| c.stream_enabled);
+    if stream.stream_enabled && stream.stream_view_type.is_none() {
+        return Err(DynamoError::invalid_parameter(
+            "StreamViewType is required when StreamEnabled is true",
         ));
     }
-    let description = engine.update_table(
-        &name,
-        TableUpdate {
-            billing_mode,
-            provisioned,
-            stream,
-            deletion_protection: request.deletion_protection_enabled,
-            table_class: request.table_class,
-        },
-    )?;
-    let mut body = ResponseBody::default();
-    body.value(
-        "TableDescription",
-        serde_json::to_value(description).expect("serialisable"),
-    );
-    body.finish()
+    if stream.stream_enabled && currently {
+        return Err(DynamoError::validation(format!(
+            "Table already has an enabled stream: {}",
+            current.table_arn
+        )));
+    }
+    if !stream.stream_enabled && !currently {
+        return Err(DynamoError::validation(
+            "The table has no stream to disable",
+        ));
+    }
+    Ok(())
 }
 
 /// GlobalSecondaryIndexUpdates: one Create or Delete per call, as in
@@ -214,65 +214,7 @@ fn index_update(
     let table = engine.table(table_name)?;
     let description = match (update.create, update.delete, update.update) {
         (Some(create), None, None) => {
-            let mut v = Violations::default();
-            if let Some(name) = &create.index_name {
-                v.name_rules("globalSecondaryIndexUpdates.1.member.create.indexName", name, 3, 255);
-            }
-            check_key_elements(
-                &mut v,
-                "globalSecondaryIndexUpdates.1.member.create.keySchema",
-                create.key_schema.as_deref(),
-                MAX_GSI_KEY_ELEMENTS,
-            );
-            if let Some(definitions) = &definitions {
-                for (i, d) in definitions.iter().enumerate() {
-                    let field = format!("attributeDefinitions.{}.member", i + 1);
-                    if v.not_null(&format!("{field}.attributeName"), &d.attribute_name) {
-                        v.length(&format!("{field}.attributeName"), d.attribute_name.as_deref(), 1, 255);
-                    }
-                    v.not_null(&format!("{field}.attributeType"), &d.attribute_type);
-                }
-            }
-            v.finish()?;
-            // The new index's key attributes must be (re)defined in this
-            // request, with the types they already have on the table.
-            let definitions = attribute_definitions(definitions.unwrap_or_default())?;
-            let current = table.describe();
-            for d in &definitions {
-                if let Some(existing) =
-                    current.attribute_definitions.iter().find(|a| a.attribute_name == d.attribute_name)
-                {
-                    if existing.attribute_type != d.attribute_type {
-                        return Err(DynamoError::invalid_parameter(format!(
-                            "Attributes cannot be redefined. Please check that your attribute has the same type as previously defined. Existing schema: {}:{} New schema: {}:{}",
-                            existing.attribute_name,
-                            existing.attribute_type.as_str(),
-                            d.attribute_name,
-                            d.attribute_type.as_str()
-                        )));
-                    }
-                }
-            }
-            let exists = current
-                .global_secondary_indexes
-                .iter()
-                .chain(current.local_secondary_indexes.iter())
-                .flatten()
-                .any(|i| Some(&i.index_name) == create.index_name.as_ref());
-            if exists {
-                return Err(DynamoError::invalid_parameter(format!(
-                    "Index with name: {} already exists",
-                    create.index_name.as_deref().unwrap_or_default()
-                )));
-            }
-            let mode = current.billing_mode();
-            let mut created = indexes(vec![create], &definitions, mode, None)?;
-            let index = created.remove(0);
-            let used: Vec<AttributeDefinition> = definitions
-                .into_iter()
-                .filter(|d| index.key_schema.iter().any(|k| k.attribute_name == d.attribute_name))
-                .collect();
-            engine.create_global_index(table_name, index, used)?
+            create_index(engine, &table.describe(), table_name, create, definitions)?
         }
         (None, Some(delete), None) => {
             let name = delete.index_name.ok_or_else(|| {
@@ -280,27 +222,7 @@ fn index_update(
             })?;
             engine.delete_global_index(table_name, &name)?
         }
-        (None, None, Some(update)) => {
-            let field = "globalSecondaryIndexUpdates.1.member.update";
-            let mut v = Violations::default();
-            v.not_null(&format!("{field}.indexName"), &update.index_name);
-            if let Some(t) = &update.provisioned_throughput {
-                for (name, value) in [("readCapacityUnits", t.read_capacity_units), ("writeCapacityUnits", t.write_capacity_units)] {
-                    let member = format!("{field}.provisionedThroughput.{name}");
-                    if v.not_null(&member, &value) {
-                        v.range(&member, value, 1, None);
-                    }
-                }
-            } else {
-                v.not_null(&format!("{field}.provisionedThroughput"), &update.provisioned_throughput);
-            }
-            let checked = (|| {
-                let t = update.provisioned_throughput?;
-                Some((update.index_name?, t.read_capacity_units?, t.write_capacity_units?))
-            })();
-            let (index_name, read, write) = v.finish_with(checked)?;
-            engine.update_index_throughput(table_name, &index_name, read as u64, write as u64)?
-        }
+        (None, None, Some(update)) => update_index(engine, table_name, update)?,
         (None, None, None) => {
             return Err(DynamoError::invalid_parameter(
                 "One of GlobalSecondaryIndexUpdate.Create, GlobalSecondaryIndexUpdate.Update or GlobalSecondaryIndexUpdate.Delete must be specified",
@@ -312,6 +234,102 @@ fn index_update(
             ))
         }
     };
+    respond(description)
+}
+
+/// A GSI Create: CreateTable's checks of one index, its key attributes
+/// (re)defined in this request with the types they already have on the
+/// table, and a name no index of the table has.
+fn create_index(
+    engine: &Arc<Engine>,
+    current: &TableDescription,
+    table_name: &str,
+    create: RawIndex,
+    definitions: Option<Vec<RawAttributeDefinition>>,
+) -> Result<TableDescription> {
+    let mut v = Violations::default();
+    let create = check_index(
+        &mut v,
+        "globalSecondaryIndexUpdates.1.member.create",
+        create,
+        MAX_GSI_KEY_ELEMENTS,
+    );
+    let definitions = match &definitions {
+        Some(definitions) => check_definitions(&mut v, definitions),
+        None => Some(Vec::new()),
+    };
+    let (create, definitions) = v.finish_with(create.zip(definitions))?;
+    let definitions = attribute_definitions(definitions)?;
+    for d in &definitions {
+        let existing = current
+            .attribute_definitions
+            .iter()
+            .find(|a| a.attribute_name == d.attribute_name);
+        if let Some(existing) = existing.filter(|e| e.attribute_type != d.attribute_type) {
+            return Err(DynamoError::invalid_parameter(format!(
+                "Attributes cannot be redefined. Please check that your attribute has the same type as previously defined. Existing schema: {}:{} New schema: {}:{}",
+                existing.attribute_name,
+                existing.attribute_type.as_str(),
+                d.attribute_name,
+                d.attribute_type.as_str()
+            )));
+        }
+    }
+    let exists = current
+        .global_secondary_indexes
+        .iter()
+        .chain(current.local_secondary_indexes.iter())
+        .flatten()
+        .any(|i| i.index_name == create.name);
+    if exists {
+        return Err(DynamoError::invalid_parameter(format!(
+            "Index with name: {} already exists",
+            create.name
+        )));
+    }
+    let mut created = indexes(vec![create], &definitions, current.billing_mode(), None)?;
+    let index = created.remove(0);
+    let used: Vec<AttributeDefinition> = definitions
+        .into_iter()
+        .filter(|d| {
+            index
+                .key_schema
+                .iter()
+                .any(|k| k.attribute_name == d.attribute_name)
+        })
+        .collect();
+    engine.create_global_index(table_name, index, used)
+}
+
+/// A GSI Update: the index's new provisioned throughput.
+fn update_index(
+    engine: &Arc<Engine>,
+    table_name: &str,
+    update: UpdateIndex,
+) -> Result<TableDescription> {
+    let field = "globalSecondaryIndexUpdates.1.member.update";
+    let mut v = Violations::default();
+    v.not_null(&format!("{field}.indexName"), &update.index_name);
+    let throughput = match &update.provisioned_throughput {
+        Some(_) => check_throughput(
+            &mut v,
+            &format!("{field}.provisionedThroughput"),
+            update.provisioned_throughput.as_ref(),
+        )
+        .flatten(),
+        None => {
+            v.not_null(
+                &format!("{field}.provisionedThroughput"),
+                &update.provisioned_throughput,
+            );
+            None
+        }
+    };
+    let (index_name, (read, write)) = v.finish_with(update.index_name.zip(throughput))?;
+    engine.update_index_throughput(table_name, &index_name, read, write)
+}
+
+fn respond(description: TableDescription) -> Result<Vec<u8>> {
     let mut body = ResponseBody::default();
     body.value(
         "TableDescription",

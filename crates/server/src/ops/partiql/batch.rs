@@ -4,7 +4,10 @@
 //! its own response entry, never by failing the batch.
 
 use super::translate::{translate, Kind, Translated};
-use super::{check_statements, prepare, response_object, run_single, shape_item, StatementFields};
+use super::{
+    check_statements, prepare, response_object, run_single, shape_item, CheckedStatement,
+    StatementFields,
+};
 use crate::validate::{self, Violations};
 use ferrodyn_engine::Engine;
 use ferrodyn_partiql::ast::Statement;
@@ -50,16 +53,10 @@ impl StatementFields for BatchStatement {
 const MAX_STATEMENTS: usize = 25;
 
 pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
-    check(&request)?;
-    let statements = request.statements.as_deref().expect("checked");
+    let statements = check(&request)?;
     let prepared: Vec<Result<Arc<Parsed>>> = statements
         .iter()
-        .map(|s| {
-            prepare(
-                s.statement.as_deref().expect("checked"),
-                s.parameters.as_deref(),
-            )
-        })
+        .map(|s| prepare(s.text, s.member.parameters.as_deref()))
         .collect();
     let reads = prepared
         .iter()
@@ -74,12 +71,17 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
     }
     let translated: Vec<Result<Translated, (DynamoError, Option<String>)>> = prepared
         .into_iter()
-        .zip(statements)
+        .zip(&statements)
         .map(|(statement, s)| match statement {
             Ok(parsed) => {
                 let statement = &parsed.statement;
-                prepare_one(engine, statement, s, &request.return_consumed_capacity)
-                    .map_err(|e| (e, Some(statement.table().to_string())))
+                prepare_one(
+                    engine,
+                    statement,
+                    s.member,
+                    &request.return_consumed_capacity,
+                )
+                .map_err(|e| (e, Some(statement.table().to_string())))
             }
             Err(error) => Err((error, None)),
         })
@@ -117,15 +119,16 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
     Ok(serde_json::to_vec(&out).expect("serialisable"))
 }
 
-fn check(request: &Request) -> Result<()> {
+/// The field constraints; the statements in checked form.
+fn check(request: &Request) -> Result<Vec<CheckedStatement<'_, BatchStatement>>> {
     let mut v = Violations::default();
-    check_statements(&mut v, "statements", &request.statements, MAX_STATEMENTS);
+    let statements = check_statements(&mut v, "statements", &request.statements, MAX_STATEMENTS);
     v.one_of(
         "returnConsumedCapacity",
         request.return_consumed_capacity.as_deref(),
         validate::RETURN_CONSUMED_CAPACITY,
     );
-    v.finish()
+    v.finish_with(statements)
 }
 
 /// Translates one statement into its single-item operation.

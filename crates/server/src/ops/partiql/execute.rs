@@ -55,12 +55,9 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
         request.return_values_on_condition_check_failure.as_deref(),
         validate::RETURN_VALUES_ON_CONDITION_CHECK_FAILURE,
     );
-    v.finish()?;
+    let text = v.finish_with(request.statement.as_deref())?;
     let params = request.parameters.as_deref().unwrap_or_default();
-    let statement = prepare(
-        request.statement.as_deref().expect("checked"),
-        request.parameters.as_deref(),
-    )?;
+    let statement = prepare(text, request.parameters.as_deref())?;
     let mut translated = translate(engine, &statement.statement, params)?;
     let options = &mut translated.request;
     if let Some(capacity) = &request.return_consumed_capacity {

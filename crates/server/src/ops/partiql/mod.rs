@@ -36,15 +36,26 @@ pub(crate) trait StatementFields {
     fn return_values_on_condition_check_failure(&self) -> Option<&str>;
 }
 
+/// A statement of a list that passed [`check_statements`]: its text (present)
+/// and the member it came from.
+pub(crate) struct CheckedStatement<'a, T> {
+    pub text: &'a str,
+    pub member: &'a T,
+}
+
 /// Checks a list of statements (`field` is `statements` or
 /// `transactStatements`): present, 1 to `max` of them, and each member's
 /// statement text, parameters and ReturnValuesOnConditionCheckFailure.
-pub(crate) fn check_statements<T: StatementFields + serde::Serialize>(
+/// Returns the list in checked form for [`Violations::finish_with`]
+/// (`None` when a violation was recorded for the list or a statement).
+///
+/// [`Violations::finish_with`]: crate::validate::Violations::finish_with
+pub(crate) fn check_statements<'a, T: StatementFields + serde::Serialize>(
     v: &mut crate::validate::Violations,
     field: &str,
-    statements: &Option<Vec<T>>,
+    statements: &'a Option<Vec<T>>,
     max: usize,
-) {
+) -> Option<Vec<CheckedStatement<'a, T>>> {
     if v.not_null(field, statements) {
         v.count(field, statements.as_deref(), 1, max);
     }
@@ -70,6 +81,16 @@ pub(crate) fn check_statements<T: StatementFields + serde::Serialize>(
             crate::validate::RETURN_VALUES_ON_CONDITION_CHECK_FAILURE,
         );
     }
+    statements.as_ref().and_then(|list| {
+        list.iter()
+            .map(|member| {
+                Some(CheckedStatement {
+                    text: member.statement()?,
+                    member,
+                })
+            })
+            .collect()
+    })
 }
 
 /// Statements parsed so far, by text. Applications run a few statements

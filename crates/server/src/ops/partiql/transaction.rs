@@ -4,7 +4,9 @@
 //! ClientRequestToken idempotency and doubled capacity are those operations'.
 
 use super::translate::{translate, Kind, Translated};
-use super::{check_statements, prepare, response_object, shape_item, StatementFields};
+use super::{
+    check_statements, prepare, response_object, shape_item, CheckedStatement, StatementFields,
+};
 use crate::faults::Faults;
 use crate::ops::{transact_get_items, transact_write_items};
 use crate::validate::{self, Violations};
@@ -49,14 +51,10 @@ impl StatementFields for ParameterizedStatement {
 const MAX_STATEMENTS: usize = 100;
 
 pub fn run(engine: &Engine, faults: &Faults, request: Request) -> Result<Vec<u8>> {
-    check(&request)?;
-    let statements = request.transact_statements.as_deref().expect("checked");
+    let statements = check(&request)?;
     let mut parsed = Vec::with_capacity(statements.len());
-    for s in statements {
-        let statement = prepare(
-            s.statement.as_deref().expect("checked"),
-            s.parameters.as_deref(),
-        )?;
+    for s in &statements {
+        let statement = prepare(s.text, s.member.parameters.as_deref())?;
         parsed.push(statement.statement.clone());
     }
     let reads = parsed.iter().filter(|s| s.is_read()).count();
@@ -66,7 +64,7 @@ pub fn run(engine: &Engine, faults: &Faults, request: Request) -> Result<Vec<u8>
         ));
     }
     let mut actions = Vec::with_capacity(parsed.len());
-    for (statement, s) in parsed.iter().zip(statements) {
+    for (statement, s) in parsed.iter().zip(&statements) {
         if matches!(statement, Statement::Update(u) if u.returning.is_some())
             || matches!(statement, Statement::Delete(d) if d.returning.is_some())
         {
@@ -74,19 +72,20 @@ pub fn run(engine: &Engine, faults: &Faults, request: Request) -> Result<Vec<u8>
                 "RETURNING is not supported in ExecuteTransaction",
             ));
         }
-        let params = s.parameters.as_deref().unwrap_or_default();
+        let params = s.member.parameters.as_deref().unwrap_or_default();
         actions.push(translate(engine, statement, params)?);
     }
     if reads != 0 {
         read_transaction(engine, faults, &actions, &request.return_consumed_capacity)
     } else {
-        write_transaction(engine, faults, actions, statements, &request)
+        write_transaction(engine, faults, actions, &statements, &request)
     }
 }
 
-fn check(request: &Request) -> Result<()> {
+/// The field constraints; the statements in checked form.
+fn check(request: &Request) -> Result<Vec<CheckedStatement<'_, ParameterizedStatement>>> {
     let mut v = Violations::default();
-    check_statements(
+    let statements = check_statements(
         &mut v,
         "transactStatements",
         &request.transact_statements,
@@ -103,7 +102,7 @@ fn check(request: &Request) -> Result<()> {
         request.return_consumed_capacity.as_deref(),
         validate::RETURN_CONSUMED_CAPACITY,
     );
-    v.finish()
+    v.finish_with(statements)
 }
 
 fn read_transaction(
@@ -144,13 +143,13 @@ fn write_transaction(
     engine: &Engine,
     faults: &Faults,
     actions: Vec<Translated>,
-    statements: &[ParameterizedStatement],
+    statements: &[CheckedStatement<'_, ParameterizedStatement>],
     request: &Request,
 ) -> Result<Vec<u8>> {
     let inserts: Vec<bool> = actions.iter().map(|a| a.kind == Kind::Insert).collect();
     let mut items = Vec::with_capacity(actions.len());
     for (mut action, s) in actions.into_iter().zip(statements) {
-        if let Some(on_failure) = &s.return_values_on_condition_check_failure {
+        if let Some(on_failure) = &s.member.return_values_on_condition_check_failure {
             action.request.insert(
                 "ReturnValuesOnConditionCheckFailure".into(),
                 on_failure.clone().into(),

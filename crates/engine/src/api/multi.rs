@@ -1,0 +1,229 @@
+//! The multi-item operations through the front door: BatchWriteItem
+//! (admitted writes committed, the rest left for the caller to retry),
+//! TransactGetItems and TransactWriteItems (twice the units of the same
+//! plain reads and writes, ClientRequestToken idempotency).
+
+use super::Api;
+use crate::capacity::read_units;
+use crate::idempotency::Claim;
+use crate::items::{Mutation, PlannedWrite, StoredItem};
+use crate::table::Table;
+use crate::throughput::Capacity;
+use crate::transactions::TransactWrite;
+use ferrodyn_types::{DynamoError, Item, Result};
+use std::sync::Arc;
+
+/// BatchWriteItem's answer.
+pub struct BatchWriteOutput {
+    /// The committed writes (charged), in request order.
+    pub planned: Vec<PlannedWrite>,
+    /// Positions, in the request, of the writes left unprocessed.
+    pub unprocessed: Vec<usize>,
+}
+
+/// TransactWriteItems' answer, with the units per table (charged).
+pub enum TransactWriteOutput {
+    /// A retry of a completed request: nothing written; DynamoDB reports
+    /// the original units as read capacity.
+    Replayed { units: Vec<(String, f64)> },
+    Committed {
+        writes: Vec<PlannedWrite>,
+        units: Vec<(String, f64)>,
+    },
+}
+
+/// One table's part of a BatchGetItem.
+pub struct BatchGetTable {
+    pub table: Arc<Table>,
+    /// The items found, in key order.
+    pub found: Vec<StoredItem>,
+    /// Positions of the keys left unprocessed.
+    pub left: Vec<usize>,
+    /// Keys read (found or not).
+    pub processed: usize,
+    /// Whether a key was left for want of read capacity.
+    pub throttled: bool,
+    /// The units the reads cost (charged).
+    pub units: f64,
+}
+
+/// TransactGetItems' answer, with the units per table (charged).
+pub struct TransactGetOutput {
+    pub found: Vec<Option<StoredItem>>,
+    pub units: Vec<(String, f64)>,
+}
+
+impl Api<'_> {
+    /// One table of a BatchGetItem: the table (it must exist), its keys
+    /// checked against its schema and unique, then read while the table has
+    /// read capacity and the response stays under `max_bytes` (counted in
+    /// `response_bytes` across tables); keys past either, and keys `leave`
+    /// picks, are left for the caller to retry.
+    pub fn batch_get_table(
+        &self,
+        table_name: &str,
+        keys: &[Item],
+        consistent: bool,
+        (response_bytes, max_bytes): (&mut usize, usize),
+        mut leave: impl FnMut() -> bool,
+    ) -> Result<BatchGetTable> {
+        let table = self.engine.table_for_items(table_name)?;
+        let mut seen: Vec<Vec<u8>> = Vec::with_capacity(keys.len());
+        for key in keys {
+            table.schema.validate_key(key)?;
+            let encoded = table.schema.encode(table.id, key);
+            if seen.contains(&encoded) {
+                return Err(DynamoError::validation(
+                    "Provided list of item keys contains duplicates",
+                ));
+            }
+            seen.push(encoded);
+        }
+        let mut out = BatchGetTable {
+            table: Arc::clone(&table),
+            found: Vec::new(),
+            left: Vec::new(),
+            processed: 0,
+            throttled: false,
+            units: 0.0,
+        };
+        for (position, key) in keys.iter().enumerate() {
+            let capacity = table.throughput.has_capacity(Capacity::Read);
+            if *response_bytes >= max_bytes || !capacity || leave() {
+                out.throttled |= *response_bytes < max_bytes && !capacity;
+                out.left.push(position);
+                continue;
+            }
+            let stored = self.engine.get_item(&table, key)?;
+            out.units += read_units(stored.as_ref().map_or(0, |s| s.size), consistent);
+            out.processed += 1;
+            if let Some(stored) = stored {
+                *response_bytes += stored.json.len();
+                out.found.push(stored);
+            }
+        }
+        table.charge(Capacity::Read, out.units);
+        Ok(out)
+    }
+
+    /// BatchWriteItem: writes whose table (or a GSI of it) has no write
+    /// capacity now, and writes `leave` picks, are left unprocessed; when
+    /// none is admitted because of capacity, the whole call is throttled.
+    pub fn batch_write_item(
+        &self,
+        writes: Vec<(Arc<Table>, Item, Mutation<'_>)>,
+        mut leave: impl FnMut(&Table) -> bool,
+    ) -> Result<BatchWriteOutput> {
+        let mut unprocessed = Vec::new();
+        let mut admitted = Vec::with_capacity(writes.len());
+        let mut throttled = false;
+        for (position, (table, key, mutation)) in writes.into_iter().enumerate() {
+            let no_capacity = !table.has_write_capacity();
+            throttled |= no_capacity;
+            if no_capacity || leave(&table) {
+                unprocessed.push(position);
+            } else {
+                admitted.push((table, key, mutation));
+            }
+        }
+        if admitted.is_empty() && throttled {
+            return Err(crate::throughput::exceeded());
+        }
+        let planned = self.engine.batch_write(admitted)?;
+        for write in &planned {
+            write
+                .table
+                .charge_write(write.write_units, &write.index_units());
+        }
+        Ok(BatchWriteOutput {
+            planned,
+            unprocessed,
+        })
+    }
+
+    /// TransactGetItems: every table's read capacity, then one consistent
+    /// snapshot of the items. Each Get costs twice a strongly consistent
+    /// read, a missing item too.
+    pub fn transact_get_items(&self, gets: &[(Arc<Table>, Item)]) -> Result<TransactGetOutput> {
+        for (table, _) in gets {
+            table.throughput.admit(Capacity::Read)?;
+        }
+        let found = self.engine.transact_get(gets)?;
+        let mut units: Vec<(String, f64)> = Vec::new();
+        for ((table, _), stored) in gets.iter().zip(&found) {
+            let cost = 2.0 * read_units(stored.as_ref().map_or(0, |s| s.size), true);
+            add_units(&mut units, &table.name, cost);
+        }
+        for (name, total) in &units {
+            if let Some((table, _)) = gets.iter().find(|(t, _)| t.name == *name) {
+                table.charge(Capacity::Read, *total);
+            }
+        }
+        Ok(TransactGetOutput { found, units })
+    }
+
+    /// TransactWriteItems. With a token (and the request's fingerprint), a
+    /// retry of a completed request is answered without writing;
+    /// `before_commit` may still fail the request (the server's fault
+    /// injection). Each action then needs its table's write capacity (else
+    /// that action's ProvisionedThroughputExceeded reason); the actions
+    /// commit together or not at all, at twice the units of plain writes.
+    /// A failed request frees its token for a retry.
+    pub fn transact_write_items<'a>(
+        &self,
+        actions: Vec<Result<TransactWrite<'a>>>,
+        token: Option<(&str, u64)>,
+        before_commit: impl FnOnce() -> Result<()>,
+    ) -> Result<TransactWriteOutput> {
+        if let Some((token, fingerprint)) = token {
+            if let Claim::Replay(units) = self.engine.tokens.claim(token, fingerprint)? {
+                return Ok(TransactWriteOutput::Replayed { units });
+            }
+        }
+        let release = || {
+            if let Some((token, _)) = token {
+                self.engine.tokens.release(token);
+            }
+        };
+        if let Err(error) = before_commit() {
+            release();
+            return Err(error);
+        }
+        let actions = actions
+            .into_iter()
+            .map(|action| {
+                let action = action?;
+                action.table.admit_write()?;
+                Ok(action)
+            })
+            .collect();
+        let writes = match self.engine.transact_write(actions) {
+            Ok(writes) => writes,
+            Err(error) => {
+                release();
+                return Err(error);
+            }
+        };
+        let mut units: Vec<(String, f64)> = Vec::new();
+        for write in &writes {
+            add_units(&mut units, &write.table.name, 2.0 * write.write_units);
+        }
+        for write in &writes {
+            write
+                .table
+                .charge_write(2.0 * write.write_units, &write.index_units());
+        }
+        if let Some((token, _)) = token {
+            self.engine.tokens.complete(token, units.clone());
+        }
+        Ok(TransactWriteOutput::Committed { writes, units })
+    }
+}
+
+/// Adds `cost` to the units of table `name`, keeping first-seen order.
+fn add_units(units: &mut Vec<(String, f64)>, name: &str, cost: f64) {
+    match units.iter_mut().find(|(t, _)| t == name) {
+        Some((_, total)) => *total += cost,
+        None => units.push((name.to_string(), cost)),
+    }
+}

@@ -1,0 +1,74 @@
+//! Plain data the engine's modules share, kept apart from the modules that
+//! act on it so that they need not import each other: a module that only
+//! needs an index's kind, a table's statistics or a stream's identity takes
+//! it from here instead of from index.rs, table.rs or streams.rs (which
+//! re-export these). Nothing here imports another engine module's
+//! behaviour; `scripts/module_cycles.py` checks the engine's import graph.
+
+use serde::{Deserialize, Serialize};
+
+/// Whether an index is a GSI or an LSI.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IndexKind {
+    Global,
+    Local,
+}
+
+/// Item count and total item bytes of a table (or a change to them).
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct TableStats {
+    pub item_count: i64,
+    pub size_bytes: i64,
+}
+
+impl TableStats {
+    pub fn plus(self, other: TableStats) -> TableStats {
+        TableStats {
+            item_count: self.item_count + other.item_count,
+            size_bytes: self.size_bytes + other.size_bytes,
+        }
+    }
+}
+
+/// One stream of a table, current or disabled.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct StreamInfo {
+    pub arn: String,
+    pub label: String,
+    pub view_type: String,
+    /// First sequence number that belongs to this stream.
+    pub start_seq: u64,
+    /// Last sequence number, once the stream is disabled.
+    pub end_seq: Option<u64>,
+    pub created: f64,
+}
+
+impl StreamInfo {
+    pub fn enabled(&self) -> bool {
+        self.end_seq.is_none()
+    }
+
+    /// The stream's single shard id, in DynamoDB's shape.
+    pub fn shard_id(&self) -> String {
+        let millis = (self.created * 1000.0) as u64;
+        let tag = crate::keys::partition_hash(&ferrodyn_types::AttributeValue::S(self.arn.clone()));
+        format!("shardId-{millis:020}-{:08x}", tag as u32)
+    }
+}
+
+/// Who made a change, when it was not an application (TTL expiry).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum ChangeSource {
+    Application,
+    TimeToLive,
+}
+
+/// Now, in seconds since the epoch, to the millisecond (as DynamoDB reports
+/// timestamps).
+pub fn now_seconds() -> f64 {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    // Millisecond precision, as DynamoDB reports timestamps.
+    (now.as_millis() as f64) / 1000.0
+}
