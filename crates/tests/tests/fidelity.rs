@@ -429,8 +429,9 @@ async fn item_writes_word_expression_checks_as_one_validation_error() {
 }
 
 #[tokio::test]
-async fn select_conflicts_are_prefixed_by_query_and_bare_in_scan() {
-    // moto's AWS-verified test_dynamodb_select.py.
+async fn select_conflicts_are_prefixed_by_query_and_scan() {
+    // moto 5.2.5's AWS-verified test_dynamodb_select.py (5.2.3 recorded
+    // Scan's bare; AWS has since moved Scan to its newer validation).
     let client = common::client();
     let table = common::table_s(&client).await;
     let message = "Cannot specify the ProjectionExpression when choosing to get only the Count";
@@ -451,7 +452,25 @@ async fn select_conflicts_are_prefixed_by_query_and_bare_in_scan() {
         .projection_expression("p")
         .send()
         .await;
-    common::assert_validation(scan, message);
+    common::assert_validation(scan, &format!("{ONE_ERROR}{message}"));
+}
+
+#[tokio::test]
+async fn a_segment_past_the_total_is_refused_without_echoing_either() {
+    // moto 5.2.5's AWS-verified TestParallelScan.
+    let client = common::client();
+    let table = common::table_s(&client).await;
+    let scan = client
+        .scan()
+        .table_name(&table)
+        .segment(3)
+        .total_segments(3)
+        .send()
+        .await;
+    common::assert_validation(
+        scan,
+        "The Segment parameter is zero-based and must be less than parameter TotalSegments",
+    );
 }
 
 #[tokio::test]
@@ -726,6 +745,45 @@ async fn unused_attribute_definitions_beside_indexes_are_listed() {
         response.json()["message"],
         "One or more parameter values were invalid: Some AttributeDefinitions are not used. AttributeDefinitions: [created_at, id, user], keys used: [id, user]"
     );
+}
+
+#[tokio::test]
+async fn the_leniency_flag_drops_unused_definitions_as_dynamodb_local_does() {
+    // PynamoDB's and ElectroDB's test setups declare attributes no key uses
+    // (DynamoDB Local accepts them); --accept-unused-attribute-definitions
+    // lets such a setup run here. The table is created without them.
+    if common::is_external() {
+        return;
+    }
+    let server =
+        common::ServerProcess::spawn(&["--in-memory", "--accept-unused-attribute-definitions"]);
+    let client = common::client_for(server.endpoint());
+    let name = common::unique_name("lenient");
+    client
+        .create_table()
+        .table_name(&name)
+        .billing_mode(aws_sdk_dynamodb::types::BillingMode::PayPerRequest)
+        .key_schema(key("id", KeyType::Hash))
+        .attribute_definitions(attr_def("id", ScalarAttributeType::S))
+        .attribute_definitions(attr_def("number", ScalarAttributeType::N))
+        .send()
+        .await
+        .unwrap();
+    let table = client
+        .describe_table()
+        .table_name(&name)
+        .send()
+        .await
+        .unwrap();
+    let defined: Vec<&str> = table
+        .table()
+        .unwrap()
+        .attribute_definitions()
+        .iter()
+        .map(|d| d.attribute_name())
+        .collect();
+    assert_eq!(defined, vec!["id"]);
+    server.terminate();
 }
 
 #[tokio::test]

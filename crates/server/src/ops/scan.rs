@@ -69,9 +69,10 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
     let segment = match (request.segment, request.total_segments) {
         (Some(segment), Some(total)) => {
             if segment >= total {
-                return Err(DynamoError::validation(format!(
-                    "The Segment parameter is zero-based and must be less than parameter TotalSegments: Segment: {segment} is not less than TotalSegments: {total}"
-                )));
+                // moto 5.2.5's AWS-verified record: no values echoed.
+                return Err(DynamoError::validation(
+                    "The Segment parameter is zero-based and must be less than parameter TotalSegments",
+                ));
             }
             Some((segment as u64, total as u64))
         }
