@@ -854,6 +854,42 @@ async fn length_errors_echo_the_collection_not_its_size() {
 }
 
 #[tokio::test]
+async fn a_batch_write_list_out_of_bounds_is_one_map_value_violation() {
+    // AWS's wording, as clients have recorded it (2016-2025): one violation
+    // for RequestItems, the map echoed as {table=[...]}, both bounds named.
+    let client = common::client();
+    let table = common::table_s(&client).await;
+    let response = raw::call_json(
+        "BatchWriteItem",
+        serde_json::json!({"RequestItems": {table.clone(): []}}),
+    )
+    .await;
+    assert_eq!(
+        response.json()["message"],
+        format!("1 validation error detected: Value '{{{table}=[]}}' at 'requestItems' failed to satisfy constraint: Map value must satisfy constraint: [Member must have length less than or equal to 25, Member must have length greater than or equal to 1]")
+    );
+    let puts: Vec<serde_json::Value> = (0..26)
+        .map(|i| serde_json::json!({"PutRequest": {"Item": {"p": {"S": format!("k{i}")}}}}))
+        .collect();
+    let response = raw::call_json(
+        "BatchWriteItem",
+        serde_json::json!({"RequestItems": {table.clone(): puts}}),
+    )
+    .await;
+    let message = response.json()["message"].as_str().unwrap().to_string();
+    assert!(
+        message.starts_with(&format!(
+            "1 validation error detected: Value '{{{table}=[{{\"PutRequest\":{{\"Item\":{{\"p\":{{\"S\":\"k0\"}}}}}}}}, "
+        )),
+        "{message}"
+    );
+    assert!(
+        message.ends_with("}]}' at 'requestItems' failed to satisfy constraint: Map value must satisfy constraint: [Member must have length less than or equal to 25, Member must have length greater than or equal to 1]"),
+        "{message}"
+    );
+}
+
+#[tokio::test]
 async fn query_reports_empty_expressions_and_unused_names_before_key_condition_rules() {
     // DynamoDB Local's order, and AWS's (moto's AWS-verified
     // test_query_unused_attribute_name): empty FilterExpression, then empty
