@@ -817,6 +817,64 @@ async fn asking_for_the_throughput_a_table_has_is_refused() {
 }
 
 #[tokio::test]
+async fn asking_for_the_throughput_an_index_has_or_provisioned_mode_alone_is_refused() {
+    // Recorded against AWS (ack-api-quirks DDB-TABLE-164, 2026-10-08).
+    let response = raw::call_json(
+        "CreateTable",
+        serde_json::json!({
+            "TableName": common::unique_name("samegsi"),
+            "KeySchema": [{"AttributeName": "p", "KeyType": "HASH"}],
+            "AttributeDefinitions": [
+                {"AttributeName": "p", "AttributeType": "S"},
+                {"AttributeName": "x", "AttributeType": "S"}
+            ],
+            "ProvisionedThroughput": {"ReadCapacityUnits": 1, "WriteCapacityUnits": 1},
+            "GlobalSecondaryIndexes": [{
+                "IndexName": "gsi1",
+                "KeySchema": [{"AttributeName": "x", "KeyType": "HASH"}],
+                "Projection": {"ProjectionType": "ALL"},
+                "ProvisionedThroughput": {"ReadCapacityUnits": 2, "WriteCapacityUnits": 2}
+            }]
+        }),
+    )
+    .await;
+    let name = response.json()["TableDescription"]["TableName"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let update = |index_throughput: (u64, u64)| {
+        raw::call_json(
+            "UpdateTable",
+            serde_json::json!({"TableName": name, "GlobalSecondaryIndexUpdates": [{"Update": {
+                "IndexName": "gsi1",
+                "ProvisionedThroughput": {
+                    "ReadCapacityUnits": index_throughput.0,
+                    "WriteCapacityUnits": index_throughput.1
+                }
+            }}]}),
+        )
+    };
+    let same = update((2, 2)).await;
+    assert_eq!(same.status, 400);
+    assert_eq!(
+        same.json()["message"],
+        "The provisioned throughput for the index gsi1 will not change. The requested value equals the current value. Current ReadCapacityUnits provisioned for index gsi1: 2. Requested ReadCapacityUnits: 2. Current WriteCapacityUnits provisioned for index gsi1: 2. Requested WriteCapacityUnits: 2. Refer to the Amazon DynamoDB Developer Guide for current limits and how to request higher limits."
+    );
+    // Changing one of the two is accepted.
+    assert_eq!(update((2, 3)).await.status, 200);
+    let alone = raw::call_json(
+        "UpdateTable",
+        serde_json::json!({"TableName": name, "BillingMode": "PROVISIONED"}),
+    )
+    .await;
+    assert_eq!(alone.status, 400);
+    assert_eq!(
+        alone.json()["message"],
+        "One or more parameter values were invalid: ProvisionedThroughput must be specified when BillingMode is PROVISIONED"
+    );
+}
+
+#[tokio::test]
 async fn tagging_a_malformed_arn_is_a_validation_error() {
     let client = common::client();
     let tag = aws_sdk_dynamodb::types::Tag::builder()

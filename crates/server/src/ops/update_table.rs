@@ -127,10 +127,9 @@ pub fn run(engine: &Arc<Engine>, request: Request) -> Result<Vec<u8>> {
             "Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST",
         ));
     }
-    if billing_mode == Some(BillingMode::Provisioned)
-        && current.billing_mode() != BillingMode::Provisioned
-        && provisioned.is_none()
-    {
+    // Refused even when the table is PROVISIONED already (recorded against
+    // AWS: ack-api-quirks DDB-TABLE-164).
+    if billing_mode == Some(BillingMode::Provisioned) && provisioned.is_none() {
         return Err(DynamoError::invalid_parameter(
             "ProvisionedThroughput must be specified when BillingMode is PROVISIONED",
         ));
