@@ -154,14 +154,16 @@ impl Engine {
             .index(index_name)
             .is_some_and(|i| i.kind == IndexKind::Global)
         {
+            // AWS's wording (ack-api-quirks, recorded against AWS 2026-10).
             return Err(DynamoError::resource_not_found(format!(
-                "Requested resource not found: Index: {index_name} not found"
+                "Requested resource not found: Index {index_name} for table {}",
+                table.describe().table_name
             )));
         }
         if table.describe().billing_mode() != crate::schema::BillingMode::Provisioned {
-            return Err(DynamoError::invalid_parameter(
-                "ProvisionedThroughput cannot be specified for an index when the table's BillingMode is PAY_PER_REQUEST",
-            ));
+            return Err(DynamoError::invalid_parameter(format!(
+                "The only Updates for index: {index_name} when TableThroughputMode is PAY_PER_REQUEST can be to OnDemandThroughput, WarmThroughput"
+            )));
         }
         let described = table.describe();
         let current = described

@@ -862,6 +862,18 @@ async fn asking_for_the_throughput_an_index_has_or_provisioned_mode_alone_is_ref
     );
     // Changing one of the two is accepted.
     assert_eq!(update((2, 3)).await.status, 200);
+    let ghost = raw::call_json(
+        "UpdateTable",
+        serde_json::json!({"TableName": name, "GlobalSecondaryIndexUpdates": [{"Update": {
+            "IndexName": "ghost",
+            "ProvisionedThroughput": {"ReadCapacityUnits": 2, "WriteCapacityUnits": 2}
+        }}]}),
+    )
+    .await;
+    assert_eq!(
+        ghost.json()["message"],
+        format!("Requested resource not found: Index ghost for table {name}")
+    );
     let alone = raw::call_json(
         "UpdateTable",
         serde_json::json!({"TableName": name, "BillingMode": "PROVISIONED"}),
@@ -871,6 +883,17 @@ async fn asking_for_the_throughput_an_index_has_or_provisioned_mode_alone_is_ref
     assert_eq!(
         alone.json()["message"],
         "One or more parameter values were invalid: ProvisionedThroughput must be specified when BillingMode is PROVISIONED"
+    );
+    // On demand, an index's provisioned throughput cannot be updated.
+    let on_demand = raw::call_json(
+        "UpdateTable",
+        serde_json::json!({"TableName": name, "BillingMode": "PAY_PER_REQUEST"}),
+    )
+    .await;
+    assert_eq!(on_demand.status, 200, "{:?}", on_demand.json());
+    assert_eq!(
+        update((3, 3)).await.json()["message"],
+        "One or more parameter values were invalid: The only Updates for index: gsi1 when TableThroughputMode is PAY_PER_REQUEST can be to OnDemandThroughput, WarmThroughput"
     );
 }
 
