@@ -898,6 +898,55 @@ async fn asking_for_the_throughput_an_index_has_or_provisioned_mode_alone_is_ref
 }
 
 #[tokio::test]
+async fn no_op_table_updates_are_refused_in_aws_words() {
+    // Recorded live against AWS in 2026-10 (ack-api-quirks DDB-TABLE-442).
+    let client = common::client();
+    let table = common::table_s(&client).await;
+    let call = |op: &'static str, body: serde_json::Value| raw::call_json(op, body);
+    let message = |r: &raw::Response| r.json()["message"].as_str().unwrap_or("").to_string();
+    let nothing = call("UpdateTable", serde_json::json!({"TableName": table})).await;
+    assert_eq!(
+        message(&nothing),
+        "At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, GlobalSecondaryIndexUpdates, SSESpecification, ReplicaUpdates, MultiAccountReplicaReady, ReplicaTransitRoleArn, MultiRegionConsistency, DeletionProtectionEnabled, OnDemandThroughput, WarmThroughput or TableClass is required"
+    );
+    let no_stream = call(
+        "UpdateTable",
+        serde_json::json!({"TableName": table, "StreamSpecification": {"StreamEnabled": false}}),
+    )
+    .await;
+    assert_eq!(
+        message(&no_stream),
+        format!("Table has no stream to disable: TableName: {table}")
+    );
+    let enable = serde_json::json!({"TableName": table, "StreamSpecification": {
+        "StreamEnabled": true, "StreamViewType": "KEYS_ONLY"}});
+    assert_eq!(call("UpdateTable", enable.clone()).await.status, 200);
+    assert_eq!(
+        message(&call("UpdateTable", enable).await),
+        format!("Table already has an enabled stream: TableName: {table}")
+    );
+    let ttl = |attribute: &str, enabled: bool| {
+        call(
+            "UpdateTimeToLive",
+            serde_json::json!({"TableName": table, "TimeToLiveSpecification": {
+                "AttributeName": attribute, "Enabled": enabled}}),
+        )
+    };
+    assert_eq!(
+        message(&ttl("exp", false).await),
+        "TimeToLive is already disabled"
+    );
+    assert_eq!(ttl("exp", true).await.status, 200);
+    assert_eq!(
+        message(&ttl("exp", true).await),
+        "TimeToLive is already enabled"
+    );
+    let other = "TimeToLive is active on a different AttributeName: current AttributeName is exp";
+    assert_eq!(message(&ttl("other", true).await), other);
+    assert_eq!(message(&ttl("other", false).await), other);
+}
+
+#[tokio::test]
 async fn tagging_a_malformed_arn_is_a_validation_error() {
     let client = common::client();
     let tag = aws_sdk_dynamodb::types::Tag::builder()

@@ -155,16 +155,19 @@ pub fn run(engine: &Arc<Engine>, request: Request) -> Result<Vec<u8>> {
                 "StreamViewType is required when StreamEnabled is true",
             ));
         }
+        // The wording of these two and of the empty update below: AWS's, as
+        // recorded live in 2026-10 (ack-api-quirks DDB-TABLE-442).
         if s.stream_enabled && currently {
             return Err(DynamoError::validation(format!(
-                "Table already has an enabled stream: {}",
-                current.table_arn
+                "Table already has an enabled stream: TableName: {}",
+                current.table_name
             )));
         }
         if !s.stream_enabled && !currently {
-            return Err(DynamoError::validation(
-                "The table has no stream to disable",
-            ));
+            return Err(DynamoError::validation(format!(
+                "Table has no stream to disable: TableName: {}",
+                current.table_name
+            )));
         }
     }
     let nothing = billing_mode.is_none()
@@ -174,7 +177,7 @@ pub fn run(engine: &Arc<Engine>, request: Request) -> Result<Vec<u8>> {
         && request.table_class.is_none();
     if nothing {
         return Err(DynamoError::validation(
-            "UpdateTable requires at least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, GlobalSecondaryIndexUpdates or SSESpecification or ReplicaUpdates",
+            "At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, GlobalSecondaryIndexUpdates, SSESpecification, ReplicaUpdates, MultiAccountReplicaReady, ReplicaTransitRoleArn, MultiRegionConsistency, DeletionProtectionEnabled, OnDemandThroughput, WarmThroughput or TableClass is required",
         ));
     }
     let description = engine.update_table(
