@@ -961,7 +961,27 @@ async fn tagging_a_malformed_arn_is_a_validation_error() {
             .tags(tag)
             .send()
             .await,
-        "ARNs must start with 'arn:'",
+        "One or more parameter values were invalid: ARNs must start with 'arn:': I_do_not_exist",
+    );
+    let arn = |table: &str| format!("arn:aws:dynamodb:us-east-1:000000000000:table/{table}");
+    let table = common::table_s(&client).await;
+    let empty_tags = raw::call_json(
+        "TagResource",
+        serde_json::json!({"ResourceArn": arn(&table), "Tags": []}),
+    )
+    .await;
+    assert_eq!(
+        empty_tags.json()["message"],
+        "Atleast one Tag needs to be provided as Input."
+    );
+    let empty_keys = raw::call_json(
+        "UntagResource",
+        serde_json::json!({"ResourceArn": arn(&table), "TagKeys": []}),
+    )
+    .await;
+    assert_eq!(
+        empty_keys.json()["message"],
+        "Atleast one Tag Key needs to be provided as Input."
     );
 }
 
