@@ -10,8 +10,9 @@
 #              endpoint). Source: moto's sdist on PyPI. What CI runs.
 #   pynamodb   PynamoDB 6.1.0's tests/integration. Its sdist ships no tests:
 #              needs PYNAMODB_GIT, a git dir of github.com/pynamodb/PynamoDB.
-#   electrodb  ElectroDB 3.9.3's endpoint-backed mocha specs (the package on
-#              npm ships no tests): needs ELECTRODB_GIT (github.com/tywalch/electrodb).
+#   electrodb  ElectroDB 3.9.3's mocha specs, as its `test:unit` runs them (28 of
+#              the 39 files talk to the endpoint; the package on npm ships no
+#              tests): needs ELECTRODB_GIT (github.com/tywalch/electrodb).
 #   onetable   dynamodb-onetable 2.7.7's jest suite (not on npm either):
 #              needs ONETABLE_GIT (github.com/sensedeep/dynamodb-onetable).
 #   all        the four.
