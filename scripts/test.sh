@@ -2,7 +2,8 @@
 # The whole test suite, as CI runs it: formatting and lints, then every
 # crate's tests (unit tests, the storage crash tests, the client and CLI
 # tests, and the AWS SDK integration tests in crates/tests, which spawn the
-# server binary built here), then a boto3 and AWS CLI smoke test.
+# server binary built here), then a boto3 and AWS CLI smoke test and moto's
+# AWS-verified tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo fmt --all -- --check
@@ -14,5 +15,8 @@ cargo build -p ferrodyn --bin ferrodyn
 cargo test --workspace
 # The other official clients: boto3 and the AWS CLI (installed locally by the script).
 ./scripts/smoke.sh
+# moto's AWS-verified DynamoDB tests, unchanged, against a fresh server (moto's
+# sdist from PyPI; failures outside scripts/library-suites.exclusions fail the run).
+./scripts/library-suites.sh moto
 # The web console in headless Chromium (installs chromium, chromium-driver and selenium when missing).
 ./scripts/console-tests.sh

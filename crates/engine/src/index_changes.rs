@@ -154,14 +154,27 @@ impl Engine {
             .index(index_name)
             .is_some_and(|i| i.kind == IndexKind::Global)
         {
+            // AWS's wording (ack-api-quirks, recorded against AWS 2026-10).
             return Err(DynamoError::resource_not_found(format!(
-                "Requested resource not found: Index: {index_name} not found"
+                "Requested resource not found: Index {index_name} for table {}",
+                table.describe().table_name
             )));
         }
         if table.describe().billing_mode() != crate::schema::BillingMode::Provisioned {
-            return Err(DynamoError::invalid_parameter(
-                "ProvisionedThroughput cannot be specified for an index when the table's BillingMode is PAY_PER_REQUEST",
-            ));
+            return Err(DynamoError::invalid_parameter(format!(
+                "The only Updates for index: {index_name} when TableThroughputMode is PAY_PER_REQUEST can be to OnDemandThroughput, WarmThroughput"
+            )));
+        }
+        let described = table.describe();
+        let current = described
+            .global_secondary_indexes
+            .iter()
+            .flatten()
+            .find(|i| i.index_name == index_name)
+            .and_then(|i| i.provisioned_throughput.as_ref())
+            .map(|t| (t.read_capacity_units, t.write_capacity_units));
+        if current == Some((read, write)) {
+            return Err(same_index_throughput(index_name, read, write));
         }
         let now = crate::catalog::now_seconds();
         let mut reported = table.update_description(|d| {
@@ -295,6 +308,19 @@ impl Engine {
 
 /// True while `index` is the table's index of that name: a backfill whose
 /// index was deleted (and perhaps re-created under the same name) stops.
+/// AWS refuses a GSI throughput update to the throughput the index has.
+/// Wording as recorded against AWS (ack-api-quirks DDB-TABLE-164, verified
+/// 2026-10-08; the record stops after "Current WriteCapacityUnits", the rest
+/// follows the table's message).
+fn same_index_throughput(index: &str, read: u64, write: u64) -> DynamoError {
+    DynamoError::validation(format!(
+        "The provisioned throughput for the index {index} will not change. The requested value equals the current value. \
+         Current ReadCapacityUnits provisioned for index {index}: {read}. Requested ReadCapacityUnits: {read}. \
+         Current WriteCapacityUnits provisioned for index {index}: {write}. Requested WriteCapacityUnits: {write}. \
+         Refer to the Amazon DynamoDB Developer Guide for current limits and how to request higher limits."
+    ))
+}
+
 fn still_current(table: &Table, index: &Arc<Index>) -> bool {
     table
         .index(&index.name)

@@ -82,6 +82,9 @@ pub struct Engine {
     max_tables: usize,
     /// Most table operations in progress at once.
     max_table_operations: usize,
+    /// CreateTable drops AttributeDefinitions no key uses instead of
+    /// refusing them (DynamoDB Local's leniency; AWS refuses).
+    accept_unused_attribute_definitions: bool,
 }
 
 /// Engine settings.
@@ -98,6 +101,9 @@ pub struct EngineOptions {
     pub max_tables: usize,
     /// Most table operations in progress at once (DynamoDB: 500).
     pub max_table_operations: usize,
+    /// Accept CreateTable AttributeDefinitions no key uses, as DynamoDB
+    /// Local does (AWS refuses them); off by default.
+    pub accept_unused_attribute_definitions: bool,
 }
 
 impl Default for EngineOptions {
@@ -108,6 +114,7 @@ impl Default for EngineOptions {
             item_collection_limit_bytes: collections::DEFAULT_COLLECTION_LIMIT_BYTES,
             max_tables: quotas::DEFAULT_MAX_TABLES,
             max_table_operations: quotas::DEFAULT_MAX_TABLE_OPERATIONS,
+            accept_unused_attribute_definitions: false,
         }
     }
 }
@@ -132,6 +139,7 @@ impl Engine {
             background: background::BackgroundJobs::default(),
             max_tables: options.max_tables,
             max_table_operations: options.max_table_operations,
+            accept_unused_attribute_definitions: options.accept_unused_attribute_definitions,
         };
         engine.load_catalog()?;
         let engine = Arc::new(engine);
@@ -142,6 +150,12 @@ impl Engine {
     /// The region the server answers for (ARNs, signature scopes).
     pub fn region(&self) -> &str {
         &self.region
+    }
+
+    /// Whether CreateTable drops unused AttributeDefinitions instead of
+    /// refusing them (see [`EngineOptions`]).
+    pub fn accepts_unused_attribute_definitions(&self) -> bool {
+        self.accept_unused_attribute_definitions
     }
 
     /// Forces all acknowledged writes to disk (used at shutdown).

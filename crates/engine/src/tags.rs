@@ -15,8 +15,11 @@ impl Engine {
     fn tagged_table(&self, arn: &str) -> Result<Arc<Table>> {
         if !arn.starts_with("arn:") {
             // Older DynamoDB answered AccessDeniedException; today's answers
-            // this ValidationException (ScyllaDB's test_tag_resource_incorrect).
-            return Err(DynamoError::validation("ARNs must start with 'arn:'"));
+            // this ValidationException (ScyllaDB's test_tag_resource_incorrect;
+            // wording recorded in 2026-10, ack-api-quirks DDB-TABLE-442).
+            return Err(DynamoError::invalid_parameter(format!(
+                "ARNs must start with 'arn:': {arn}"
+            )));
         }
         let invalid =
             || DynamoError::validation(format!("Invalid ResourceArn provided as input {arn}"));

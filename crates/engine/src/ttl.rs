@@ -27,12 +27,15 @@ impl Engine {
         let _guard = self.write_lock.lock();
         let table = self.table(table_name)?;
         self.check_table_operations()?;
+        // AWS's wording, as recorded live in 2026-10 (ack-api-quirks
+        // DDB-TABLE-442): enabling again is "already enabled", naming another
+        // attribute while enabled is "active on a different AttributeName".
         match (table.ttl_attribute(), enabled) {
-            (Some(_), true) => {
-                return Err(DynamoError::validation("TimeToLive is active on a different AttributeName: TimeToLive is already enabled"))
+            (Some(current), true) if current == attribute => {
+                return Err(DynamoError::validation("TimeToLive is already enabled"))
             }
             (None, false) => return Err(DynamoError::validation("TimeToLive is already disabled")),
-            (Some(current), false) if current != attribute => {
+            (Some(current), _) if current != attribute => {
                 return Err(DynamoError::validation(format!(
                     "TimeToLive is active on a different AttributeName: current AttributeName is {current}"
                 )))

@@ -78,6 +78,12 @@ pub struct ServeArgs {
     /// DeleteTable and UpdateTimeToLive get LimitExceededException.
     #[arg(long, default_value_t = ferrodyn_engine::quotas::DEFAULT_MAX_TABLE_OPERATIONS)]
     max_table_operations: usize,
+    /// Accept CreateTable AttributeDefinitions that no key uses and leave
+    /// them out of the table, as DynamoDB Local does (AWS refuses them with
+    /// "Some AttributeDefinitions are not used"). For test setups written
+    /// against DynamoDB Local; off by default
+    #[arg(long)]
+    accept_unused_attribute_definitions: bool,
     /// Seconds a client has to send a request's complete headers, from
     /// opening the connection or from the request's first byte; slower
     /// senders (slowloris) are disconnected.
@@ -184,6 +190,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         item_collection_limit_bytes: args.item_collection_limit_bytes,
         max_tables: args.max_tables,
         max_table_operations: args.max_table_operations,
+        accept_unused_attribute_definitions: args.accept_unused_attribute_definitions,
     };
     let engine = Engine::open(storage, options).map_err(|e| e.to_string())?;
     if args.ttl_interval > 0.0 {

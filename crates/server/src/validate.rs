@@ -187,12 +187,35 @@ impl Violations {
         if (min..=max).contains(&list.len()) {
             return;
         }
-        let members: Vec<String> = list
-            .iter()
-            .map(|m| serde_json::to_string(m).unwrap_or_default())
+        self.size(field, list.len(), &shown_list(list), min, max);
+    }
+
+    /// A map whose values are lists of `min..=max` members (BatchWriteItem's
+    /// RequestItems). AWS reports one violation for the whole map, echoing
+    /// it as `{table=[...]}` and naming both bounds: `Value '{t=[]}' at
+    /// 'requestItems' failed to satisfy constraint: Map value must satisfy
+    /// constraint: [Member must have length less than or equal to 25,
+    /// Member must have length greater than or equal to 1]`.
+    pub fn map_value_counts<'a, T: serde::Serialize + 'a>(
+        &mut self,
+        field: &str,
+        map: impl Iterator<Item = (&'a String, &'a Vec<T>)> + Clone,
+        min: usize,
+        max: usize,
+    ) {
+        if map
+            .clone()
+            .all(|(_, list)| (min..=max).contains(&list.len()))
+        {
+            return;
+        }
+        let entries: Vec<String> = map
+            .map(|(key, list)| format!("{key}={}", shown_list(list)))
             .collect();
-        let shown = format!("[{}]", members.join(", "));
-        self.size(field, list.len(), &shown, min, max);
+        self.found.push(format!(
+            "Value '{{{}}}' at '{field}' failed to satisfy constraint: Map value must satisfy constraint: [Member must have length less than or equal to {max}, Member must have length greater than or equal to {min}]",
+            entries.join(", ")
+        ));
     }
 
     /// An empty map's size bound, echoed as `'{}'` (see [`Violations::count`]).
@@ -247,6 +270,31 @@ pub const RETURN_CONSUMED_CAPACITY: &[&str] = &["INDEXES", "TOTAL", "NONE"];
 pub const RETURN_ITEM_COLLECTION_METRICS: &[&str] = &["SIZE", "NONE"];
 pub const RETURN_VALUES_ON_CONDITION_CHECK_FAILURE: &[&str] = &["ALL_OLD", "NONE"];
 pub const CONDITIONAL_OPERATOR: &[&str] = &["AND", "OR"];
+
+/// A list as a violation echoes it: its members' JSON (without the absent,
+/// null fields) between brackets. AWS prints Java objects there.
+fn shown_list<T: serde::Serialize>(list: &[T]) -> String {
+    let members: Vec<String> = list
+        .iter()
+        .map(|m| {
+            let mut value = serde_json::to_value(m).unwrap_or_default();
+            drop_nulls(&mut value);
+            value.to_string()
+        })
+        .collect();
+    format!("[{}]", members.join(", "))
+}
+
+fn drop_nulls(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::Object(map) => {
+            map.retain(|_, v| !v.is_null());
+            map.values_mut().for_each(drop_nulls);
+        }
+        serde_json::Value::Array(list) => list.iter_mut().for_each(drop_nulls),
+        _ => {}
+    }
+}
 
 #[cfg(test)]
 mod tests {

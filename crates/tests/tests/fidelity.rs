@@ -429,8 +429,9 @@ async fn item_writes_word_expression_checks_as_one_validation_error() {
 }
 
 #[tokio::test]
-async fn select_conflicts_are_prefixed_by_query_and_bare_in_scan() {
-    // moto's AWS-verified test_dynamodb_select.py.
+async fn select_conflicts_are_prefixed_by_query_and_scan() {
+    // moto 5.2.5's AWS-verified test_dynamodb_select.py (5.2.3 recorded
+    // Scan's bare; AWS has since moved Scan to its newer validation).
     let client = common::client();
     let table = common::table_s(&client).await;
     let message = "Cannot specify the ProjectionExpression when choosing to get only the Count";
@@ -451,7 +452,25 @@ async fn select_conflicts_are_prefixed_by_query_and_bare_in_scan() {
         .projection_expression("p")
         .send()
         .await;
-    common::assert_validation(scan, message);
+    common::assert_validation(scan, &format!("{ONE_ERROR}{message}"));
+}
+
+#[tokio::test]
+async fn a_segment_past_the_total_is_refused_without_echoing_either() {
+    // moto 5.2.5's AWS-verified TestParallelScan.
+    let client = common::client();
+    let table = common::table_s(&client).await;
+    let scan = client
+        .scan()
+        .table_name(&table)
+        .segment(3)
+        .total_segments(3)
+        .send()
+        .await;
+    common::assert_validation(
+        scan,
+        "The Segment parameter is zero-based and must be less than parameter TotalSegments",
+    );
 }
 
 #[tokio::test]
@@ -729,6 +748,45 @@ async fn unused_attribute_definitions_beside_indexes_are_listed() {
 }
 
 #[tokio::test]
+async fn the_leniency_flag_drops_unused_definitions_as_dynamodb_local_does() {
+    // PynamoDB's and ElectroDB's test setups declare attributes no key uses
+    // (DynamoDB Local accepts them); --accept-unused-attribute-definitions
+    // lets such a setup run here. The table is created without them.
+    if common::is_external() {
+        return;
+    }
+    let server =
+        common::ServerProcess::spawn(&["--in-memory", "--accept-unused-attribute-definitions"]);
+    let client = common::client_for(server.endpoint());
+    let name = common::unique_name("lenient");
+    client
+        .create_table()
+        .table_name(&name)
+        .billing_mode(aws_sdk_dynamodb::types::BillingMode::PayPerRequest)
+        .key_schema(key("id", KeyType::Hash))
+        .attribute_definitions(attr_def("id", ScalarAttributeType::S))
+        .attribute_definitions(attr_def("number", ScalarAttributeType::N))
+        .send()
+        .await
+        .unwrap();
+    let table = client
+        .describe_table()
+        .table_name(&name)
+        .send()
+        .await
+        .unwrap();
+    let defined: Vec<&str> = table
+        .table()
+        .unwrap()
+        .attribute_definitions()
+        .iter()
+        .map(|d| d.attribute_name())
+        .collect();
+    assert_eq!(defined, vec!["id"]);
+    server.terminate();
+}
+
+#[tokio::test]
 async fn asking_for_the_throughput_a_table_has_is_refused() {
     let client = common::client();
     let name = common::unique_name("samept");
@@ -759,6 +817,136 @@ async fn asking_for_the_throughput_a_table_has_is_refused() {
 }
 
 #[tokio::test]
+async fn asking_for_the_throughput_an_index_has_or_provisioned_mode_alone_is_refused() {
+    // Recorded against AWS (ack-api-quirks DDB-TABLE-164, 2026-10-08).
+    let response = raw::call_json(
+        "CreateTable",
+        serde_json::json!({
+            "TableName": common::unique_name("samegsi"),
+            "KeySchema": [{"AttributeName": "p", "KeyType": "HASH"}],
+            "AttributeDefinitions": [
+                {"AttributeName": "p", "AttributeType": "S"},
+                {"AttributeName": "x", "AttributeType": "S"}
+            ],
+            "ProvisionedThroughput": {"ReadCapacityUnits": 1, "WriteCapacityUnits": 1},
+            "GlobalSecondaryIndexes": [{
+                "IndexName": "gsi1",
+                "KeySchema": [{"AttributeName": "x", "KeyType": "HASH"}],
+                "Projection": {"ProjectionType": "ALL"},
+                "ProvisionedThroughput": {"ReadCapacityUnits": 2, "WriteCapacityUnits": 2}
+            }]
+        }),
+    )
+    .await;
+    let name = response.json()["TableDescription"]["TableName"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let update = |index_throughput: (u64, u64)| {
+        raw::call_json(
+            "UpdateTable",
+            serde_json::json!({"TableName": name, "GlobalSecondaryIndexUpdates": [{"Update": {
+                "IndexName": "gsi1",
+                "ProvisionedThroughput": {
+                    "ReadCapacityUnits": index_throughput.0,
+                    "WriteCapacityUnits": index_throughput.1
+                }
+            }}]}),
+        )
+    };
+    let same = update((2, 2)).await;
+    assert_eq!(same.status, 400);
+    assert_eq!(
+        same.json()["message"],
+        "The provisioned throughput for the index gsi1 will not change. The requested value equals the current value. Current ReadCapacityUnits provisioned for index gsi1: 2. Requested ReadCapacityUnits: 2. Current WriteCapacityUnits provisioned for index gsi1: 2. Requested WriteCapacityUnits: 2. Refer to the Amazon DynamoDB Developer Guide for current limits and how to request higher limits."
+    );
+    // Changing one of the two is accepted.
+    assert_eq!(update((2, 3)).await.status, 200);
+    let ghost = raw::call_json(
+        "UpdateTable",
+        serde_json::json!({"TableName": name, "GlobalSecondaryIndexUpdates": [{"Update": {
+            "IndexName": "ghost",
+            "ProvisionedThroughput": {"ReadCapacityUnits": 2, "WriteCapacityUnits": 2}
+        }}]}),
+    )
+    .await;
+    assert_eq!(
+        ghost.json()["message"],
+        format!("Requested resource not found: Index ghost for table {name}")
+    );
+    let alone = raw::call_json(
+        "UpdateTable",
+        serde_json::json!({"TableName": name, "BillingMode": "PROVISIONED"}),
+    )
+    .await;
+    assert_eq!(alone.status, 400);
+    assert_eq!(
+        alone.json()["message"],
+        "One or more parameter values were invalid: ProvisionedThroughput must be specified when BillingMode is PROVISIONED"
+    );
+    // On demand, an index's provisioned throughput cannot be updated.
+    let on_demand = raw::call_json(
+        "UpdateTable",
+        serde_json::json!({"TableName": name, "BillingMode": "PAY_PER_REQUEST"}),
+    )
+    .await;
+    assert_eq!(on_demand.status, 200, "{:?}", on_demand.json());
+    assert_eq!(
+        update((3, 3)).await.json()["message"],
+        "One or more parameter values were invalid: The only Updates for index: gsi1 when TableThroughputMode is PAY_PER_REQUEST can be to OnDemandThroughput, WarmThroughput"
+    );
+}
+
+#[tokio::test]
+async fn no_op_table_updates_are_refused_in_aws_words() {
+    // Recorded live against AWS in 2026-10 (ack-api-quirks DDB-TABLE-442).
+    let client = common::client();
+    let table = common::table_s(&client).await;
+    let call = |op: &'static str, body: serde_json::Value| raw::call_json(op, body);
+    let message = |r: &raw::Response| r.json()["message"].as_str().unwrap_or("").to_string();
+    let nothing = call("UpdateTable", serde_json::json!({"TableName": table})).await;
+    assert_eq!(
+        message(&nothing),
+        "At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, GlobalSecondaryIndexUpdates, SSESpecification, ReplicaUpdates, MultiAccountReplicaReady, ReplicaTransitRoleArn, MultiRegionConsistency, DeletionProtectionEnabled, OnDemandThroughput, WarmThroughput or TableClass is required"
+    );
+    let no_stream = call(
+        "UpdateTable",
+        serde_json::json!({"TableName": table, "StreamSpecification": {"StreamEnabled": false}}),
+    )
+    .await;
+    assert_eq!(
+        message(&no_stream),
+        format!("Table has no stream to disable: TableName: {table}")
+    );
+    let enable = serde_json::json!({"TableName": table, "StreamSpecification": {
+        "StreamEnabled": true, "StreamViewType": "KEYS_ONLY"}});
+    assert_eq!(call("UpdateTable", enable.clone()).await.status, 200);
+    assert_eq!(
+        message(&call("UpdateTable", enable).await),
+        format!("Table already has an enabled stream: TableName: {table}")
+    );
+    let ttl = |attribute: &str, enabled: bool| {
+        call(
+            "UpdateTimeToLive",
+            serde_json::json!({"TableName": table, "TimeToLiveSpecification": {
+                "AttributeName": attribute, "Enabled": enabled}}),
+        )
+    };
+    assert_eq!(
+        message(&ttl("exp", false).await),
+        "TimeToLive is already disabled"
+    );
+    assert_eq!(ttl("exp", true).await.status, 200);
+    assert_eq!(
+        message(&ttl("exp", true).await),
+        "TimeToLive is already enabled"
+    );
+    let other = "TimeToLive is active on a different AttributeName: current AttributeName is exp";
+    assert_eq!(message(&ttl("other", true).await), other);
+    assert_eq!(message(&ttl("other", false).await), other);
+}
+
+#[tokio::test]
 async fn tagging_a_malformed_arn_is_a_validation_error() {
     let client = common::client();
     let tag = aws_sdk_dynamodb::types::Tag::builder()
@@ -773,7 +961,27 @@ async fn tagging_a_malformed_arn_is_a_validation_error() {
             .tags(tag)
             .send()
             .await,
-        "ARNs must start with 'arn:'",
+        "One or more parameter values were invalid: ARNs must start with 'arn:': I_do_not_exist",
+    );
+    let arn = |table: &str| format!("arn:aws:dynamodb:us-east-1:000000000000:table/{table}");
+    let table = common::table_s(&client).await;
+    let empty_tags = raw::call_json(
+        "TagResource",
+        serde_json::json!({"ResourceArn": arn(&table), "Tags": []}),
+    )
+    .await;
+    assert_eq!(
+        empty_tags.json()["message"],
+        "Atleast one Tag needs to be provided as Input."
+    );
+    let empty_keys = raw::call_json(
+        "UntagResource",
+        serde_json::json!({"ResourceArn": arn(&table), "TagKeys": []}),
+    )
+    .await;
+    assert_eq!(
+        empty_keys.json()["message"],
+        "Atleast one Tag Key needs to be provided as Input."
     );
 }
 
@@ -792,6 +1000,42 @@ async fn length_errors_echo_the_collection_not_its_size() {
     assert_eq!(
         response.json()["message"],
         "1 validation error detected: Value '[]' at 'transactItems' failed to satisfy constraint: Member must have length greater than or equal to 1"
+    );
+}
+
+#[tokio::test]
+async fn a_batch_write_list_out_of_bounds_is_one_map_value_violation() {
+    // AWS's wording, as clients have recorded it (2016-2025): one violation
+    // for RequestItems, the map echoed as {table=[...]}, both bounds named.
+    let client = common::client();
+    let table = common::table_s(&client).await;
+    let response = raw::call_json(
+        "BatchWriteItem",
+        serde_json::json!({"RequestItems": {table.clone(): []}}),
+    )
+    .await;
+    assert_eq!(
+        response.json()["message"],
+        format!("1 validation error detected: Value '{{{table}=[]}}' at 'requestItems' failed to satisfy constraint: Map value must satisfy constraint: [Member must have length less than or equal to 25, Member must have length greater than or equal to 1]")
+    );
+    let puts: Vec<serde_json::Value> = (0..26)
+        .map(|i| serde_json::json!({"PutRequest": {"Item": {"p": {"S": format!("k{i}")}}}}))
+        .collect();
+    let response = raw::call_json(
+        "BatchWriteItem",
+        serde_json::json!({"RequestItems": {table.clone(): puts}}),
+    )
+    .await;
+    let message = response.json()["message"].as_str().unwrap().to_string();
+    assert!(
+        message.starts_with(&format!(
+            "1 validation error detected: Value '{{{table}=[{{\"PutRequest\":{{\"Item\":{{\"p\":{{\"S\":\"k0\"}}}}}}}}, "
+        )),
+        "{message}"
+    );
+    assert!(
+        message.ends_with("}]}' at 'requestItems' failed to satisfy constraint: Map value must satisfy constraint: [Member must have length less than or equal to 25, Member must have length greater than or equal to 1]"),
+        "{message}"
     );
 }
 

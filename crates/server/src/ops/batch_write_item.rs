@@ -104,19 +104,14 @@ fn check(request: &Request) -> Result<&BTreeMap<String, Vec<WriteRequest>>> {
         if items.is_empty() {
             v.map_count("requestItems", 0, 1, usize::MAX);
         }
-        for (table, writes) in items {
+        for table in items.keys() {
             if table.starts_with("arn:") {
                 v.arn_rules("requestItems.key", table);
             } else {
                 v.name_rules("requestItems.key", table, 3, 255);
             }
-            v.count(
-                &format!("requestItems.{table}.member"),
-                Some(writes.as_slice()),
-                1,
-                MAX_WRITES,
-            );
         }
+        v.map_value_counts("requestItems", items.iter(), 1, MAX_WRITES);
     }
     let request_items = v.finish_with(request.request_items.as_ref())?;
     let total: usize = request_items.values().map(Vec::len).sum();

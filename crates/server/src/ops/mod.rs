@@ -12,6 +12,7 @@ mod delete_item;
 mod delete_table;
 mod describe_table;
 mod get_item;
+mod leniency;
 mod list_tables;
 mod partiql;
 mod put_item;
@@ -194,7 +195,16 @@ fn run(
         }
     }
     match operation {
-        Operation::CreateTable => create_table::run(engine, common::parse_body(body)?),
+        Operation::CreateTable => {
+            let lenient = engine
+                .accepts_unused_attribute_definitions()
+                .then(|| leniency::without_unused_definitions(body))
+                .flatten();
+            create_table::run(
+                engine,
+                common::parse_body(lenient.as_deref().unwrap_or(body))?,
+            )
+        }
         Operation::DescribeTable => describe_table::run(engine, common::parse_body(body)?),
         Operation::ListTables => list_tables::run(engine, common::parse_body(body)?),
         Operation::DeleteTable => delete_table::run(engine, common::parse_body(body)?),

@@ -95,10 +95,16 @@ pub fn tag(engine: &Engine, request: TagRequest) -> Result<Vec<u8>> {
     let mut tags = Vec::new();
     if v.not_null("tags", &request.tags) {
         let list = request.tags.as_deref().unwrap_or_default();
-        v.count("tags", Some(list), 1, usize::MAX);
         tags = validate_tags(&mut v, "tags", list);
     }
     let arn = v.finish_with(request.resource_arn.as_deref())?;
+    // AWS's words for an empty list (recorded live in 2026-10,
+    // ack-api-quirks DDB-TABLE-442), for tags and for tag keys alike.
+    if tags.is_empty() {
+        return Err(DynamoError::validation(
+            "Atleast one Tag needs to be provided as Input.",
+        ));
+    }
     engine.tag_resource(arn, tags)?;
     Ok(Vec::new())
 }
@@ -108,6 +114,11 @@ pub fn untag(engine: &Engine, request: UntagRequest) -> Result<Vec<u8>> {
     check_arn(&mut v, &request.resource_arn);
     v.not_null("tagKeys", &request.tag_keys);
     let (arn, keys) = v.finish_with(request.resource_arn.as_deref().zip(request.tag_keys))?;
+    if keys.is_empty() {
+        return Err(DynamoError::validation(
+            "Atleast one Tag Key needs to be provided as Input.",
+        ));
+    }
     if keys
         .iter()
         .any(|k| k.is_empty() || k.chars().count() > MAX_KEY_CHARS)

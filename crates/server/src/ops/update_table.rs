@@ -86,7 +86,7 @@ pub fn run(engine: &Arc<Engine>, request: Request) -> Result<Vec<u8>> {
         && request.table_class.is_none();
     if nothing {
         return Err(DynamoError::validation(
-            "UpdateTable requires at least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, GlobalSecondaryIndexUpdates or SSESpecification or ReplicaUpdates",
+            "At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, GlobalSecondaryIndexUpdates, SSESpecification, ReplicaUpdates, MultiAccountReplicaReady, ReplicaTransitRoleArn, MultiRegionConsistency, DeletionProtectionEnabled, OnDemandThroughput, WarmThroughput or TableClass is required",
         ));
     }
     let description = engine.update_table(
@@ -152,10 +152,9 @@ fn check_billing(
             "Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST",
         ));
     }
-    if billing_mode == Some(BillingMode::Provisioned)
-        && current.billing_mode() != BillingMode::Provisioned
-        && provisioned.is_none()
-    {
+    // Refused even when the table is PROVISIONED already (recorded against
+    // AWS: ack-api-quirks DDB-TABLE-164).
+    if billing_mode == Some(BillingMode::Provisioned) && provisioned.is_none() {
         return Err(DynamoError::invalid_parameter(
             "ProvisionedThroughput must be specified when BillingMode is PROVISIONED",
         ));
@@ -182,16 +181,19 @@ fn check_stream_change(current: &TableDescription, stream: &StreamSpecification)
             "StreamViewType is required when StreamEnabled is true",
         ));
     }
+    // The wording of these two and of the empty update: AWS's, as recorded
+    // live in 2026-10 (ack-api-quirks DDB-TABLE-442).
     if stream.stream_enabled && currently {
         return Err(DynamoError::validation(format!(
-            "Table already has an enabled stream: {}",
-            current.table_arn
+            "Table already has an enabled stream: TableName: {}",
+            current.table_name
         )));
     }
     if !stream.stream_enabled && !currently {
-        return Err(DynamoError::validation(
-            "The table has no stream to disable",
-        ));
+        return Err(DynamoError::validation(format!(
+            "Table has no stream to disable: TableName: {}",
+            current.table_name
+        )));
     }
     Ok(())
 }

@@ -1,10 +1,12 @@
 //! AWS's current wording of some validation errors, which depends on the
 //! operation: DynamoDB's newer request validation, which PutItem, UpdateItem,
-//! DeleteItem and (for Select) Query go through, reports these checks as
-//! "1 validation error detected: <message>", while GetItem and Scan report
+//! DeleteItem and (for Select) Query and Scan go through, reports these
+//! checks as "1 validation error detected: <message>", while GetItem reports
 //! the same messages bare. The families and operations below are those
-//! AWS-verified tests record (moto's tests/test_dynamodb, marked
-//! aws_verified); everything else keeps the wording its check produced.
+//! AWS-verified tests record (moto 5.2.5's tests/test_dynamodb, marked
+//! aws_verified; moto 5.2.3's record had Scan's Select errors bare, so AWS
+//! moved Scan between the two); everything else keeps the wording its check
+//! produced.
 
 use crate::ops::Operation;
 use ferrodyn_types::{DynamoError, ErrorKind};
@@ -31,13 +33,17 @@ const REPEATED_SECTION: (&str, &str) = (
     "\" section can only be used once in an update expression;",
 );
 
-/// Messages Query reports with the prefix (Scan reports them bare).
-const QUERY_FAMILIES: &[&str] = &[
+/// Messages Query and Scan report with the prefix.
+const READ_FAMILIES: &[&str] = &[
     "ALL_PROJECTED_ATTRIBUTES can be used only when Querying using an IndexName",
     "Must specify the AttributesToGet or ProjectionExpression when choosing to get",
     "Cannot specify the ProjectionExpression when choosing to get",
     "Cannot specify the AttributesToGet when choosing to get",
 ];
+
+/// PartiQL names no index in its unknown-index error; Query and Scan do
+/// (`The table does not have the specified index: byEmail`).
+const UNKNOWN_INDEX: &str = "The table does not have the specified index";
 
 /// An invalid set inside ExpressionAttributeValues, as the older validation
 /// words it: `ExpressionAttributeValues contains invalid value: <set
@@ -54,7 +60,13 @@ pub fn as_aws_words(operation: Operation, mut error: DynamoError) -> DynamoError
     }
     let families = match operation {
         Operation::PutItem | Operation::UpdateItem | Operation::DeleteItem => WRITE_FAMILIES,
-        Operation::Query => QUERY_FAMILIES,
+        Operation::Query | Operation::Scan => READ_FAMILIES,
+        Operation::ExecuteStatement => {
+            if error.message.starts_with(UNKNOWN_INDEX) {
+                error.message = UNKNOWN_INDEX.to_string();
+            }
+            return error;
+        }
         _ => return error,
     };
     if families == WRITE_FAMILIES {
@@ -122,12 +134,18 @@ mod tests {
         assert_eq!(worded(Operation::Scan, unused), unused);
         assert_eq!(worded(Operation::Query, unused), unused);
         let select = "Cannot specify the ProjectionExpression when choosing to get only the Count";
-        assert_eq!(worded(Operation::Scan, select), select);
-        assert_eq!(
-            worded(Operation::Query, select),
-            format!("{PREFIX}{select}")
-        );
+        assert_eq!(worded(Operation::GetItem, select), select);
+        for read in [Operation::Query, Operation::Scan] {
+            assert_eq!(worded(read, select), format!("{PREFIX}{select}"));
+        }
         let syntax = "Invalid UpdateExpression: Syntax error; token: \"<EOF>\", near: \",\"";
         assert_eq!(worded(Operation::UpdateItem, syntax), syntax);
+    }
+
+    #[test]
+    fn partiql_names_no_index_in_its_unknown_index_error() {
+        let unknown = "The table does not have the specified index: byEmail";
+        assert_eq!(worded(Operation::ExecuteStatement, unknown), UNKNOWN_INDEX);
+        assert_eq!(worded(Operation::Query, unknown), unknown);
     }
 }
