@@ -120,6 +120,23 @@ impl Operation {
         )
     }
 
+    /// Whether the operation writes items, or reads them under item locks
+    /// (TransactGetItems): it may wait for other requests' items.
+    pub fn writes_items(self) -> bool {
+        matches!(
+            self,
+            Operation::PutItem
+                | Operation::UpdateItem
+                | Operation::DeleteItem
+                | Operation::BatchWriteItem
+                | Operation::TransactWriteItems
+                | Operation::TransactGetItems
+                | Operation::ExecuteStatement
+                | Operation::BatchExecuteStatement
+                | Operation::ExecuteTransaction
+        )
+    }
+
     /// The operation an `X-Amz-Target` header names: DynamoDB's own
     /// operations, or the Streams API's under its separate prefix.
     pub fn from_target(target: &str) -> Option<Operation> {

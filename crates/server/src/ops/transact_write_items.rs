@@ -287,7 +287,8 @@ pub fn run(engine: &Engine, faults: &Faults, request: Request, body_len: usize) 
             })
         })
         .collect();
-    let result = engine.transact_write(actions);
+    let hold = faults.transaction_hold(&names);
+    let result = engine.transact_write_holding(actions, hold);
     let writes = match result {
         Ok(writes) => writes,
         Err(error) => {
