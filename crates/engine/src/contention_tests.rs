@@ -202,9 +202,9 @@ fn parallel_increments_of_one_item_lose_nothing_and_stats_stay_exact() {
             std::thread::spawn(move || {
                 let update = increment();
                 let mut conflicts = 0;
-                for i in 0..300 {
+                for i in 0..300u32 {
                     // The hot item, by single writes and by transactions.
-                    if i % 3 == 0 {
+                    if i.is_multiple_of(3) {
                         while transact(&engine, &table, &["hot", &format!("own{t}")]).is_err() {
                             conflicts += 1;
                         }

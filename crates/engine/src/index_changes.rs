@@ -3,8 +3,9 @@
 //! serving, and deleting a GSI.
 //!
 //! A new index is maintained by every write from the moment it is added;
-//! the backfill then walks the table in chunks, and for each chunk takes the
-//! write lock and re-reads every item before writing its entry, so an item
+//! the backfill then walks the table in chunks, and for each chunk holds the
+//! table's writes (`Table::exclusive`) and re-reads every item before
+//! writing its entry, so an item
 //! written concurrently is never indexed from a stale copy. The index is
 //! CREATING (Backfilling) until the walk ends, then ACTIVE; both states
 //! survive a restart (an unfinished backfill resumes at start-up).

@@ -97,6 +97,15 @@ pub fn transaction_conflict() -> DynamoError {
     )
 }
 
+/// The error of a commit whose storage batch failed. This is the one place
+/// a storage-level write conflict (a backend that checks its read set at
+/// commit) becomes DynamoDB's TransactionConflict: a single write reports
+/// it as TransactionConflictException, a transaction as a cancellation
+/// (see `transactions`).
+fn commit_failed(error: ferrodyn_storage::StorageError) -> DynamoError {
+    crate::storage_error(error)
+}
+
 /// A failed condition, carrying the current item for
 /// ReturnValuesOnConditionCheckFailure=ALL_OLD.
 pub fn condition_failed(old: Option<&Item>, return_old: bool) -> DynamoError {
@@ -326,7 +335,7 @@ impl Engine {
         }
         let written = self.storage.write(ops);
         records.finish();
-        written.map_err(crate::storage_error)?;
+        written.map_err(commit_failed)?;
         for (table, delta) in deltas {
             table.apply_stats_delta(delta);
             table.mark_stats_dirty();

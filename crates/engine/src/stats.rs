@@ -32,8 +32,9 @@ use std::time::Duration;
 /// How often the folder folds delta records into the bases.
 pub const FOLD_INTERVAL: Duration = Duration::from_millis(500);
 
-/// Records read per storage page while folding.
-const FOLD_PAGE: usize = 10_000;
+/// Delta records folded per storage batch (a short batch keeps the pause
+/// it causes other writers short).
+const FOLD_PAGE: usize = 1_000;
 
 fn decode(value: &[u8]) -> Result<TableStats> {
     serde_json::from_slice(value)
@@ -52,49 +53,41 @@ impl Engine {
         WriteOp::Put(base, encode(delta))
     }
 
-    /// Every record under `base` (the base itself first, then the deltas),
-    /// one page at a time.
-    fn stats_records(&self, base: &[u8], mut each: impl FnMut(Vec<u8>, TableStats)) -> Result<()> {
+    /// Adds the deltas under `base` into it and deletes them, a page at a
+    /// time (each page's batch moves its deltas into the base atomically, so
+    /// the sum of base and deltas never changes); returns the folded total.
+    /// Called at start-up and by the folder (catalog lock).
+    pub(crate) fn fold_stats(&self, base: &[u8]) -> Result<TableStats> {
+        let mut total = match self.storage.get(base).map_err(crate::storage_error)? {
+            Some(value) => decode(&value)?,
+            None => TableStats::default(),
+        };
         let end = prefix_end(base);
         let end = end.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
-        let mut after: Option<Vec<u8>> = None;
+        // Each page continues after the last key folded, not over the
+        // tombstones of the pages before it.
+        let mut after = base.to_vec();
         loop {
-            let start = after
-                .as_deref()
-                .map_or(Bound::Included(base), Bound::Excluded);
             let page = self
                 .storage
-                .scan(start, end, false, FOLD_PAGE)
+                .scan(Bound::Excluded(&after), end, false, FOLD_PAGE)
                 .map_err(crate::storage_error)?;
+            let Some((last, _)) = page.last() else {
+                return Ok(total);
+            };
+            after = last.clone();
             let full = page.len() == FOLD_PAGE;
-            after = page.last().map(|(k, _)| k.clone());
+            let mut ops = Vec::with_capacity(page.len() + 1);
             for (key, value) in page {
-                each(key, decode(&value)?);
+                total = total.plus(decode(&value)?);
+                ops.push(WriteOp::Delete(key));
             }
+            ops.push(WriteOp::Put(base.to_vec(), encode(total)));
+            self.storage.write(ops).map_err(crate::storage_error)?;
             if !full {
-                return Ok(());
+                return Ok(total);
             }
         }
-    }
-
-    /// Adds the deltas under `base` into it and deletes them; returns the
-    /// folded total. Called at start-up and by the folder (catalog lock).
-    pub(crate) fn fold_stats(&self, base: &[u8]) -> Result<TableStats> {
-        let mut total = TableStats::default();
-        let mut deltas = Vec::new();
-        self.stats_records(base, |key, stats| {
-            total = total.plus(stats);
-            if key.len() > base.len() {
-                deltas.push(key);
-            }
-        })?;
-        if deltas.is_empty() {
-            return Ok(total);
-        }
-        let mut ops: Vec<WriteOp> = deltas.into_iter().map(WriteOp::Delete).collect();
-        ops.push(WriteOp::Put(base.to_vec(), encode(total)));
-        self.storage.write(ops).map_err(crate::storage_error)?;
-        Ok(total)
     }
 
     /// One pass of the folder: every table written since the last pass.

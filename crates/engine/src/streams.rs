@@ -69,7 +69,8 @@ pub enum ChangeSource {
 impl Engine {
     /// Brings the table's list of streams in line with its description after
     /// CreateTable or UpdateTable: a newly enabled stream starts at the next
-    /// sequence number, a disabled one ends at the last. Under the write lock.
+    /// sequence number, a disabled one ends at the last. The caller holds the
+    /// table's writes (`Table::exclusive`), so none is in flight.
     pub(crate) fn sync_streams(&self, table: &Table) {
         let description = table.describe();
         let next = self

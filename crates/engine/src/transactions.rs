@@ -231,7 +231,14 @@ impl Engine {
         if failed {
             return Err(cancellation_error(&reasons));
         }
-        self.commit(&planned)?;
+        // A commit that meets a conflict (see `items::commit_failed`) cancels
+        // the transaction with a TransactionConflict reason for every action.
+        self.commit(&planned).map_err(|error| match error.kind {
+            ErrorKind::TransactionConflict => {
+                cancellation_error(&vec![CancellationReason::conflict(); planned.len()])
+            }
+            _ => error,
+        })?;
         Ok(planned)
     }
 

@@ -241,7 +241,7 @@ async fn appender(client: Client, table: String, c: usize, history: Shared) {
     for i in 0..APPENDS {
         let k = rng.usize(0..LISTS);
         let value = format!("c{c}-{i:02}");
-        let applied = if i % 2 == 0 {
+        let applied = if i.is_multiple_of(2) {
             append_single(&client, &table, k, &value, &mut conflicts).await;
             true
         } else {

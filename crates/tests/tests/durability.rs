@@ -160,7 +160,7 @@ async fn crash_load(endpoint: String, table: String, cycle: usize, task: usize) 
     let mut acked = Acknowledged::default();
     for i in 0.. {
         let id = format!("c{cycle:02}-t{task:02}-{i:04}");
-        if task % 3 == 0 {
+        if task.is_multiple_of(3) {
             let put = client
                 .put_item()
                 .table_name(&table)
@@ -251,7 +251,11 @@ async fn check_bank(client: &Client, table: &str, acked: &Acknowledged) {
 
 fn bank_server(dir: &std::path::Path, cycle: usize) -> ServerProcess {
     let dir = dir.to_str().unwrap();
-    let durability = if cycle % 2 == 0 { "process" } else { "power" };
+    let durability = if cycle.is_multiple_of(2) {
+        "process"
+    } else {
+        "power"
+    };
     ServerProcess::spawn(&["--data-dir", dir, "--durability", durability])
 }
 

@@ -95,7 +95,8 @@ async fn handle(
         cors::apply(&method, &headers, response.headers_mut());
         return response;
     }
-    // Table-level work can wait (the write lock, catalog fsyncs): on the
+    // Table-level work can wait (the catalog lock, a table's in-flight
+    // writes, catalog fsyncs), and so can writes that may block: on the
     // blocking pool it cannot stall the few async workers that serve every
     // other connection.
     let answer = tokio::task::spawn_blocking(move || {
