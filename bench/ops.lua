@@ -3,7 +3,7 @@
 --   BENCH_OP=put wrk -t1 -c16 -d8s -s bench/ops.lua http://127.0.0.1:8000
 --
 -- Environment (bench/run.py sets all of these):
---   BENCH_OP        put | get | query | txn | bwrite | bget | pselect | pinsert (default put)
+--   BENCH_OP        put | get | query | txn | bwrite | bget | pselect | pinsert | hot (default put)
 --   BENCH_TABLE     table name                                      (default fdbench)
 --   BENCH_KEYS      number of user#N items loaded                   (default 10000)
 --   BENCH_GROUPS    number of grp#N partitions of 20 items loaded   (default 100)
@@ -22,9 +22,9 @@ local amz    = os.getenv("BENCH_AMZ_DATE") or os.date("!%Y%m%dT%H%M%SZ")
 
 local targets = { put = "PutItem", get = "GetItem", query = "Query", txn = "TransactWriteItems",
                   bwrite = "BatchWriteItem", bget = "BatchGetItem",
-                  pselect = "ExecuteStatement", pinsert = "ExecuteStatement" }
+                  pselect = "ExecuteStatement", pinsert = "ExecuteStatement", hot = "TransactWriteItems" }
 if not targets[op] then
-  error("BENCH_OP must be one of put get query txn bwrite bget pselect pinsert, not " .. op)
+  error("BENCH_OP must be one of put get query txn bwrite bget pselect pinsert hot, not " .. op)
 end
 
 wrk.method = "POST"
@@ -91,6 +91,19 @@ body.txn = function()
       ',"SK":' .. s("LOCK") .. ',"owner":' .. s("ACCT#" .. id) .. '},' .. guard .. '}},' ..
     '{"Put":{"TableName":"' .. tbl .. '","Item":{"PK":' .. s("UNIQ#HANDLE#h" .. id) ..
       ',"SK":' .. s("LOCK") .. ',"owner":' .. s("ACCT#" .. id) .. '},' .. guard .. '}}]}'
+end
+
+-- Contention: every request increments one hot counter item and writes a
+-- ledger item of its own, as one transaction. Concurrent ones conflict
+-- (TransactionCanceledException with TransactionConflict, counted as non-2xx).
+body.hot = function()
+  counter = counter + 1
+  local id = tostring(math.random(1, 2000000000)) .. "-" .. (tid or 0) .. "-" .. counter
+  return '{"TransactItems":[' ..
+    '{"Update":{"TableName":"' .. tbl .. '","Key":{"PK":' .. s("hot") .. ',"SK":' .. s("counter") .. '},' ..
+      '"UpdateExpression":"ADD n :one","ExpressionAttributeValues":{":one":{"N":"1"}}}},' ..
+    '{"Put":{"TableName":"' .. tbl .. '","Item":{"PK":' .. s("LEDGER#" .. id) .. ',"SK":' .. s("ENTRY") .. '},' ..
+      '"ConditionExpression":"attribute_not_exists(PK)"}}]}'
 end
 
 -- 25 puts of distinct keys (a batch may not name one key twice).

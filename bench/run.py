@@ -41,10 +41,10 @@ import urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LUA = os.path.join(HERE, "ops.lua")
-OPS = ["put", "get", "query", "txn", "bwrite", "bget", "pselect", "pinsert"]
+OPS = ["put", "get", "query", "txn", "bwrite", "bget", "pselect", "pinsert", "hot"]
 TARGET = {"pselect": "ExecuteStatement", "pinsert": "ExecuteStatement",
           "put": "PutItem", "get": "GetItem", "query": "Query", "txn": "TransactWriteItems",
-          "bwrite": "BatchWriteItem", "bget": "BatchGetItem"}
+          "bwrite": "BatchWriteItem", "bget": "BatchGetItem", "hot": "TransactWriteItems"}
 CLK = os.sysconf("SC_CLK_TCK")
 
 
@@ -145,6 +145,12 @@ def probe_body(op, table):
             {"Put": {"TableName": table, "Item": {"PK": {"S": f"UNIQ#EMAIL#{i}"}, "SK": {"S": "LOCK"}},
                      "ConditionExpression": guard}},
             {"Put": {"TableName": table, "Item": {"PK": {"S": f"UNIQ#HANDLE#{i}"}, "SK": {"S": "LOCK"}},
+                     "ConditionExpression": guard}}]}
+    if op == "hot":
+        return {"TransactItems": [
+            {"Update": {"TableName": table, "Key": {"PK": {"S": "hot"}, "SK": {"S": "counter"}},
+                        "UpdateExpression": "ADD n :one", "ExpressionAttributeValues": {":one": {"N": "1"}}}},
+            {"Put": {"TableName": table, "Item": {"PK": {"S": f"LEDGER#probe{time.time_ns()}"}, "SK": {"S": "ENTRY"}},
                      "ConditionExpression": guard}}]}
     if op == "bwrite":
         return {"RequestItems": {table: [{"PutRequest": {"Item": {"PK": {"S": "bw#probe"}, "SK": {"S": f"{j:02d}"}}}}

@@ -86,12 +86,8 @@ impl CatalogRecord {
                 let Some(&id) = self.index_ids.get(&index.index_name) else {
                     continue;
                 };
-                let stats = engine
-                    .storage
-                    .get(&index_stats_key(self.id, id))
-                    .map_err(storage_error)?
-                    .and_then(|v| serde_json::from_slice(&v).ok())
-                    .unwrap_or_default();
+                // The base plus the deltas not yet folded (see `stats`).
+                let stats = engine.fold_stats(&index_stats_key(self.id, id))?;
                 let state = if self.backfilling.contains(&index.index_name) {
                     IndexState::Backfilling
                 } else {
@@ -144,12 +140,7 @@ impl Engine {
         for (key, value) in records {
             let catalog_name = keyspace::catalog_name_of(&key);
             let record: CatalogRecord = serde_json::from_slice(&value).map_err(storage_error)?;
-            let stats = self
-                .storage
-                .get(&stats_key(record.id))
-                .map_err(storage_error)?
-                .and_then(|v| serde_json::from_slice(&v).ok())
-                .unwrap_or_default();
+            let stats = self.fold_stats(&stats_key(record.id))?;
             let indexes = record.indexes(self)?;
             let tags = record.tags.clone();
             let mut table = Table::new(
@@ -211,7 +202,7 @@ impl Engine {
     }
 
     pub fn create_table(&self, new: NewTable) -> Result<TableDescription> {
-        let _guard = self.write_lock.lock();
+        let _guard = self.catalog_lock.lock();
         let region = self.request_region();
         let catalog_name = self.catalog_name_in(&region, &new.name);
         if self.tables.read().contains_key(&catalog_name) {
@@ -307,8 +298,9 @@ impl Engine {
     /// Removes the table at once (its name is free again) and purges its
     /// data in the background; answers with the table as DELETING.
     pub fn delete_table(self: &Arc<Self>, name: &str) -> Result<TableDescription> {
-        let guard = self.write_lock.lock();
+        let guard = self.catalog_lock.lock();
         let table = self.table(name)?;
+        let writes = table.exclusive();
         self.check_table_operations()?;
         if table.describe().deletion_protection_enabled {
             return Err(DynamoError::validation(
@@ -323,6 +315,7 @@ impl Engine {
             ])
             .map_err(storage_error)?;
         self.tables.write().remove(&table.catalog_name);
+        drop(writes);
         drop(guard);
         let id = table.id;
         self.spawn_background(format!("purge-table-{id}"), move |engine| {
@@ -377,8 +370,9 @@ impl Engine {
     }
 
     pub fn update_table(&self, name: &str, update: TableUpdate) -> Result<TableDescription> {
-        let _guard = self.write_lock.lock();
+        let _guard = self.catalog_lock.lock();
         let table = self.table(name)?;
+        let _writes = table.exclusive();
         self.check_table_operations()?;
         let now = now_seconds();
         let description = table.update_description(|d| {

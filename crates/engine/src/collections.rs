@@ -13,7 +13,10 @@
 //! space with a reserved index id, so that dropping the table purges the
 //! records with its index entries. The record is written in the same storage
 //! batch as the write that changes the collection (see `Engine::commit_from`),
-//! so it is exact and survives restarts; a collection that shrinks to nothing
+//! so it is exact and survives restarts; writers of one partition hold the
+//! record's lock with their item's (see `locks`), so they update it one at a
+//! time while writes of other partitions run in parallel; a collection that
+//! shrinks to nothing
 //! loses its record. A collection without a record (an empty partition, or
 //! data written before collections were tracked) is measured by walking its
 //! items once, so the size is right even then.
@@ -253,7 +256,7 @@ impl Engine {
     }
 
     /// The storage operations recording every collection `writes` change.
-    /// The caller holds the write lock.
+    /// The caller holds the writes' locks, collection records included.
     pub(crate) fn collection_ops(&self, writes: &[PlannedWrite]) -> Result<Vec<WriteOp>> {
         let mut tracker = CollectionTracker::default();
         for write in writes {

@@ -3,8 +3,9 @@
 //! serving, and deleting a GSI.
 //!
 //! A new index is maintained by every write from the moment it is added;
-//! the backfill then walks the table in chunks, and for each chunk takes the
-//! write lock and re-reads every item before writing its entry, so an item
+//! the backfill then walks the table in chunks, and for each chunk holds the
+//! table's writes (`Table::exclusive`) and re-reads every item before
+//! writing its entry, so an item
 //! written concurrently is never indexed from a stale copy. The index is
 //! CREATING (Backfilling) until the walk ends, then ACTIVE; both states
 //! survive a restart (an unfinished backfill resumes at start-up).
@@ -26,7 +27,7 @@ use ferrodyn_types::{item_size, DynamoError, ErrorKind, Result};
 use std::ops::Bound;
 use std::sync::Arc;
 
-/// Base items read per backfill step (one write-lock hold).
+/// Base items read per backfill step (one hold of the table's writes).
 const BACKFILL_CHUNK: usize = 256;
 
 impl Engine {
@@ -38,8 +39,9 @@ impl Engine {
         definitions: Vec<AttributeDefinition>,
     ) -> Result<TableDescription> {
         let (table, index) = {
-            let _guard = self.write_lock.lock();
+            let _guard = self.catalog_lock.lock();
             let table = self.table(table_name)?;
+            let _writes = table.exclusive();
             self.check_table_operations()?;
             let current = table.describe();
             let existing = current.global_secondary_indexes.iter().flatten().count();
@@ -87,6 +89,7 @@ impl Engine {
             table.add_index(Arc::clone(&index));
             table.refresh_throughput();
             self.save_catalog_record(&table)?;
+            drop(_writes);
             (table, index)
         };
         let backfill_table = Arc::clone(&table);
@@ -104,8 +107,9 @@ impl Engine {
         table_name: &str,
         index_name: &str,
     ) -> Result<TableDescription> {
-        let _guard = self.write_lock.lock();
+        let _guard = self.catalog_lock.lock();
         let table = self.table(table_name)?;
+        let _writes = table.exclusive();
         self.check_table_operations()?;
         let index = match table.index(index_name) {
             Some(index) if index.kind == IndexKind::Global => index,
@@ -125,14 +129,18 @@ impl Engine {
             }
         });
         self.save_catalog_record(&table)?;
-        self.storage
-            .write(vec![WriteOp::Delete(index_stats_key(table.id, index.id))])
-            .map_err(crate::storage_error)?;
-        // The entries are unreachable from here on (the id is never reused);
-        // purge them in the background so no write waits for it.
-        let prefix = index_entries(table.id, index.id);
+        // The entries and statistics records are unreachable from here on
+        // (the id is never reused); purge them in the background so no
+        // write waits for it.
+        let prefixes = [
+            index_entries(table.id, index.id),
+            index_stats_key(table.id, index.id),
+        ];
         self.spawn_background(format!("purge-index-{index_name}"), move |engine| {
-            engine.purge_prefix(&prefix).map(|_| ())
+            for prefix in &prefixes {
+                engine.purge_prefix(prefix)?;
+            }
+            Ok(())
         })?;
         reported.table_status = "UPDATING".into();
         Ok(reported)
@@ -148,7 +156,7 @@ impl Engine {
         read: u64,
         write: u64,
     ) -> Result<TableDescription> {
-        let _guard = self.write_lock.lock();
+        let _guard = self.catalog_lock.lock();
         let table = self.table(table_name)?;
         if !table
             .index(index_name)
@@ -247,7 +255,9 @@ impl Engine {
     /// Fills `index` from the table's existing items, then marks it ACTIVE.
     pub(crate) fn backfill_index(&self, table: &Arc<Table>, index: &Arc<Index>) -> Result<()> {
         self.walk_prefix(&table_items(table.id), BACKFILL_CHUNK, |chunk| {
-            let _guard = self.write_lock.lock();
+            // Writes of the table wait for this step (they would otherwise
+            // race the entries it adds).
+            let _writes = table.exclusive();
             // Stop if the table or the index went away meanwhile.
             let current = self.tables.read().get(&table.catalog_name).cloned();
             if current.is_none_or(|t| t.id != table.id) || !still_current(table, index) {
@@ -279,17 +289,15 @@ impl Engine {
                 ops.push(WriteOp::Put(entry_key, StoredItem::encode(&projected)));
             }
             if !ops.is_empty() {
-                let stats = index.stats().plus(delta);
-                ops.push(WriteOp::Put(
-                    index_stats_key(table.id, index.id),
-                    serde_json::to_vec(&stats).expect("stats serialise"),
-                ));
+                ops.push(self.stats_delta(index_stats_key(table.id, index.id), delta));
                 self.storage.write(ops).map_err(crate::storage_error)?;
                 index.apply_stats_delta(delta);
+                table.mark_stats_dirty();
             }
             Ok(Walk::Continue)
         })?;
-        let _guard = self.write_lock.lock();
+        let _guard = self.catalog_lock.lock();
+        let _writes = table.exclusive();
         if still_current(table, index) {
             index.set_state(IndexState::Active);
             table.update_description(|d| {

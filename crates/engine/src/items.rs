@@ -3,9 +3,12 @@
 //! condition, compute the new item, commit it with the table's statistics in
 //! one atomic storage batch).
 //!
-//! Writers are serialised by the engine's write lock, so the read-check-write
-//! sequence is atomic with respect to every other write; readers never take
-//! the lock and see either the old or the new item, never a mix.
+//! A writer holds its item's lock (see [`crate::locks`]) from the read to the
+//! commit, so the read-check-write sequence is atomic with respect to every
+//! other write of that item, while writes of other items run in parallel;
+//! readers never take a lock and see either the old or the new item, never
+//! a mix. Table and index statistics are written as delta records (see
+//! [`crate::stats`]), so parallel writers never overwrite each other's.
 
 use crate::capacity::write_units;
 use crate::collections::{
@@ -13,6 +16,7 @@ use crate::collections::{
 };
 use crate::index::{Index, IndexKind, IndexState};
 use crate::keyspace::{index_stats_key, stats_key};
+use crate::locks::{Holder, LockKey};
 use crate::streams::ChangeSource;
 use crate::table::{Table, TableStats};
 use crate::Engine;
@@ -85,6 +89,23 @@ pub struct WriteOutcome {
     pub item_collection: Option<CollectionMetrics>,
 }
 
+/// The error of a single write whose item a transaction holds.
+pub fn transaction_conflict() -> DynamoError {
+    DynamoError::new(
+        ErrorKind::TransactionConflict,
+        "Transaction is ongoing for the item",
+    )
+}
+
+/// The error of a commit whose storage batch failed. This is the one place
+/// a storage-level write conflict (a backend that checks its read set at
+/// commit) becomes DynamoDB's TransactionConflict: a single write reports
+/// it as TransactionConflictException, a transaction as a cancellation
+/// (see `transactions`).
+fn commit_failed(error: ferrodyn_storage::StorageError) -> DynamoError {
+    crate::storage_error(error)
+}
+
 /// A failed condition, carrying the current item for
 /// ReturnValuesOnConditionCheckFailure=ALL_OLD.
 pub fn condition_failed(old: Option<&Item>, return_old: bool) -> DynamoError {
@@ -125,7 +146,12 @@ impl Engine {
         condition: Option<&Condition>,
         return_old_on_failure: bool,
     ) -> Result<WriteOutcome> {
-        let _guard = self.write_lock.lock();
+        let _writers = table.writers();
+        let keys = self.write_keys(table, key);
+        let _held = self
+            .locks
+            .acquire(Holder::Write, &keys)
+            .map_err(|_| transaction_conflict())?;
         let mut planned =
             self.plan_write(table, key, mutation, condition, return_old_on_failure)?;
         self.admit_collection(&mut CollectionTracker::default(), &mut planned)?;
@@ -133,9 +159,28 @@ impl Engine {
         Ok(planned.into_outcome())
     }
 
+    /// The keys a write of `key` holds: the item, and on a table with an LSI
+    /// the size record of its item collection.
+    pub(crate) fn write_keys(&self, table: &Table, key: &Item) -> Vec<LockKey> {
+        let mut keys = vec![LockKey {
+            key: table.schema.encode(table.id, key),
+            item: true,
+        }];
+        if tracks_collections(table) {
+            if let Some(value) = key.get(&table.schema.hash.name) {
+                keys.push(LockKey {
+                    key: crate::collections::record_key(table.id, value),
+                    item: false,
+                });
+            }
+        }
+        keys
+    }
+
     /// Reads the current item, checks the condition and computes the new
-    /// item, without writing. Callers hold the write lock from planning to
-    /// [`Engine::commit`], which is what makes read-check-write atomic.
+    /// item, without writing. Callers hold the item's lock (and the table's
+    /// writers guard) from planning to [`Engine::commit`], which is what
+    /// makes read-check-write atomic.
     pub(crate) fn plan_write(
         &self,
         table: &Arc<Table>,
@@ -144,7 +189,7 @@ impl Engine {
         condition: Option<&Condition>,
         return_old_on_failure: bool,
     ) -> Result<PlannedWrite> {
-        // The table may have been deleted while we waited for the lock.
+        // The table may have been deleted while we waited for its guard.
         if self
             .tables
             .read()
@@ -235,7 +280,7 @@ impl Engine {
     }
 
     /// Commits planned writes, with each touched table's statistics, in one
-    /// atomic storage batch. The caller holds the write lock.
+    /// atomic storage batch. The caller holds the writes' locks.
     pub(crate) fn commit(&self, writes: &[PlannedWrite]) -> Result<()> {
         self.commit_from(writes, ChangeSource::Application)
     }
@@ -274,30 +319,26 @@ impl Engine {
                 }
             }
         }
-        for (index, table_id, delta) in &index_deltas {
-            let stats = index.stats().plus(*delta);
-            ops.push(WriteOp::Put(
-                index_stats_key(*table_id, index.id),
-                serde_json::to_vec(&stats).expect("stats serialise"),
-            ));
-        }
         if ops.is_empty() {
             return Ok(());
         }
+        for (index, table_id, delta) in &index_deltas {
+            ops.push(self.stats_delta(index_stats_key(*table_id, index.id), *delta));
+        }
         ops.extend(self.collection_ops(writes)?);
-        for (key, record) in self.stream_records(writes, source) {
-            ops.push(WriteOp::Put(key, record));
+        let records = self.stream_records(writes, source);
+        for (_, key, record) in &records.entries {
+            ops.push(WriteOp::Put(key.clone(), record.clone()));
         }
         for (table, delta) in &deltas {
-            let stats = table.stats().plus(*delta);
-            ops.push(WriteOp::Put(
-                stats_key(table.id),
-                serde_json::to_vec(&stats).expect("stats serialise"),
-            ));
+            ops.push(self.stats_delta(stats_key(table.id), *delta));
         }
-        self.storage.write(ops).map_err(crate::storage_error)?;
+        let written = self.storage.write(ops);
+        records.finish();
+        written.map_err(commit_failed)?;
         for (table, delta) in deltas {
             table.apply_stats_delta(delta);
+            table.mark_stats_dirty();
         }
         for (index, _, delta) in index_deltas {
             index.apply_stats_delta(delta);

@@ -6,8 +6,10 @@
 //! | key | value |
 //! |---|---|
 //! | `'c' catalog-name` | the table's catalog record (JSON) |
-//! | `'s' table` | the table's item count and bytes |
-//! | `'q' table index` | one index's item count and bytes |
+//! | `'s' table` | the table's item count and bytes (folded base) |
+//! | `'s' table n` | a change to them not yet folded (`stats`) |
+//! | `'q' table index` | one index's item count and bytes (folded base) |
+//! | `'q' table index n` | a change to them not yet folded |
 //! | `'p' table` | the table was deleted; its data is being purged |
 //! | `"mnext_table_id"` | the table-id allocator |
 //! | `'i' table hash(pk) pk [sk]` | an item (see `keys`: the key values' encoding) |
@@ -153,10 +155,11 @@ pub fn stream_seq_of(key: &[u8]) -> Option<u64> {
 }
 
 /// Every prefix under which a dropped table's data lives, for its purge:
-/// index entries and collection sizes, index statistics, stream records,
-/// then the items.
-pub fn table_data(table_id: u64) -> [Vec<u8>; 4] {
+/// statistics delta records, index entries and collection sizes, index
+/// statistics, stream records, then the items.
+pub fn table_data(table_id: u64) -> [Vec<u8>; 5] {
     [
+        stats_key(table_id),
         table_index_entries(table_id),
         with_table(INDEX_STATS, table_id),
         with_table(STREAM_RECORD, table_id),

@@ -18,9 +18,20 @@
 //! - [`region`]: which region a request addresses; tables are per region.
 //! - [`quotas`]: tables per region and simultaneous table operations.
 //!
-//! Concurrency: one write lock serialises every write (and table change), so
-//! each read-check-write is atomic and writes are serializable; readers go
-//! straight to storage, whose batches are atomic.
+//! - [`locks`]: item locks and DynamoDB's transaction-conflict rules.
+//! - [`stats`]: table and index statistics as delta records, folded.
+//!
+//! Concurrency: every item write holds the locks of the keys it reads and
+//! writes (its item, its item-collection record) from its read to its
+//! commit, acquired in key order ([`locks`]); a write's storage batch is
+//! atomic. So each write, and each transaction as a whole, takes effect at
+//! one instant between its reads and its commit with none of its keys
+//! changed in between by anyone else (two-phase locking): the history of
+//! committed writes is serializable, and writes of different items run in
+//! parallel. TransactGetItems shares its items' locks while it reads them,
+//! so it reads all of them at one instant too. Table operations take the
+//! catalog lock and wait out the in-flight writes of the table they change
+//! ([`table::Table::exclusive`]). Readers go straight to storage.
 
 pub mod api;
 pub mod background;
@@ -33,11 +44,13 @@ pub mod index_changes;
 pub mod items;
 pub mod keys;
 pub mod keyspace;
+pub mod locks;
 pub mod quotas;
 pub mod read;
 pub mod region;
 pub mod schema;
 pub mod shared;
+pub mod stats;
 pub mod streams;
 pub mod table;
 pub mod tags;
@@ -45,6 +58,9 @@ pub mod throughput;
 pub mod transactions;
 pub mod ttl;
 pub mod usage;
+
+#[cfg(test)]
+mod contention_tests;
 
 use ferrodyn_storage::Storage;
 use ferrodyn_types::{DynamoError, Result};
@@ -60,10 +76,22 @@ pub use items::{Mutation, PlannedWrite, StoredItem, WriteOutcome};
 pub struct Engine {
     storage: Arc<dyn Storage>,
     tables: RwLock<HashMap<String, Arc<Table>>>,
-    write_lock: Mutex<()>,
+    /// Serialises table operations (create, update, delete, tags, TTL
+    /// settings) and statistics folds; item writes never take it.
+    catalog_lock: Mutex<()>,
+    /// The keys item writes hold (see [`locks`]).
+    pub(crate) locks: locks::LockTable,
     next_table_id: AtomicU64,
     /// Next stream-record sequence number (engine-wide).
     pub(crate) next_stream_seq: AtomicU64,
+    /// Sequence numbers handed out whose records are not yet committed.
+    pub(crate) stream_gate: streams::SequenceGate,
+    /// Next statistics delta-record number (see [`stats`]).
+    next_stats_seq: AtomicU64,
+    /// Writes may block their thread for long (fsync per write, queued
+    /// conflicts, held transactions): the server runs them off its async
+    /// workers.
+    blocking_writes: bool,
     /// Requests served since start, by operation (for `ferrodyn usage`).
     pub requests: usage::RequestCounter,
     /// When the engine was opened (seconds since the epoch).
@@ -104,6 +132,12 @@ pub struct EngineOptions {
     /// Accept CreateTable AttributeDefinitions no key uses, as DynamoDB
     /// Local does (AWS refuses them); off by default.
     pub accept_unused_attribute_definitions: bool,
+    /// What a request does on meeting a transaction conflict: DynamoDB's
+    /// rejection (the default) or waiting its turn.
+    pub conflicts: locks::ConflictPolicy,
+    /// Writes may block for long even without queued conflicts (an fsync
+    /// per write, transactions held on purpose by fault injection).
+    pub blocking_writes: bool,
 }
 
 impl Default for EngineOptions {
@@ -115,6 +149,8 @@ impl Default for EngineOptions {
             max_tables: quotas::DEFAULT_MAX_TABLES,
             max_table_operations: quotas::DEFAULT_MAX_TABLE_OPERATIONS,
             accept_unused_attribute_definitions: false,
+            conflicts: locks::ConflictPolicy::Reject,
+            blocking_writes: false,
         }
     }
 }
@@ -126,7 +162,12 @@ impl Engine {
         let engine = Engine {
             storage,
             tables: RwLock::new(HashMap::new()),
-            write_lock: Mutex::new(()),
+            catalog_lock: Mutex::new(()),
+            locks: locks::LockTable::new(options.conflicts),
+            stream_gate: streams::SequenceGate::default(),
+            next_stats_seq: AtomicU64::new(1),
+            blocking_writes: options.blocking_writes
+                || options.conflicts == locks::ConflictPolicy::Queue,
             next_table_id: AtomicU64::new(1),
             tokens: idempotency::TokenRegistry::default(),
             requests: usage::RequestCounter::default(),
@@ -144,7 +185,14 @@ impl Engine {
         engine.load_catalog()?;
         let engine = Arc::new(engine);
         engine.resume_background_work()?;
+        engine.start_stats_folder();
         Ok(engine)
+    }
+
+    /// Whether item writes may block their thread for long, so that the
+    /// server should run them on its blocking pool.
+    pub fn writes_may_block(&self) -> bool {
+        self.blocking_writes
     }
 
     /// The region the server answers for (ARNs, signature scopes).

@@ -176,7 +176,7 @@ pub(crate) enum Walk {
 impl Engine {
     /// Walks every entry whose key starts with `prefix`, `size` entries at a
     /// time, for background work (index backfill, TTL sweeps) that must not
-    /// hold the write lock for a whole table.
+    /// hold a table's writes (or its items' locks) for the whole table.
     pub(crate) fn walk_prefix(
         &self,
         prefix: &[u8],

@@ -3,8 +3,12 @@
 //!
 //! Records are stored under `'r' | table id | sequence number` and written in
 //! the same storage batch as the item change they describe, so a reader of
-//! the stream sees exactly the committed changes, in commit order. Sequence
-//! numbers come from one engine-wide counter assigned under the write lock.
+//! the stream sees exactly the committed changes. Sequence numbers come from
+//! one engine-wide atomic counter, taken while the write holds its item's
+//! lock, so the records of one item are in commit order (DynamoDB promises
+//! order per item only); writes of different items commit in any order, and
+//! readers stop below the oldest number still being committed
+//! ([`SequenceGate`]) so that none is skipped.
 //! Each enabled stream (a table may disable and re-enable its stream, getting
 //! a new one) owns the range of sequence numbers written while it was on and
 //! has a single shard.
@@ -14,8 +18,11 @@ pub use crate::shared::{ChangeSource, StreamInfo};
 use crate::table::Table;
 use crate::Engine;
 use ferrodyn_types::{item_size, Item};
+use parking_lot::Mutex;
 use serde_json::{json, Value};
+use std::collections::BTreeSet;
 use std::ops::Bound;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// How long records are kept, in seconds.
@@ -29,7 +36,8 @@ pub fn format_sequence(seq: u64) -> String {
 impl Engine {
     /// Brings the table's list of streams in line with its description after
     /// CreateTable or UpdateTable: a newly enabled stream starts at the next
-    /// sequence number, a disabled one ends at the last. Under the write lock.
+    /// sequence number, a disabled one ends at the last. The caller holds the
+    /// table's writes (`Table::exclusive`), so none is in flight.
     pub(crate) fn sync_streams(&self, table: &Table) {
         let description = table.describe();
         let next = self
@@ -67,13 +75,17 @@ impl Engine {
     }
 
     /// The records the planned writes produce on their tables' streams, as
-    /// storage puts. Called under the write lock, just before commit.
+    /// storage puts. Called with the writes' locks held, just before commit;
+    /// their sequence numbers stay unreadable until [`StreamBatch::finish`].
     pub(crate) fn stream_records(
         &self,
         writes: &[PlannedWrite],
         source: ChangeSource,
-    ) -> Vec<(Vec<u8>, Vec<u8>)> {
-        let mut out = Vec::new();
+    ) -> StreamBatch<'_> {
+        let mut out = StreamBatch {
+            gate: &self.stream_gate,
+            entries: Vec::new(),
+        };
         for write in writes {
             let Some(stream) = write.table.current_stream() else {
                 continue;
@@ -82,17 +94,74 @@ impl Engine {
             else {
                 continue;
             };
-            let seq = self
-                .next_stream_seq
-                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let seq = self.stream_gate.open(&self.next_stream_seq);
             let mut record = record;
             record["dynamodb"]["SequenceNumber"] = json!(format_sequence(seq));
-            out.push((
+            out.entries.push((
+                seq,
                 crate::keyspace::stream_record_key(write.table.id, seq),
                 serde_json::to_vec(&record).expect("records serialise"),
             ));
         }
         out
+    }
+
+    /// The highest sequence number a reader may read up to: every record
+    /// below it is committed or will never exist.
+    pub(crate) fn readable_sequence(&self) -> u64 {
+        self.stream_gate.readable(&self.next_stream_seq)
+    }
+}
+
+/// Stream sequence numbers handed out to writes that have not committed
+/// yet. Sequence numbers are taken in parallel and committed in any order,
+/// so a reader that read record n+1 before record n landed would skip n
+/// for ever; readers therefore stop below the oldest open number.
+#[derive(Default)]
+pub struct SequenceGate {
+    open: Mutex<BTreeSet<u64>>,
+}
+
+impl SequenceGate {
+    fn open(&self, next: &AtomicU64) -> u64 {
+        let mut open = self.open.lock();
+        let seq = next.fetch_add(1, Ordering::SeqCst);
+        open.insert(seq);
+        seq
+    }
+
+    fn close(&self, seqs: impl Iterator<Item = u64>) {
+        let mut open = self.open.lock();
+        for seq in seqs {
+            open.remove(&seq);
+        }
+    }
+
+    /// One past the last readable sequence number.
+    fn readable(&self, next: &AtomicU64) -> u64 {
+        let open = self.open.lock();
+        open.first()
+            .copied()
+            .unwrap_or_else(|| next.load(Ordering::SeqCst))
+    }
+}
+
+/// The stream records of one commit: (sequence number, key, record).
+pub(crate) struct StreamBatch<'a> {
+    gate: &'a SequenceGate,
+    pub entries: Vec<(u64, Vec<u8>, Vec<u8>)>,
+}
+
+impl StreamBatch<'_> {
+    /// The commit is over (written or failed): its numbers become readable.
+    pub(crate) fn finish(self) {}
+}
+
+impl Drop for StreamBatch<'_> {
+    fn drop(&mut self) {
+        if !self.entries.is_empty() {
+            self.gate.close(self.entries.iter().map(|(seq, _, _)| *seq));
+        }
     }
 }
 
@@ -238,6 +307,8 @@ impl Engine {
         to: u64,
         limit: usize,
     ) -> ferrodyn_types::Result<Vec<StoredRecord>> {
+        // Nothing at or past a number still being committed.
+        let to = to.min(self.readable_sequence().saturating_sub(1));
         if from > to {
             return Ok(Vec::new());
         }

@@ -1,5 +1,6 @@
 //! A table as the engine holds it in memory: its identity, key schema,
-//! description, secondary indexes, and live item count and size.
+//! description, secondary indexes, live item count and size, and the guard
+//! that lets a table operation wait out the table's in-flight writes.
 //!
 //! Other crates read a table; what changes it is crate-private: its
 //! metadata (description, indexes, streams, tags, TTL) changes only through
@@ -14,8 +15,9 @@ pub use crate::shared::TableStats;
 use crate::throughput::{Capacity, Throughput};
 use crate::usage::UsageLedger;
 use parking_lot::RwLock;
+use parking_lot::{RwLockReadGuard, RwLockWriteGuard};
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::Arc;
 
 pub struct Table {
@@ -46,6 +48,13 @@ pub struct Table {
     pub usage: UsageLedger,
     item_count: AtomicI64,
     size_bytes: AtomicI64,
+    /// Item writes hold this shared from planning to commit; a table
+    /// operation that changes what a write must do (indexes, streams,
+    /// deletion, a backfill step) holds it exclusively, so no write is
+    /// planned against one shape and committed against another.
+    writers: RwLock<()>,
+    /// Written since the statistics were last folded (see `stats`).
+    stats_dirty: AtomicBool,
 }
 
 impl Table {
@@ -73,6 +82,8 @@ impl Table {
             next_index_id: std::sync::atomic::AtomicU32::new(1),
             item_count: AtomicI64::new(stats.item_count),
             size_bytes: AtomicI64::new(stats.size_bytes),
+            writers: RwLock::new(()),
+            stats_dirty: AtomicBool::new(false),
         };
         table.refresh_throughput();
         table
@@ -281,6 +292,29 @@ impl Table {
             item_count: self.item_count.load(Ordering::Relaxed),
             size_bytes: self.size_bytes.load(Ordering::Relaxed),
         }
+    }
+
+    /// Held by an item write from planning to commit (shared: writes of a
+    /// table never wait for each other here).
+    pub fn writers(&self) -> RwLockReadGuard<'_, ()> {
+        self.writers.read()
+    }
+
+    /// Held by a table operation: waits for in-flight writes to finish and
+    /// keeps new ones out.
+    pub fn exclusive(&self) -> RwLockWriteGuard<'_, ()> {
+        self.writers.write()
+    }
+
+    pub(crate) fn mark_stats_dirty(&self) {
+        if !self.stats_dirty.load(Ordering::Relaxed) {
+            self.stats_dirty.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Whether the table was written since the last call.
+    pub(crate) fn take_stats_dirty(&self) -> bool {
+        self.stats_dirty.swap(false, Ordering::Relaxed)
     }
 
     /// Applies a committed write's effect on the counters.

@@ -43,7 +43,7 @@ impl Engine {
     }
 
     pub fn tag_resource(&self, arn: &str, tags: Vec<(String, String)>) -> Result<()> {
-        let _guard = self.write_lock.lock();
+        let _guard = self.catalog_lock.lock();
         let table = self.tagged_table(arn)?;
         let mut merged = table.tags();
         merged.extend(tags);
@@ -57,7 +57,7 @@ impl Engine {
     }
 
     pub fn untag_resource(&self, arn: &str, keys: &[String]) -> Result<()> {
-        let _guard = self.write_lock.lock();
+        let _guard = self.catalog_lock.lock();
         let table = self.tagged_table(arn)?;
         let mut tags = table.tags();
         for key in keys {

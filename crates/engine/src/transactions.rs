@@ -1,22 +1,30 @@
 //! TransactWriteItems and TransactGetItems: all-or-nothing writes across
 //! items and tables, and consistent multi-item reads.
 //!
-//! A transaction plans every action under the engine's write lock (reading
-//! each item, checking its condition, computing its new image); if any action
-//! fails, nothing is written and the cancellation reasons are reported in
-//! request order; otherwise every change commits in one storage batch. Because
-//! the lock serialises all writers, transactions are serializable with respect
-//! to each other and to single-item writes, and since a storage batch is
-//! atomic no reader ever sees part of one.
+//! A transaction first takes the locks of all its items (see [`crate::locks`]):
+//! an item another transaction holds cancels it at once with a
+//! TransactionConflict reason at that item's position, as DynamoDB does.
+//! Holding them, it plans every action (reading each item, checking its
+//! condition, computing its new image); if any action fails, nothing is
+//! written and the cancellation reasons are reported in request order;
+//! otherwise every change commits in one storage batch, and then the locks
+//! are released. Since no one else can change its items between its reads and
+//! its commit, transactions are serializable with respect to each other and
+//! to single-item writes, and since a storage batch is atomic no reader ever
+//! sees part of one. TransactGetItems shares its items' locks while reading,
+//! so it is cancelled by (and never reads past) a write in flight.
 
 use crate::collections::CollectionTracker;
 use crate::items::{Mutation, PlannedWrite, StoredItem};
+use crate::locks::{Holder, LockKey, LockSet};
 use crate::table::Table;
 use crate::Engine;
 use ferrodyn_expr::Condition;
 use ferrodyn_types::{DynamoError, ErrorKind, Item, Result};
+use parking_lot::RwLockReadGuard;
 use serde_json::{json, Value};
 use std::sync::Arc;
+use std::time::Duration;
 
 /// One action of a TransactWriteItems request.
 pub struct TransactWrite<'a> {
@@ -119,7 +127,70 @@ impl Engine {
         &self,
         actions: Vec<Result<TransactWrite<'_>>>,
     ) -> Result<Vec<PlannedWrite>> {
-        let _guard = self.write_lock.lock();
+        self.transact_write_holding(actions, None)
+    }
+
+    /// [`Engine::transact_write`], keeping the items held for `hold` before
+    /// committing (fault injection: a wider window for conflicts).
+    pub fn transact_write_holding(
+        &self,
+        actions: Vec<Result<TransactWrite<'_>>>,
+        hold: Option<Duration>,
+    ) -> Result<Vec<PlannedWrite>> {
+        // An action that failed its checks cancels the transaction whatever
+        // happens, so nothing is locked for it.
+        let valid: Option<Vec<(&Arc<Table>, &Item)>> = actions
+            .iter()
+            .map(|a| a.as_ref().ok().map(|a| (&a.table, &a.key)))
+            .collect();
+        let tables: Vec<Arc<Table>> = (valid.iter().flatten())
+            .map(|(t, _)| Arc::clone(t))
+            .collect();
+        let writers = table_writers(&tables);
+        let held = (valid.as_deref())
+            .map(|items| self.lock_for(Holder::Transaction, items))
+            .transpose()?;
+        if let (Some(hold), Some(_)) = (hold, &held) {
+            std::thread::sleep(hold);
+        }
+        let result = self.plan_and_commit(actions);
+        drop(held);
+        drop(writers);
+        result
+    }
+
+    /// Takes the locks of these items for `holder`; a conflict is reported
+    /// as DynamoDB's cancellation, TransactionConflict at each conflicting
+    /// item's position.
+    fn lock_for(&self, holder: Holder, items: &[(&Arc<Table>, &Item)]) -> Result<LockSet<'_>> {
+        let mut keys = Vec::with_capacity(items.len());
+        let mut positions = Vec::with_capacity(items.len());
+        for (position, (table, key)) in items.iter().enumerate() {
+            let wanted = match holder {
+                Holder::Read => vec![LockKey {
+                    key: table.schema.encode(table.id, key),
+                    item: true,
+                }],
+                _ => self.write_keys(table, key),
+            };
+            positions.extend(std::iter::repeat_n(position, wanted.len()));
+            keys.extend(wanted);
+        }
+        self.locks.acquire(holder, &keys).map_err(|conflict| {
+            let mut reasons = vec![CancellationReason::none(); items.len()];
+            for at in conflict.positions {
+                reasons[positions[at]] = CancellationReason::conflict();
+            }
+            cancellation_error(&reasons)
+        })
+    }
+
+    /// Plans every action (the caller holds their locks) and commits them
+    /// all, or reports why the transaction is cancelled.
+    fn plan_and_commit(
+        &self,
+        actions: Vec<Result<TransactWrite<'_>>>,
+    ) -> Result<Vec<PlannedWrite>> {
         let mut planned = Vec::with_capacity(actions.len());
         let mut reasons = Vec::with_capacity(actions.len());
         let mut failed = false;
@@ -160,26 +231,40 @@ impl Engine {
         if failed {
             return Err(cancellation_error(&reasons));
         }
-        self.commit(&planned)?;
+        // A commit that meets a conflict (see `items::commit_failed`) cancels
+        // the transaction with a TransactionConflict reason for every action.
+        self.commit(&planned).map_err(|error| match error.kind {
+            ErrorKind::TransactionConflict => {
+                cancellation_error(&vec![CancellationReason::conflict(); planned.len()])
+            }
+            _ => error,
+        })?;
         Ok(planned)
     }
 
-    /// Reads several items as one consistent snapshot: the write lock keeps
-    /// every writer out while they are read.
+    /// Reads several items as one consistent snapshot: their shared locks
+    /// keep every writer out while they are read, and an item being written
+    /// cancels the read with TransactionConflict.
     pub fn transact_get(&self, gets: &[(Arc<Table>, Item)]) -> Result<Vec<Option<StoredItem>>> {
-        let _guard = self.write_lock.lock();
+        let items: Vec<(&Arc<Table>, &Item)> = gets.iter().map(|(t, k)| (t, k)).collect();
+        let _held = self.lock_for(Holder::Read, &items)?;
         gets.iter()
             .map(|(table, key)| self.get_item(table, key))
             .collect()
     }
 
     /// Writes several items without conditions (BatchWriteItem): each one
-    /// stands alone, but they are committed together for speed.
+    /// stands alone, but they are committed together for speed. An item a
+    /// transaction holds is waited for (DynamoDB lists no conflict for
+    /// BatchWriteItem's requests; each is serializable on its own).
     pub fn batch_write(
         &self,
         writes: Vec<(Arc<Table>, Item, Mutation<'_>)>,
     ) -> Result<Vec<PlannedWrite>> {
-        let _guard = self.write_lock.lock();
+        let tables: Vec<Arc<Table>> = writes.iter().map(|(t, _, _)| Arc::clone(t)).collect();
+        let _writers = table_writers(&tables);
+        let items: Vec<(&Arc<Table>, &Item)> = writes.iter().map(|(t, k, _)| (t, k)).collect();
+        let _held = self.lock_for(Holder::Batch, &items)?;
         let mut planned = Vec::with_capacity(writes.len());
         let mut collections = CollectionTracker::default();
         for (table, key, mutation) in writes {
@@ -190,4 +275,13 @@ impl Engine {
         self.commit(&planned)?;
         Ok(planned)
     }
+}
+
+/// The writers guards of these tables, each once, in table-id order (the
+/// order every multi-table request takes them in).
+fn table_writers(tables: &[Arc<Table>]) -> Vec<RwLockReadGuard<'_, ()>> {
+    let mut distinct: Vec<&Arc<Table>> = tables.iter().collect();
+    distinct.sort_by_key(|t| t.id);
+    distinct.dedup_by_key(|t| t.id);
+    distinct.iter().map(|t| t.writers()).collect()
 }

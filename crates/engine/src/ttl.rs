@@ -8,6 +8,7 @@
 
 use crate::items::{Mutation, StoredItem};
 use crate::keyspace::table_items;
+use crate::locks::{Holder, LockKey};
 use crate::read::Walk;
 use crate::streams::ChangeSource;
 use crate::table::Table;
@@ -16,7 +17,7 @@ use ferrodyn_types::{AttributeValue, DynamoError, Item, Result};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Items examined per sweep step (one write-lock hold).
+/// Items examined per sweep step (their locks held together).
 const SWEEP_CHUNK: usize = 256;
 /// Expiry times older than this are ignored.
 const IGNORED_AFTER_SECONDS: f64 = 5.0 * 365.0 * 86_400.0;
@@ -24,7 +25,7 @@ const IGNORED_AFTER_SECONDS: f64 = 5.0 * 365.0 * 86_400.0;
 impl Engine {
     /// UpdateTimeToLive: enables or disables expiry on `attribute`.
     pub fn update_ttl(&self, table_name: &str, enabled: bool, attribute: &str) -> Result<()> {
-        let _guard = self.write_lock.lock();
+        let _guard = self.catalog_lock.lock();
         let table = self.table(table_name)?;
         self.check_table_operations()?;
         // AWS's wording, as recorded live in 2026-10 (ack-api-quirks
@@ -98,10 +99,18 @@ impl Engine {
             if candidates.is_empty() {
                 return Ok(Walk::Continue);
             }
-            let _guard = self.write_lock.lock();
+            let _writers = table.writers();
+            let keys: Vec<LockKey> = candidates
+                .iter()
+                .flat_map(|key| self.write_keys(table, key))
+                .collect();
+            let _held = self
+                .locks
+                .acquire(Holder::Batch, &keys)
+                .expect("batch requests are never rejected");
             let mut planned = Vec::new();
             for key in candidates {
-                // Re-check under the lock: the item may have changed.
+                // Re-check under the locks: the item may have changed.
                 let Some(current) = self.get_item(table, &key)? else {
                     continue;
                 };

@@ -1,6 +1,7 @@
 //! `ferrodyn serve`: storage selection, the listener and clean shutdown.
 
 use clap::{Args, ValueEnum};
+use ferrodyn_engine::locks::ConflictPolicy;
 use ferrodyn_engine::{Engine, EngineOptions};
 use ferrodyn_server::faults::{FaultConfig, FaultRule, Faults};
 use ferrodyn_storage::{open_fjall, open_memory, Durability};
@@ -49,11 +50,19 @@ pub struct ServeArgs {
     /// verified, and benchmarks replay fixed timestamps).
     #[arg(long)]
     check_request_time: bool,
+    /// What a request does when an item it needs is held by a transaction in
+    /// flight: `reject` fails it as DynamoDB does (TransactionConflictException,
+    /// or a TransactionConflict cancellation reason); `queue` waits its turn,
+    /// like DynamoDB Local, for suites written against its serial behaviour.
+    #[arg(long, value_enum, default_value_t = ConflictsArg::Reject)]
+    conflicts: ConflictsArg,
     /// Inject a failure on purpose, to test retry code:
     /// OPERATION[:TABLE]=FAULT@RATE, where FAULT is unprocessed (batches leave
     /// requests unprocessed), conflict (transactions cancelled with
-    /// TransactionConflict), throttling, provisioned or internal, and RATE a
-    /// probability per request; OPERATION may be '*'. Repeatable.
+    /// TransactionConflict), throttling, provisioned, internal, or hold:Nms
+    /// (TransactWriteItems only: keep the transaction's items locked N ms, so
+    /// concurrent requests on them really conflict), and RATE a probability
+    /// per request; OPERATION may be '*'. Repeatable.
     /// Example: --fault BatchWriteItem=unprocessed@0.2
     #[arg(long = "fault", value_name = "RULE")]
     faults: Vec<String>,
@@ -112,6 +121,12 @@ pub struct ServeArgs {
     /// --credentials are given).
     #[arg(long, value_enum, default_value_t = crate::console::Switch::On)]
     console: crate::console::Switch,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ConflictsArg {
+    Reject,
+    Queue,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -191,6 +206,14 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         max_tables: args.max_tables,
         max_table_operations: args.max_table_operations,
         accept_unused_attribute_definitions: args.accept_unused_attribute_definitions,
+        conflicts: match args.conflicts {
+            ConflictsArg::Reject => ConflictPolicy::Reject,
+            ConflictsArg::Queue => ConflictPolicy::Queue,
+        },
+        // An fsync per write group, or transactions held on purpose, would
+        // stall the async workers that serve every connection.
+        blocking_writes: (!args.in_memory && matches!(args.durability, DurabilityArg::Power))
+            || faults.holds_transactions(),
     };
     let engine = Engine::open(storage, options).map_err(|e| e.to_string())?;
     if args.ttl_interval > 0.0 {

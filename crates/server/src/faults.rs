@@ -9,10 +9,18 @@
 //! --fault BatchWriteItem=unprocessed@0.2          every table
 //! --fault PutItem:orders=throttling@0.05          one table
 //! --fault '*=internal@0.01'                       every operation
+//! --fault TransactWriteItems=hold:200ms@0.1       hold a transaction's items
 //! ```
 //!
+//! `hold:Nms` keeps a TransactWriteItems' items locked for N milliseconds
+//! before it commits, so that concurrent requests on those items meet real
+//! transaction conflicts (TransactionConflictException, TransactionConflict
+//! cancellation reasons) as often as a test needs, instead of only in the
+//! microseconds a transaction normally takes.
+//!
 //! or a JSON file (`--fault-config`): `{"seed": 7, "rules": [{"operation":
-//! "BatchWriteItem", "table": "tickets", "fault": "unprocessed", "rate": 0.2}]}`.
+//! "BatchWriteItem", "table": "tickets", "fault": "unprocessed", "rate": 0.2}]}`
+//! (a hold rule adds `"hold_ms": 200`).
 //! Draws come from one seeded generator, so a run with the same seed and the
 //! same request sequence fails the same requests.
 
@@ -36,6 +44,8 @@ pub enum FaultKind {
     Provisioned,
     /// InternalServerError (HTTP 500).
     Internal,
+    /// A TransactWriteItems holds its items for `hold_ms` before committing.
+    Hold,
 }
 
 impl FaultKind {
@@ -46,6 +56,7 @@ impl FaultKind {
             "throttling" => FaultKind::Throttling,
             "provisioned" => FaultKind::Provisioned,
             "internal" => FaultKind::Internal,
+            "hold" => FaultKind::Hold,
             _ => return None,
         })
     }
@@ -61,17 +72,28 @@ pub struct FaultRule {
     pub table: Option<String>,
     pub fault: FaultKind,
     pub rate: f64,
+    /// Milliseconds a `hold` rule keeps a transaction's items.
+    #[serde(default)]
+    pub hold_ms: u64,
 }
 
 impl FaultRule {
-    /// Parses `OPERATION[:TABLE]=FAULT@RATE`.
+    /// Parses `OPERATION[:TABLE]=FAULT@RATE` (FAULT `hold:Nms` for a hold).
     pub fn parse(spec: &str) -> Result<FaultRule, String> {
         let usage = || {
-            format!("invalid fault rule '{spec}': expected OPERATION[:TABLE]=FAULT@RATE, e.g. BatchWriteItem=unprocessed@0.2 (faults: unprocessed, conflict, throttling, provisioned, internal)")
+            format!("invalid fault rule '{spec}': expected OPERATION[:TABLE]=FAULT@RATE, e.g. BatchWriteItem=unprocessed@0.2 (faults: unprocessed, conflict, throttling, provisioned, internal, hold:Nms)")
         };
         let (target, effect) = spec.split_once('=').ok_or_else(usage)?;
         let (fault, rate) = effect.split_once('@').ok_or_else(usage)?;
-        let fault = FaultKind::parse(fault.trim()).ok_or_else(usage)?;
+        let (fault, hold_ms) = match fault.trim().split_once(':') {
+            Some(("hold", ms)) => {
+                let ms = ms.trim().strip_suffix("ms").unwrap_or(ms.trim());
+                ("hold", ms.parse::<u64>().map_err(|_| usage())?)
+            }
+            Some(_) => return Err(usage()),
+            None => (fault.trim(), 0),
+        };
+        let fault = FaultKind::parse(fault).ok_or_else(usage)?;
         let rate: f64 = rate.trim().parse().map_err(|_| usage())?;
         let (operation, table) = match target.split_once(':') {
             Some((op, table)) => (op.trim(), Some(table.trim().to_string())),
@@ -82,6 +104,7 @@ impl FaultRule {
             table,
             fault,
             rate,
+            hold_ms,
         };
         rule.check()?;
         Ok(rule)
@@ -90,6 +113,17 @@ impl FaultRule {
     fn check(&self) -> Result<(), String> {
         if !(0.0..=1.0).contains(&self.rate) {
             return Err(format!("fault rate {} must be between 0 and 1", self.rate));
+        }
+        if self.fault == FaultKind::Hold {
+            if self.operation.as_deref() != Some("TransactWriteItems") {
+                return Err("a hold fault applies to TransactWriteItems only: TransactWriteItems=hold:200ms@RATE".into());
+            }
+            if !(1..=60_000).contains(&self.hold_ms) {
+                return Err(format!(
+                    "a hold fault needs hold_ms between 1 and 60000, not {}",
+                    self.hold_ms
+                ));
+            }
         }
         Ok(())
     }
@@ -140,6 +174,22 @@ impl Faults {
 
     pub fn is_active(&self) -> bool {
         !self.rules.is_empty()
+    }
+
+    /// Whether some rule holds transactions (their writes then block).
+    pub fn holds_transactions(&self) -> bool {
+        self.rules.iter().any(|r| r.fault == FaultKind::Hold)
+    }
+
+    /// How long a TransactWriteItems over these tables holds its items, if
+    /// a hold rule fires.
+    pub fn transaction_hold(&self, tables: &[&str]) -> Option<std::time::Duration> {
+        let operation = "TransactWriteItems";
+        self.rules
+            .iter()
+            .filter(|r| r.fault == FaultKind::Hold && r.matches(operation, tables))
+            .find(|r| self.draw() < r.rate)
+            .map(|r| std::time::Duration::from_millis(r.hold_ms))
     }
 
     /// A uniform draw in [0, 1) from the seeded generator.
@@ -228,6 +278,11 @@ mod tests {
             .operation
             .is_none());
         assert!(FaultRule::parse("PutItem=explode@0.1").is_err());
+        let hold = FaultRule::parse("TransactWriteItems:t=hold:250ms@0.5").unwrap();
+        assert_eq!((hold.fault, hold.hold_ms), (FaultKind::Hold, 250));
+        assert!(FaultRule::parse("PutItem=hold:250ms@0.5").is_err());
+        assert!(FaultRule::parse("TransactWriteItems=hold:0ms@0.5").is_err());
+        assert!(FaultRule::parse("TransactWriteItems=hold:soon@0.5").is_err());
         assert!(FaultRule::parse("PutItem=throttling@2").is_err());
     }
 

@@ -168,12 +168,15 @@ impl Api<'_> {
     /// injection). Each action then needs its table's write capacity (else
     /// that action's ProvisionedThroughputExceeded reason); the actions
     /// commit together or not at all, at twice the units of plain writes.
-    /// A failed request frees its token for a retry.
+    /// A failed request frees its token for a retry. `hold` keeps the
+    /// items locked that long before committing (fault injection: a wider
+    /// window for conflicts).
     pub fn transact_write_items<'a>(
         &self,
         actions: Vec<Result<TransactWrite<'a>>>,
         token: Option<(&str, u64)>,
         before_commit: impl FnOnce() -> Result<()>,
+        hold: Option<std::time::Duration>,
     ) -> Result<TransactWriteOutput> {
         if let Some((token, fingerprint)) = token {
             if let Claim::Replay(units) = self.engine.tokens.claim(token, fingerprint)? {
@@ -197,7 +200,7 @@ impl Api<'_> {
                 Ok(action)
             })
             .collect();
-        let writes = match self.engine.transact_write(actions) {
+        let writes = match self.engine.transact_write_holding(actions, hold) {
             Ok(writes) => writes,
             Err(error) => {
                 release();

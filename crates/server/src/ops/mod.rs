@@ -104,11 +104,12 @@ impl Operation {
 
     /// Whether the operation runs on the blocking pool rather than inline on
     /// an async worker: table-level changes do (they write the catalog and
-    /// start background work under the engine's write lock, and can wait for
-    /// it). Item reads and writes stay inline: the hop to the pool costs
-    /// GetItem two thirds of its throughput and PutItem a third (measured,
-    /// BENCHMARKS.md), while reads never take the write lock and writes hold
-    /// it for microseconds.
+    /// start background work under the catalog lock, and wait for a table's
+    /// in-flight writes). Item reads and writes stay inline: the hop to the
+    /// pool costs GetItem two thirds of its throughput and PutItem a third
+    /// (measured, BENCHMARKS.md), while reads take no lock and writes hold
+    /// their items' locks for microseconds (unless writes may block, see
+    /// [`Operation::writes_items`]).
     pub fn runs_on_blocking_pool(self) -> bool {
         matches!(
             self,
@@ -118,6 +119,23 @@ impl Operation {
                 | Operation::UpdateTimeToLive
                 | Operation::TagResource
                 | Operation::UntagResource
+        )
+    }
+
+    /// Whether the operation writes items, or reads them under item locks
+    /// (TransactGetItems): it may wait for other requests' items.
+    pub fn writes_items(self) -> bool {
+        matches!(
+            self,
+            Operation::PutItem
+                | Operation::UpdateItem
+                | Operation::DeleteItem
+                | Operation::BatchWriteItem
+                | Operation::TransactWriteItems
+                | Operation::TransactGetItems
+                | Operation::ExecuteStatement
+                | Operation::BatchExecuteStatement
+                | Operation::ExecuteTransaction
         )
     }
 

@@ -90,12 +90,13 @@ async fn handle(
     if let Some(Extension(received)) = received {
         received.mark();
     }
-    if !runs_on_blocking_pool(&method, &headers) {
+    if !runs_on_blocking_pool(&state, &method, &headers) {
         let mut response = route(&state, &method, &uri, &headers, &body);
         cors::apply(&method, &headers, response.headers_mut());
         return response;
     }
-    // Table-level work can wait (the write lock, catalog fsyncs): on the
+    // Table-level work can wait (the catalog lock, a table's in-flight
+    // writes, catalog fsyncs), and so can writes that may block: on the
     // blocking pool it cannot stall the few async workers that serve every
     // other connection.
     let answer = tokio::task::spawn_blocking(move || {
@@ -111,14 +112,19 @@ async fn handle(
 }
 
 /// Whether a request runs on the blocking pool rather than inline on an
-/// async worker (see [`ops::Operation::runs_on_blocking_pool`]).
-fn runs_on_blocking_pool(method: &Method, headers: &HeaderMap) -> bool {
+/// async worker (see [`ops::Operation::runs_on_blocking_pool`]). Item writes
+/// go there too when they may block for long (an fsync shared by a group of
+/// writers, queued conflicts, held transactions): inline, the few workers
+/// would be all the writers there are.
+fn runs_on_blocking_pool(state: &AppState, method: &Method, headers: &HeaderMap) -> bool {
     method == Method::POST
         && headers
             .get("x-amz-target")
             .and_then(|t| t.to_str().ok())
             .and_then(ops::Operation::from_target)
-            .is_some_and(ops::Operation::runs_on_blocking_pool)
+            .is_some_and(|op| {
+                op.runs_on_blocking_pool() || (op.writes_items() && state.engine.writes_may_block())
+            })
 }
 
 fn route(

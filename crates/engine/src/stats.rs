@@ -1,0 +1,185 @@
+//! Persisted table and index statistics (ItemCount, TableSizeBytes,
+//! IndexSizeBytes) that parallel writers can update without a shared lock.
+//!
+//! The live figures are atomics in memory ([`crate::table::Table`],
+//! [`crate::index::Index`]). On disk each table (and index) has a base
+//! record, under its stats key, and delta records, under the stats key
+//! followed by an 8-byte engine-wide sequence number: every write puts the
+//! change it made as a new delta record in the same storage batch as the
+//! item, so it is exact after a crash, and no two writers ever write the same
+//! key (an absolute record written by each writer would let a later batch
+//! carry an older total). A background folder adds the deltas of tables
+//! written since its last pass into the base and deletes them, in one batch
+//! per table or index; a delta committed after the folder's scan is simply
+//! left for the next pass. Only the folder (and start-up) writes a base, under
+//! the catalog lock, so folds never race each other or a DeleteTable.
+//!
+//! Recovery: at start-up a table's figures are its base plus every delta
+//! left on disk, and are folded at once, so restart is exact whatever was
+//! folded before a kill -9. DynamoDB itself refreshes ItemCount only about
+//! every six hours; ours are exact at every moment.
+
+use crate::keyspace::prefix_end;
+use crate::table::TableStats;
+use crate::Engine;
+use ferrodyn_storage::WriteOp;
+use ferrodyn_types::{DynamoError, Result};
+use std::ops::Bound;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How often the folder folds delta records into the bases.
+pub const FOLD_INTERVAL: Duration = Duration::from_millis(500);
+
+/// Delta records folded per storage batch (a short batch keeps the pause
+/// it causes other writers short).
+const FOLD_PAGE: usize = 1_000;
+
+fn decode(value: &[u8]) -> Result<TableStats> {
+    serde_json::from_slice(value)
+        .map_err(|e| DynamoError::internal(format!("corrupt statistics record: {e}")))
+}
+
+fn encode(stats: TableStats) -> Vec<u8> {
+    serde_json::to_vec(&stats).expect("stats serialise")
+}
+
+impl Engine {
+    /// The delta record of a write's change to the statistics under `base`.
+    pub(crate) fn stats_delta(&self, mut base: Vec<u8>, delta: TableStats) -> WriteOp {
+        let seq = self.next_stats_seq.fetch_add(1, Ordering::Relaxed);
+        base.extend_from_slice(&seq.to_be_bytes());
+        WriteOp::Put(base, encode(delta))
+    }
+
+    /// Adds the deltas under `base` into it and deletes them, a page at a
+    /// time (each page's batch moves its deltas into the base atomically, so
+    /// the sum of base and deltas never changes); returns the folded total.
+    /// Called at start-up and by the folder (catalog lock).
+    pub(crate) fn fold_stats(&self, base: &[u8]) -> Result<TableStats> {
+        let mut total = match self.storage.get(base).map_err(crate::storage_error)? {
+            Some(value) => decode(&value)?,
+            None => TableStats::default(),
+        };
+        let end = prefix_end(base);
+        let end = end.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
+        // Each page continues after the last key folded, not over the
+        // tombstones of the pages before it.
+        let mut after = base.to_vec();
+        loop {
+            let page = self
+                .storage
+                .scan(Bound::Excluded(&after), end, false, FOLD_PAGE)
+                .map_err(crate::storage_error)?;
+            let Some((last, _)) = page.last() else {
+                return Ok(total);
+            };
+            after = last.clone();
+            let full = page.len() == FOLD_PAGE;
+            let mut ops = Vec::with_capacity(page.len() + 1);
+            for (key, value) in page {
+                total = total.plus(decode(&value)?);
+                ops.push(WriteOp::Delete(key));
+            }
+            ops.push(WriteOp::Put(base.to_vec(), encode(total)));
+            self.storage.write(ops).map_err(crate::storage_error)?;
+            if !full {
+                return Ok(total);
+            }
+        }
+    }
+
+    /// One pass of the folder: every table written since the last pass.
+    pub fn fold_all_stats(&self) -> Result<()> {
+        let _catalog = self.catalog_lock.lock();
+        let tables: Vec<_> = self.tables.read().values().cloned().collect();
+        for table in tables {
+            if !table.take_stats_dirty() {
+                continue;
+            }
+            self.fold_stats(&crate::keyspace::stats_key(table.id))?;
+            for index in table.indexes() {
+                self.fold_stats(&crate::keyspace::index_stats_key(table.id, index.id))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Starts the thread that folds statistics every [`FOLD_INTERVAL`]; it
+    /// ends with the engine.
+    pub(crate) fn start_stats_folder(self: &Arc<Self>) {
+        let engine = Arc::downgrade(self);
+        let spawned = std::thread::Builder::new()
+            .name("ferrodyn-stats".into())
+            .spawn(move || loop {
+                std::thread::sleep(FOLD_INTERVAL);
+                let Some(engine) = engine.upgrade() else {
+                    return;
+                };
+                if let Err(error) = engine.fold_all_stats() {
+                    eprintln!("ferrodyn: folding statistics failed: {error}");
+                }
+            });
+        if let Err(error) = spawned {
+            eprintln!("ferrodyn: cannot start the statistics folder: {error}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::table::TableStats;
+    use crate::{Engine, EngineOptions};
+    use ferrodyn_storage::open_memory;
+    use std::sync::Arc;
+
+    #[test]
+    fn deltas_add_up_and_fold_into_the_base() {
+        let storage = open_memory();
+        let engine = Engine::open(Arc::clone(&storage), EngineOptions::default()).unwrap();
+        let base = crate::keyspace::stats_key(99);
+        let one = TableStats {
+            item_count: 1,
+            size_bytes: 10,
+        };
+        let ops = (0..5)
+            .map(|_| engine.stats_delta(base.clone(), one))
+            .collect();
+        storage.write(ops).unwrap();
+        let folded = engine.fold_stats(&base).unwrap();
+        assert_eq!(
+            folded,
+            TableStats {
+                item_count: 5,
+                size_bytes: 50
+            }
+        );
+        // Only the base is left, and folding again changes nothing.
+        let end = crate::keyspace::prefix_end(&base).unwrap();
+        let left = storage
+            .scan(
+                std::ops::Bound::Included(base.as_slice()),
+                std::ops::Bound::Excluded(end.as_slice()),
+                false,
+                100,
+            )
+            .unwrap();
+        assert_eq!(left.len(), 1);
+        assert_eq!(engine.fold_stats(&base).unwrap(), folded);
+        let minus = TableStats {
+            item_count: -2,
+            size_bytes: -20,
+        };
+        storage
+            .write(vec![engine.stats_delta(base.clone(), minus)])
+            .unwrap();
+        assert_eq!(
+            engine.fold_stats(&base).unwrap(),
+            TableStats {
+                item_count: 3,
+                size_bytes: 30
+            }
+        );
+    }
+}
