@@ -47,7 +47,7 @@ const GIB: u64 = 1 << 30;
 
 /// Whether writes to `table` maintain item collections (it has an LSI).
 pub fn tracks_collections(table: &Table) -> bool {
-    table.indexes().iter().any(|i| i.kind == IndexKind::Local)
+    table.has_local_index()
 }
 
 /// Storage key of the size record of the collection `partition_value`.

@@ -150,7 +150,7 @@ impl Engine {
         let keys = self.write_keys(table, key);
         let _held = self
             .locks
-            .acquire(Holder::Write, &keys)
+            .acquire(Holder::Write, keys)
             .map_err(|_| transaction_conflict())?;
         let mut planned =
             self.plan_write(table, key, mutation, condition, return_old_on_failure)?;

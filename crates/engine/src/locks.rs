@@ -34,7 +34,7 @@
 
 use parking_lot::{Condvar, Mutex};
 use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
+use std::hash::{BuildHasherDefault, Hasher};
 
 /// Shards of the lock table (a power of two).
 const SHARDS: usize = 64;
@@ -112,9 +112,41 @@ impl Entry {
     }
 }
 
+/// A word-at-a-time multiplicative hash (FxHash's mixing step): keys are
+/// short and the maps small (only keys held right now), so a cheap hash
+/// beats SipHash; flooding one shard with colliding keys would need that
+/// many requests in flight at once.
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl KeyHasher {
+    fn mix(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+}
+
+impl Hasher for KeyHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            self.mix(u64::from_le_bytes(chunk.try_into().expect("8 bytes")));
+        }
+        let mut tail = [0u8; 8];
+        let rest = chunks.remainder();
+        tail[..rest.len()].copy_from_slice(rest);
+        self.mix(u64::from_le_bytes(tail) ^ ((rest.len() as u64) << 56));
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type KeyMap<V> = HashMap<Vec<u8>, V, BuildHasherDefault<KeyHasher>>;
+
 #[derive(Default)]
 struct Shard {
-    held: Mutex<HashMap<Vec<u8>, Entry>>,
+    held: Mutex<KeyMap<Entry>>,
     released: Condvar,
 }
 
@@ -158,29 +190,29 @@ impl LockTable {
     }
 
     fn shard(&self, key: &[u8]) -> &Shard {
-        let mut hasher = std::collections::hash_map::DefaultHasher::new();
-        key.hash(&mut hasher);
-        &self.shards[hasher.finish() as usize & (SHARDS - 1)]
+        let mut hasher = KeyHasher::default();
+        hasher.write(key);
+        // The high bits: a multiplicative hash's low bits mix least.
+        &self.shards[(hasher.finish() >> 58) as usize & (SHARDS - 1)]
     }
 
     /// Acquires every key for `holder`, in ascending key order, waiting
     /// where the rules say wait. If any item key conflicts, nothing is held
     /// and the conflicting positions are returned (the request never waits
     /// once it knows it will fail).
-    pub fn acquire(&self, holder: Holder, keys: &[LockKey]) -> Result<LockSet<'_>, Conflict> {
-        let mut order: Vec<usize> = (0..keys.len()).collect();
-        order.sort_by(|a, b| keys[*a].key.cmp(&keys[*b].key));
-        order.dedup_by(|a, b| keys[*a].key == keys[*b].key);
+    pub fn acquire(&self, holder: Holder, keys: Vec<LockKey>) -> Result<LockSet<'_>, Conflict> {
+        let mut order: Vec<(usize, LockKey)> = keys.into_iter().enumerate().collect();
+        order.sort_by(|a, b| a.1.key.cmp(&b.1.key));
+        order.dedup_by(|a, b| a.1.key == b.1.key);
         let mut set = LockSet {
             table: self,
             holder,
             keys: Vec::with_capacity(order.len()),
         };
         let mut conflicts = Vec::new();
-        for position in order {
-            let wanted = &keys[position];
-            match self.acquire_one(holder, wanted, !conflicts.is_empty()) {
-                Outcome::Granted => set.keys.push(wanted.key.clone()),
+        for (position, wanted) in order {
+            match self.acquire_one(holder, &wanted, !conflicts.is_empty()) {
+                Outcome::Granted => set.keys.push(wanted.key),
                 Outcome::Conflict => conflicts.push(position),
                 Outcome::Skipped => {}
             }
@@ -286,33 +318,33 @@ mod tests {
     #[test]
     fn a_transaction_rejects_writes_and_transactions_on_its_items() {
         let locks = LockTable::new(ConflictPolicy::Reject);
-        let held = locks.acquire(Holder::Transaction, &[item("a"), item("b")]);
+        let held = locks.acquire(Holder::Transaction, vec![item("a"), item("b")]);
         let held = held.expect("free keys are granted");
         let conflict = locks
-            .acquire(Holder::Transaction, &[item("c"), item("b"), item("a")])
+            .acquire(Holder::Transaction, vec![item("c"), item("b"), item("a")])
             .err()
             .expect("held items conflict");
         assert_eq!(conflict.positions, vec![1, 2]);
-        assert!(locks.acquire(Holder::Write, &[item("a")]).is_err());
-        assert!(locks.acquire(Holder::Read, &[item("b")]).is_err());
+        assert!(locks.acquire(Holder::Write, vec![item("a")]).is_err());
+        assert!(locks.acquire(Holder::Read, vec![item("b")]).is_err());
         // A failed request holds nothing: only the transaction's two keys.
         assert_eq!(locks.held_keys(), 2);
         drop(held);
         assert_eq!(locks.held_keys(), 0);
-        assert!(locks.acquire(Holder::Write, &[item("a")]).is_ok());
+        assert!(locks.acquire(Holder::Write, vec![item("a")]).is_ok());
     }
 
     #[test]
     fn transact_get_conflicts_with_any_write_and_shares_with_reads() {
         let locks = LockTable::new(ConflictPolicy::Reject);
-        let write = locks.acquire(Holder::Write, &[item("a")]).unwrap();
-        assert!(locks.acquire(Holder::Read, &[item("a")]).is_err());
+        let write = locks.acquire(Holder::Write, vec![item("a")]).unwrap();
+        assert!(locks.acquire(Holder::Read, vec![item("a")]).is_err());
         drop(write);
-        let batch = locks.acquire(Holder::Batch, &[item("a")]).unwrap();
-        assert!(locks.acquire(Holder::Read, &[item("a")]).is_err());
+        let batch = locks.acquire(Holder::Batch, vec![item("a")]).unwrap();
+        assert!(locks.acquire(Holder::Read, vec![item("a")]).is_err());
         drop(batch);
-        let first = locks.acquire(Holder::Read, &[item("a")]).unwrap();
-        let second = locks.acquire(Holder::Read, &[item("a")]).unwrap();
+        let first = locks.acquire(Holder::Read, vec![item("a")]).unwrap();
+        let second = locks.acquire(Holder::Read, vec![item("a")]).unwrap();
         drop((first, second));
         assert_eq!(locks.held_keys(), 0);
     }
@@ -320,12 +352,12 @@ mod tests {
     /// Runs `request` on a thread while `holder` holds key "a"; returns
     /// whether it finished before the hold ended (it should wait).
     fn waits_for(locks: Arc<LockTable>, holder: Holder, newcomer: Holder, key: LockKey) -> bool {
-        let held = locks.acquire(holder, &[item("a")]).unwrap();
+        let held = locks.acquire(holder, vec![item("a")]).unwrap();
         let finished = Arc::new(AtomicBool::new(false));
         let thread = {
             let (locks, finished) = (Arc::clone(&locks), Arc::clone(&finished));
             std::thread::spawn(move || {
-                let granted = locks.acquire(newcomer, &[key]).is_ok();
+                let granted = locks.acquire(newcomer, vec![key]).is_ok();
                 finished.store(true, Ordering::SeqCst);
                 granted
             })
@@ -399,7 +431,7 @@ mod tests {
                         if (t + i) % 2 == 0 {
                             keys.reverse();
                         }
-                        let held = locks.acquire(Holder::Transaction, &keys).unwrap();
+                        let held = locks.acquire(Holder::Transaction, keys).unwrap();
                         drop(held);
                     }
                 })

@@ -3,8 +3,9 @@
 //!
 //! The live figures are atomics in memory ([`crate::table::Table`],
 //! [`crate::index::Index`]). On disk each table (and index) has a base
-//! record, under its stats key, and delta records, under the stats key
-//! followed by an 8-byte engine-wide sequence number: every write puts the
+//! record (JSON), under its stats key, and delta records (two big-endian
+//! i64), under the stats key followed by an 8-byte engine-wide sequence
+//! number: every write puts the
 //! change it made as a new delta record in the same storage batch as the
 //! item, so it is exact after a crash, and no two writers ever write the same
 //! key (an absolute record written by each writer would let a later batch
@@ -36,6 +37,7 @@ pub const FOLD_INTERVAL: Duration = Duration::from_millis(500);
 /// it causes other writers short).
 const FOLD_PAGE: usize = 1_000;
 
+/// A base record: JSON (its format since format 1).
 fn decode(value: &[u8]) -> Result<TableStats> {
     serde_json::from_slice(value)
         .map_err(|e| DynamoError::internal(format!("corrupt statistics record: {e}")))
@@ -45,12 +47,32 @@ fn encode(stats: TableStats) -> Vec<u8> {
     serde_json::to_vec(&stats).expect("stats serialise")
 }
 
+/// A delta record: item count then bytes, two big-endian i64 (written on
+/// every write, so kept cheaper than JSON).
+fn encode_delta(delta: TableStats) -> Vec<u8> {
+    let mut out = Vec::with_capacity(16);
+    out.extend_from_slice(&delta.item_count.to_be_bytes());
+    out.extend_from_slice(&delta.size_bytes.to_be_bytes());
+    out
+}
+
+fn decode_delta(value: &[u8]) -> Result<TableStats> {
+    let field = |at: usize| value.get(at..at + 8).and_then(|b| b.try_into().ok());
+    match (field(0), field(8), value.len()) {
+        (Some(count), Some(bytes), 16) => Ok(TableStats {
+            item_count: i64::from_be_bytes(count),
+            size_bytes: i64::from_be_bytes(bytes),
+        }),
+        _ => Err(DynamoError::internal("corrupt statistics delta record")),
+    }
+}
+
 impl Engine {
     /// The delta record of a write's change to the statistics under `base`.
     pub(crate) fn stats_delta(&self, mut base: Vec<u8>, delta: TableStats) -> WriteOp {
         let seq = self.next_stats_seq.fetch_add(1, Ordering::Relaxed);
         base.extend_from_slice(&seq.to_be_bytes());
-        WriteOp::Put(base, encode(delta))
+        WriteOp::Put(base, encode_delta(delta))
     }
 
     /// Adds the deltas under `base` into it and deletes them, a page at a
@@ -79,7 +101,7 @@ impl Engine {
             let full = page.len() == FOLD_PAGE;
             let mut ops = Vec::with_capacity(page.len() + 1);
             for (key, value) in page {
-                total = total.plus(decode(&value)?);
+                total = total.plus(decode_delta(&value)?);
                 ops.push(WriteOp::Delete(key));
             }
             ops.push(WriteOp::Put(base.to_vec(), encode(total)));

@@ -174,6 +174,15 @@ impl Table {
         self.indexes.read().clone()
     }
 
+    /// Whether the table has an LSI (without copying the index list: every
+    /// write asks).
+    pub fn has_local_index(&self) -> bool {
+        self.indexes
+            .read()
+            .iter()
+            .any(|i| i.kind == IndexKind::Local)
+    }
+
     pub fn index(&self, name: &str) -> Option<Arc<Index>> {
         self.indexes.read().iter().find(|i| i.name == name).cloned()
     }

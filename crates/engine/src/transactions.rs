@@ -176,7 +176,7 @@ impl Engine {
             positions.extend(std::iter::repeat_n(position, wanted.len()));
             keys.extend(wanted);
         }
-        self.locks.acquire(holder, &keys).map_err(|conflict| {
+        self.locks.acquire(holder, keys).map_err(|conflict| {
             let mut reasons = vec![CancellationReason::none(); items.len()];
             for at in conflict.positions {
                 reasons[positions[at]] = CancellationReason::conflict();

@@ -106,7 +106,7 @@ impl Engine {
                 .collect();
             let _held = self
                 .locks
-                .acquire(Holder::Batch, &keys)
+                .acquire(Holder::Batch, keys)
                 .expect("batch requests are never rejected");
             let mut planned = Vec::new();
             for key in candidates {

@@ -26,7 +26,8 @@
 //!
 //! Group commit ([`Durability::Sync`]): a batch is committed with
 //! `PersistMode::Buffer` (in the journal, handed to the OS), then its writer
-//! waits in [`GroupSync`] until an fsync that started after its commit has
+//! waits in [`GroupSync`] until an fsync (fdatasync, which also writes the
+//! metadata needed to read the data back) that started after its commit has
 //! finished. The first writer to find no fsync running runs one for
 //! everybody whose batch is in the journal by then; the journal is written
 //! in commit order, so one fsync makes all of them durable and each is
@@ -235,7 +236,9 @@ impl Storage for FjallStorage {
         }
         batch.commit()?;
         if let Some(group) = &self.group {
-            group.wait_durable(|| self.db.persist(PersistMode::SyncAll))?;
+            // fdatasync: the journal's data and the metadata needed to read
+            // it back (its blocks), as the journal syncer uses.
+            group.wait_durable(|| self.db.persist(PersistMode::SyncData))?;
         }
         Ok(())
     }
