@@ -52,8 +52,8 @@ use std::time::Duration;
 use ::fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode, Readable};
 
 use crate::{
-    storable_bounds, validate_ops, Durability, Key, Storage, StorageError, Value, WriteOp,
-    MAX_KEY_LEN,
+    first_failed_check, storable_bounds, validate_ops, Durability, Key, ReadCheck, Storage,
+    StorageError, Value, WriteOp, MAX_KEY_LEN,
 };
 
 /// The single keyspace all of Ferrodyn's data lives in; the engine prefixes
@@ -96,6 +96,8 @@ pub struct FjallStorage {
     /// The background journal syncer (see the module header); dropping the
     /// sender stops it.
     syncer: Option<(mpsc::Sender<()>, JoinHandle<()>)>,
+    /// Taken by checked writes from check to commit.
+    commit_lock: parking_lot::Mutex<()>,
 }
 
 /// How often the default durability mode fdatasyncs the journal.
@@ -146,7 +148,36 @@ impl FjallStorage {
             keyspace,
             persist,
             syncer,
+            commit_lock: parking_lot::Mutex::new(()),
         })
+    }
+}
+
+impl FjallStorage {
+    /// Commits a validated batch as one fjall batch.
+    fn apply(&self, ops: Vec<WriteOp>) -> Result<(), StorageError> {
+        // All items of a fjall batch share one sequence number, so two ops on
+        // the same key inside one batch would tie; keep only the last one,
+        // which is what "applied in order" means.
+        let mut last: BTreeMap<Key, Option<Value>> = BTreeMap::new();
+        for op in ops {
+            match op {
+                WriteOp::Put(k, v) => last.insert(k, Some(v)),
+                WriteOp::Delete(k) => last.insert(k, None),
+            };
+        }
+        if last.is_empty() {
+            return Ok(());
+        }
+        let mut batch = self.db.batch().durability(self.persist);
+        for (k, v) in last {
+            match v {
+                Some(v) => batch.insert(&self.keyspace, k, v),
+                None => batch.remove(&self.keyspace, k),
+            }
+        }
+        batch.commit()?;
+        Ok(())
     }
 }
 
@@ -195,29 +226,18 @@ impl Storage for FjallStorage {
     }
 
     fn write(&self, ops: Vec<WriteOp>) -> Result<(), StorageError> {
+        self.write_checked(Vec::new(), ops)
+    }
+
+    /// Checks and applies under the commit lock (uncontended while the
+    /// engine's locks keep writers apart, so it costs a few nanoseconds).
+    fn write_checked(&self, checks: Vec<ReadCheck>, ops: Vec<WriteOp>) -> Result<(), StorageError> {
         validate_ops(&ops)?;
-        // All items of a fjall batch share one sequence number, so two ops on
-        // the same key inside one batch would tie; keep only the last one,
-        // which is what "applied in order" means.
-        let mut last: BTreeMap<Key, Option<Value>> = BTreeMap::new();
-        for op in ops {
-            match op {
-                WriteOp::Put(k, v) => last.insert(k, Some(v)),
-                WriteOp::Delete(k) => last.insert(k, None),
-            };
+        let _commit = self.commit_lock.lock();
+        if let Some(key) = first_failed_check(&checks, |k| self.get(k))? {
+            return Err(StorageError::Conflict { key: Some(key) });
         }
-        if last.is_empty() {
-            return Ok(());
-        }
-        let mut batch = self.db.batch().durability(self.persist);
-        for (k, v) in last {
-            match v {
-                Some(v) => batch.insert(&self.keyspace, k, v),
-                None => batch.remove(&self.keyspace, k),
-            }
-        }
-        batch.commit()?;
-        Ok(())
+        self.apply(ops)
     }
 
     fn flush(&self) -> Result<(), StorageError> {
