@@ -226,9 +226,12 @@ impl Engine {
     pub(crate) fn save_catalog_record(&self, table: &Table) -> Result<()> {
         let record = CatalogRecord::of(table);
         let value = serde_json::to_vec(&record).map_err(crate::storage_error)?;
-        self.storage
-            .write(vec![WriteOp::Put(catalog_key(&table.catalog_name), value)])
-            .map_err(crate::storage_error)
+        // Shared storage: only over the record this node knows (shared.rs).
+        let checks = vec![self.catalog_check(table)];
+        let op = WriteOp::Put(catalog_key(&table.catalog_name), value.clone());
+        self.commit_catalog(checks, vec![op])?;
+        *table.catalog_bytes.write() = value;
+        Ok(())
     }
 
     /// Fills `index` from the table's existing items, then marks it ACTIVE.

@@ -12,7 +12,6 @@ use crate::collections::{
     tracks_collections, CollectionChange, CollectionMetrics, CollectionTracker,
 };
 use crate::index::{Index, IndexKind, IndexState};
-use crate::keyspace::{index_stats_key, stats_key};
 use crate::streams::ChangeSource;
 use crate::table::{Table, TableStats};
 use crate::Engine;
@@ -61,6 +60,7 @@ pub fn parse_item_json(json: &[u8]) -> Result<Item> {
 }
 
 /// What a write does to the item under its key.
+#[derive(Clone)]
 pub enum Mutation<'a> {
     /// Replace the item (PutItem); the item carries its key.
     Put(Item),
@@ -126,11 +126,19 @@ impl Engine {
         return_old_on_failure: bool,
     ) -> Result<WriteOutcome> {
         let _guard = self.write_lock.lock();
-        let mut planned =
-            self.plan_write(table, key, mutation, condition, return_old_on_failure)?;
-        self.admit_collection(&mut CollectionTracker::default(), &mut planned)?;
-        self.commit(std::slice::from_ref(&planned))?;
-        Ok(planned.into_outcome())
+        // Shared storage: a conflict re-plans on the table as now stored
+        // (shared.rs); only then is a spare copy of the mutation kept.
+        let spare = self.shared().then(|| mutation.clone());
+        let mut first = Some(mutation);
+        self.retry_conflicts(|retry| {
+            let table = &self.refresh_table_on_retry(table, retry)?;
+            let mutation = first.take().or_else(|| spare.clone()).expect("a mutation");
+            let mut planned =
+                self.plan_write(table, key, mutation, condition, return_old_on_failure)?;
+            self.admit_collection(&mut CollectionTracker::default(), &mut planned)?;
+            self.commit(std::slice::from_ref(&planned))?;
+            Ok(planned.into_outcome())
+        })
     }
 
     /// Reads the current item, checks the condition and computes the new
@@ -156,11 +164,12 @@ impl Engine {
             ));
         }
         let storage_key = table.schema.encode(table.id, key);
-        let old = match self
+        let found = self
             .storage
             .get(&storage_key)
-            .map_err(crate::storage_error)?
-        {
+            .map_err(crate::storage_error)?;
+        let read = self.read_check(&storage_key, &found);
+        let old = match found {
             Some(bytes) => Some(StoredItem::decode(bytes)?.parse()?),
             None => None,
         };
@@ -221,6 +230,7 @@ impl Engine {
             collection,
             collection_size: None,
             storage_key,
+            read,
             index_changes,
             write_units: write_units(old_size.max(new_size)),
             delta: TableStats {
@@ -242,6 +252,8 @@ impl Engine {
 
     /// [`Engine::commit`], naming who made the change (for stream records).
     pub(crate) fn commit_from(&self, writes: &[PlannedWrite], source: ChangeSource) -> Result<()> {
+        // Shared storage: what planning read, checked at commit (shared.rs).
+        let mut checks = self.read_set(writes)?;
         let mut ops = Vec::with_capacity(writes.len() + 1);
         let mut deltas: Vec<(&Arc<Table>, TableStats)> = Vec::new();
         let mut index_deltas: Vec<(&Arc<Index>, u64, TableStats)> = Vec::new();
@@ -276,26 +288,23 @@ impl Engine {
         }
         for (index, table_id, delta) in &index_deltas {
             let stats = index.stats().plus(*delta);
-            ops.push(WriteOp::Put(
-                index_stats_key(*table_id, index.id),
-                serde_json::to_vec(&stats).expect("stats serialise"),
-            ));
+            ops.push(self.stats_op(*table_id, Some(index.id), stats, *delta));
         }
         if ops.is_empty() {
             return Ok(());
         }
         ops.extend(self.collection_ops(writes)?);
         for (key, record) in self.stream_records(writes, source) {
+            self.check_absent(&mut checks, &key);
             ops.push(WriteOp::Put(key, record));
         }
         for (table, delta) in &deltas {
             let stats = table.stats().plus(*delta);
-            ops.push(WriteOp::Put(
-                stats_key(table.id),
-                serde_json::to_vec(&stats).expect("stats serialise"),
-            ));
+            ops.push(self.stats_op(table.id, None, stats, *delta));
         }
-        self.storage.write(ops).map_err(crate::storage_error)?;
+        self.storage
+            .write_checked(checks, ops)
+            .map_err(crate::shared::commit_error)?;
         for (table, delta) in deltas {
             table.apply_stats_delta(delta);
         }
@@ -310,6 +319,8 @@ impl Engine {
 pub struct PlannedWrite {
     pub table: Arc<Table>,
     storage_key: Vec<u8>,
+    /// The item as planning found it (shared storage only: checked at commit).
+    pub(crate) read: Option<ferrodyn_storage::ReadCheck>,
     /// How each secondary index's entry for this item changes.
     pub index_changes: Vec<IndexChange>,
     pub old: Option<Item>,

@@ -32,6 +32,7 @@ pub mod quotas;
 pub mod read;
 pub mod region;
 pub mod schema;
+pub mod shared;
 pub mod streams;
 pub mod table;
 pub mod tags;
@@ -76,6 +77,8 @@ pub struct Engine {
     max_tables: usize,
     /// Most table operations in progress at once.
     max_table_operations: usize,
+    /// This node's part in a shared database (unused on embedded storage).
+    cluster: shared::Cluster,
 }
 
 /// Engine settings.
@@ -110,12 +113,13 @@ impl Engine {
     /// Opens the engine over a storage backend, loading the catalog, and
     /// resumes unfinished purges and backfills in the background.
     pub fn open(storage: Arc<dyn Storage>, options: EngineOptions) -> Result<Arc<Engine>> {
+        let tokens = idempotency::TokenRegistry::over(&storage);
         let engine = Engine {
             storage,
             tables: RwLock::new(HashMap::new()),
             write_lock: Mutex::new(()),
             next_table_id: AtomicU64::new(1),
-            tokens: idempotency::TokenRegistry::default(),
+            tokens,
             requests: usage::RequestCounter::default(),
             started: catalog::now_seconds(),
             next_stream_seq: AtomicU64::new(1),
@@ -126,16 +130,24 @@ impl Engine {
             background: background::BackgroundJobs::default(),
             max_tables: options.max_tables,
             max_table_operations: options.max_table_operations,
+            cluster: shared::Cluster::default(),
         };
         engine.load_catalog()?;
         let engine = Arc::new(engine);
         engine.resume_background_work()?;
+        engine.start_cluster_upkeep();
         Ok(engine)
     }
 
     /// The region the server answers for (ARNs, signature scopes).
     pub fn region(&self) -> &str {
         &self.region
+    }
+
+    /// True when storage is a database shared with other Ferrodyn processes
+    /// (see [`ferrodyn_storage::Storage::shared`]).
+    pub fn storage_is_shared(&self) -> bool {
+        self.storage.shared()
     }
 
     /// Forces all acknowledged writes to disk (used at shutdown).

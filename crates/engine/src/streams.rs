@@ -115,9 +115,7 @@ impl Engine {
             else {
                 continue;
             };
-            let seq = self
-                .next_stream_seq
-                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let seq = self.allocate_sequence(); // shared storage: a hybrid clock
             let mut record = record;
             record["dynamodb"]["SequenceNumber"] = json!(format_sequence(seq));
             out.push((
@@ -258,6 +256,9 @@ impl Engine {
 
     /// The next sequence number to be assigned (the position of LATEST).
     pub fn next_sequence(&self) -> u64 {
+        if self.shared() {
+            return self.allocate_sequence(); // every node's clock, not this node's last write
+        }
         self.next_stream_seq
             .load(std::sync::atomic::Ordering::SeqCst)
     }

@@ -40,6 +40,11 @@ pub struct Table {
     pub usage: UsageLedger,
     item_count: AtomicI64,
     size_bytes: AtomicI64,
+    /// The catalog record this table was built from or last saved as, as
+    /// stored: on shared storage every write checks that it is still what
+    /// the database holds (see `shared.rs`), so no node writes with a stale
+    /// schema.
+    pub(crate) catalog_bytes: RwLock<Vec<u8>>,
 }
 
 impl Table {
@@ -67,6 +72,7 @@ impl Table {
             next_index_id: std::sync::atomic::AtomicU32::new(1),
             item_count: AtomicI64::new(stats.item_count),
             size_bytes: AtomicI64::new(stats.size_bytes),
+            catalog_bytes: RwLock::new(Vec::new()),
         };
         table.refresh_throughput();
         table

@@ -19,6 +19,7 @@ use serde_json::{json, Value};
 use std::sync::Arc;
 
 /// One action of a TransactWriteItems request.
+#[derive(Clone)]
 pub struct TransactWrite<'a> {
     pub table: Arc<Table>,
     pub key: Item,
@@ -120,6 +121,36 @@ impl Engine {
         actions: Vec<Result<TransactWrite<'_>>>,
     ) -> Result<Vec<PlannedWrite>> {
         let _guard = self.write_lock.lock();
+        // Shared storage: a conflict re-plans on the tables as now stored,
+        // then cancels with TransactionConflict reasons (shared.rs).
+        let spare = self.shared().then(|| actions.clone());
+        let count = actions.len();
+        let mut first = Some(actions);
+        let result = self.retry_conflicts(|retry| {
+            let mut actions = first.take().or_else(|| spare.clone()).expect("actions");
+            if retry > 0 {
+                for action in actions.iter_mut().flatten() {
+                    action.table = self.refresh_table(&action.table)?;
+                }
+            }
+            self.transact_write_once(actions)
+        });
+        match result {
+            Err(e) if e.kind == ErrorKind::TransactionConflict => {
+                Err(cancellation_error(&vec![
+                    CancellationReason::conflict();
+                    count
+                ]))
+            }
+            other => other,
+        }
+    }
+
+    /// One attempt of [`Engine::transact_write`]; the caller holds the lock.
+    fn transact_write_once(
+        &self,
+        actions: Vec<Result<TransactWrite<'_>>>,
+    ) -> Result<Vec<PlannedWrite>> {
         let mut planned = Vec::with_capacity(actions.len());
         let mut reasons = Vec::with_capacity(actions.len());
         let mut failed = false;
@@ -180,14 +211,20 @@ impl Engine {
         writes: Vec<(Arc<Table>, Item, Mutation<'_>)>,
     ) -> Result<Vec<PlannedWrite>> {
         let _guard = self.write_lock.lock();
-        let mut planned = Vec::with_capacity(writes.len());
-        let mut collections = CollectionTracker::default();
-        for (table, key, mutation) in writes {
-            let mut write = self.plan_write(&table, &key, mutation, None, false)?;
-            self.admit_collection(&mut collections, &mut write)?;
-            planned.push(write);
-        }
-        self.commit(&planned)?;
-        Ok(planned)
+        let spare = self.shared().then(|| writes.clone());
+        let mut first = Some(writes);
+        self.retry_conflicts(|retry| {
+            let writes = first.take().or_else(|| spare.clone()).expect("writes");
+            let mut planned = Vec::with_capacity(writes.len());
+            let mut collections = CollectionTracker::default();
+            for (table, key, mutation) in writes {
+                let table = self.refresh_table_on_retry(&table, retry)?;
+                let mut write = self.plan_write(&table, &key, mutation, None, false)?;
+                self.admit_collection(&mut collections, &mut write)?;
+                planned.push(write);
+            }
+            self.commit(&planned)?;
+            Ok(planned)
+        })
     }
 }
