@@ -29,7 +29,7 @@
 //!   fold; another node takes it over when the holder stops renewing.
 
 use crate::index::IndexState;
-use crate::items::PlannedWrite;
+use crate::items::{PlannedWrite, StoredItem};
 use crate::keyspace::{self, catalog_key, stats_delta_key, LEASE};
 use crate::table::{Table, TableStats};
 use crate::Engine;
@@ -243,6 +243,42 @@ impl Engine {
             _ => Err(DynamoError::resource_not_found(
                 "Requested resource not found",
             )),
+        }
+    }
+
+    /// TransactGetItems on shared storage: every item is read, then the
+    /// reads are confirmed all at once by an empty checked write (one
+    /// serializable transaction that sees them all unchanged), so the answer
+    /// is one snapshot; a write in between makes it read again, and after
+    /// the retries it is cancelled with TransactionConflict reasons.
+    pub(crate) fn transact_get_checked(
+        &self,
+        gets: &[(Arc<Table>, ferrodyn_types::Item)],
+    ) -> Result<Vec<Option<StoredItem>>> {
+        let result = self.retry_conflicts(|_| {
+            let mut checks = Vec::with_capacity(gets.len());
+            for (table, key) in gets {
+                let key = table.schema.encode(table.id, key);
+                let found = self.storage.get(&key).map_err(crate::storage_error)?;
+                checks.push(ReadCheck {
+                    key,
+                    expected: found,
+                });
+            }
+            self.storage
+                .write_checked(checks.clone(), Vec::new())
+                .map_err(commit_error)?;
+            checks
+                .into_iter()
+                .map(|c| c.expected.map(StoredItem::decode).transpose())
+                .collect()
+        });
+        match result {
+            Err(e) if is_conflict(&e) => Err(crate::transactions::cancellation_error(&vec![
+                crate::transactions::CancellationReason::conflict();
+                gets.len()
+            ])),
+            other => other,
         }
     }
 

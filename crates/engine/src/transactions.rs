@@ -136,12 +136,10 @@ impl Engine {
             self.transact_write_once(actions)
         });
         match result {
-            Err(e) if e.kind == ErrorKind::TransactionConflict => {
-                Err(cancellation_error(&vec![
+            Err(e) if e.kind == ErrorKind::TransactionConflict => Err(cancellation_error(&vec![
                     CancellationReason::conflict();
                     count
-                ]))
-            }
+                ])),
             other => other,
         }
     }
@@ -198,6 +196,9 @@ impl Engine {
     /// Reads several items as one consistent snapshot: the write lock keeps
     /// every writer out while they are read.
     pub fn transact_get(&self, gets: &[(Arc<Table>, Item)]) -> Result<Vec<Option<StoredItem>>> {
+        if self.shared() {
+            return self.transact_get_checked(gets); // other nodes write too
+        }
         let _guard = self.write_lock.lock();
         gets.iter()
             .map(|(table, key)| self.get_item(table, key))

@@ -1,0 +1,321 @@
+//! Three Ferrodyn nodes over one PostgreSQL database (issue 13): what one
+//! node writes or creates, the others see at once, and the database's
+//! serializable transactions keep the same guarantees as one process.
+//!
+//! Needs `FERRODYN_TEST_STORAGE=postgres://USER@HOST:PORT` (a PostgreSQL
+//! server where USER may create databases; `scripts/test.sh` starts one
+//! with `scripts/pg-cluster.sh`); without it each test says it was skipped.
+
+mod common;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use aws_sdk_dynamodb::types::{Get, TransactGetItem};
+use aws_sdk_dynamodb::Client;
+use common::txn::{self, Item};
+use common::{client_for, item, n, s, ServerProcess};
+use ferrodyn_testkit::fresh_postgres_database;
+
+/// Three nodes over a fresh database, or None (skipped) without PostgreSQL.
+fn three_nodes() -> Option<(Vec<ServerProcess>, Vec<Client>)> {
+    let Ok(server) = std::env::var("FERRODYN_TEST_STORAGE") else {
+        eprintln!("skipped: FERRODYN_TEST_STORAGE is not set (scripts/test.sh starts PostgreSQL)");
+        return None;
+    };
+    let url = fresh_postgres_database(&server);
+    let nodes: Vec<ServerProcess> = (0..3)
+        .map(|_| ServerProcess::spawn(&["--storage", &url]))
+        .collect();
+    let clients = nodes.iter().map(|n| client_for(n.endpoint())).collect();
+    Some((nodes, clients))
+}
+
+async fn table_on(client: &Client) -> String {
+    common::create_table(
+        client,
+        "cluster",
+        &[("PK", aws_sdk_dynamodb::types::ScalarAttributeType::S)],
+    )
+    .await
+}
+
+async fn get(client: &Client, table: &str, pk: &str) -> Option<Item> {
+    client
+        .get_item()
+        .table_name(table)
+        .key("PK", s(pk))
+        .consistent_read(true)
+        .send()
+        .await
+        .expect("GetItem succeeds")
+        .item()
+        .cloned()
+}
+
+#[tokio::test]
+async fn a_table_created_and_written_through_one_node_is_read_through_another() {
+    let Some((_nodes, clients)) = three_nodes() else {
+        return;
+    };
+    let (a, b, c) = (&clients[0], &clients[1], &clients[2]);
+    let table = table_on(a).await;
+    // Usable through B at once, and listed through C.
+    b.put_item()
+        .table_name(&table)
+        .set_item(Some(item(&[("PK", s("k")), ("v", n("1"))])))
+        .send()
+        .await
+        .expect("PutItem through B succeeds");
+    let listed = c.list_tables().send().await.unwrap();
+    assert!(listed.table_names().contains(&table));
+    for round in 2..12 {
+        let writer = &clients[round % 3];
+        let reader = &clients[(round + 1) % 3];
+        writer
+            .put_item()
+            .table_name(&table)
+            .set_item(Some(item(&[("PK", s("k")), ("v", n(&round.to_string()))])))
+            .send()
+            .await
+            .unwrap();
+        let got = get(reader, &table, "k").await.expect("the item is there");
+        assert_eq!(got["v"], n(&round.to_string()), "round {round}");
+    }
+    // Item count through describe (delta rows summed) on any node.
+    let described = c.describe_table().table_name(&table).send().await.unwrap();
+    assert_eq!(described.table().unwrap().item_count(), Some(1));
+    // Deleted through C: a write through A fails at once (its commit checks
+    // the catalog record); A's reads notice within its 1 s catalog reload.
+    c.delete_table().table_name(&table).send().await.unwrap();
+    let err = a
+        .put_item()
+        .table_name(&table)
+        .set_item(Some(item(&[("PK", s("k2"))])))
+        .send()
+        .await;
+    assert_eq!(common::service_error(err).code, "ResourceNotFoundException");
+    common::poll_until(
+        "the table is gone for A",
+        Duration::from_secs(5),
+        || async {
+            let err = a
+                .get_item()
+                .table_name(&table)
+                .key("PK", s("k"))
+                .send()
+                .await;
+            err.is_err()
+                .then(|| assert_eq!(common::service_error(err).code, "ResourceNotFoundException"))
+        },
+    )
+    .await;
+}
+
+const ACCOUNTS: usize = 8;
+const START_BALANCE: i64 = 100;
+
+fn account(i: usize) -> String {
+    format!("acct{i}")
+}
+
+/// One transfer of `amount` between two accounts, guarded by the balance.
+async fn transfer(client: &Client, table: &str, from: usize, to: usize, amount: i64) -> bool {
+    let amount = n(&amount.to_string());
+    let actions = vec![
+        txn::update(
+            table,
+            item(&[("PK", s(&account(from)))]),
+            "SET balance = balance - :a",
+            Some("balance >= :a"),
+            &[(":a", amount.clone())],
+        ),
+        txn::update(
+            table,
+            item(&[("PK", s(&account(to)))]),
+            "SET balance = balance + :a",
+            None,
+            &[(":a", amount)],
+        ),
+    ];
+    let sent = client
+        .transact_write_items()
+        .set_transact_items(Some(actions))
+        .send()
+        .await;
+    match sent {
+        Ok(_) => true,
+        Err(e) => {
+            let error = common::service_error(Err::<(), _>(e));
+            assert_eq!(
+                error.code, "TransactionCanceledException",
+                "{}",
+                error.message
+            );
+            false
+        }
+    }
+}
+
+/// The sum of every balance, read as one TransactGetItems snapshot.
+async fn snapshot_total(client: &Client, table: &str) -> Option<i64> {
+    let gets = (0..ACCOUNTS).map(|i| {
+        let get = Get::builder()
+            .table_name(table)
+            .key("PK", s(&account(i)))
+            .build()
+            .unwrap();
+        TransactGetItem::builder().get(get).build()
+    });
+    let answer = client
+        .transact_get_items()
+        .set_transact_items(Some(gets.collect()))
+        .send()
+        .await
+        .ok()?; // a conflict cancels a snapshot: that is no anomaly
+    Some(
+        answer
+            .responses()
+            .iter()
+            .map(|r| common::get_n(r.item().unwrap(), "balance"))
+            .sum(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn bank_transfers_over_three_nodes_conserve_the_total() {
+    let Some((_nodes, clients)) = three_nodes() else {
+        return;
+    };
+    let table = table_on(&clients[0]).await;
+    for i in 0..ACCOUNTS {
+        clients[i % 3]
+            .put_item()
+            .table_name(&table)
+            .set_item(Some(item(&[
+                ("PK", s(&account(i))),
+                ("balance", n(&START_BALANCE.to_string())),
+            ])))
+            .send()
+            .await
+            .unwrap();
+    }
+    let (committed, snapshots) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+    let deadline = Instant::now() + Duration::from_secs(8);
+    let mut workers = Vec::new();
+    for w in 0..6usize {
+        let (client, table) = (clients[w % 3].clone(), table.clone());
+        let (committed, snapshots) = (committed.clone(), snapshots.clone());
+        workers.push(tokio::spawn(async move {
+            let mut anomalies = Vec::new();
+            let mut step = w;
+            while Instant::now() < deadline {
+                step = (step * 7 + 3) % 1_000_003;
+                if w % 3 == 2 {
+                    if let Some(total) = snapshot_total(&client, &table).await {
+                        snapshots.fetch_add(1, Ordering::Relaxed);
+                        if total != START_BALANCE * ACCOUNTS as i64 {
+                            anomalies.push(total);
+                        }
+                    }
+                    continue;
+                }
+                let (from, to) = (step % ACCOUNTS, (step / ACCOUNTS + 1 + step) % ACCOUNTS);
+                if from != to && transfer(&client, &table, from, to, (step % 30) as i64 + 1).await {
+                    committed.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+            anomalies
+        }));
+    }
+    let mut anomalies = Vec::new();
+    for worker in workers {
+        anomalies.extend(worker.await.unwrap());
+    }
+    let mut total = 0;
+    for i in 0..ACCOUNTS {
+        let item = get(&clients[i % 3], &table, &account(i)).await.unwrap();
+        let balance = common::get_n(&item, "balance");
+        assert!(balance >= 0, "{} went negative: {balance}", account(i));
+        total += balance;
+    }
+    let (committed, snapshots) = (
+        committed.load(Ordering::Relaxed),
+        snapshots.load(Ordering::Relaxed),
+    );
+    eprintln!("{committed} transfers committed, {snapshots} snapshots, anomalies: {anomalies:?}");
+    assert_eq!(total, START_BALANCE * ACCOUNTS as i64);
+    assert!(anomalies.is_empty(), "snapshots saw totals {anomalies:?}");
+    assert!(
+        committed > 10 && snapshots > 3,
+        "{committed} transfers, {snapshots} snapshots"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sixty_four_sign_ups_for_one_email_over_three_nodes_make_one_account() {
+    let Some((_nodes, clients)) = three_nodes() else {
+        return;
+    };
+    let table = table_on(&clients[0]).await;
+    let email = "ada@example.com";
+    let mut tries = Vec::new();
+    for i in 0..64usize {
+        let (client, table) = (clients[i % 3].clone(), table.clone());
+        tries.push(tokio::spawn(async move {
+            // The seeds' uniqueness pattern: the account and its UNIQ#
+            // markers, each put only if absent, in one transaction.
+            let id = format!("user{i}");
+            let actions = vec![
+                txn::put_new(
+                    &table,
+                    item(&[("PK", s(&format!("ACCOUNT#{id}"))), ("email", s(email))]),
+                    "PK",
+                ),
+                txn::put_new(
+                    &table,
+                    item(&[("PK", s(&format!("UNIQ#EMAIL#{email}"))), ("owner", s(&id))]),
+                    "PK",
+                ),
+                txn::put_new(
+                    &table,
+                    item(&[("PK", s(&format!("UNIQ#HANDLE#ada{i}"))), ("owner", s(&id))]),
+                    "PK",
+                ),
+            ];
+            client
+                .transact_write_items()
+                .set_transact_items(Some(actions))
+                .send()
+                .await
+                .is_ok()
+        }));
+    }
+    let mut won = 0;
+    for t in tries {
+        won += usize::from(t.await.unwrap());
+    }
+    assert_eq!(won, 1, "exactly one sign-up commits");
+    let items = common::scan_all(&clients[1], &table, None).await;
+    let accounts = items
+        .iter()
+        .filter(|i| common::get_s(i, "PK").starts_with("ACCOUNT#"))
+        .count();
+    let markers: Vec<&str> = items
+        .iter()
+        .map(|i| common::get_s(i, "PK"))
+        .filter(|pk| pk.starts_with("UNIQ#"))
+        .collect();
+    assert_eq!(accounts, 1, "{items:?}");
+    assert_eq!(
+        markers.len(),
+        2,
+        "one e-mail and one handle marker: {markers:?}"
+    );
+    let owner = get(&clients[2], &table, &format!("UNIQ#EMAIL#{email}"))
+        .await
+        .unwrap();
+    let account = format!("ACCOUNT#{}", common::get_s(&owner, "owner"));
+    assert!(get(&clients[0], &table, &account).await.is_some());
+}
