@@ -9,6 +9,9 @@ cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
 cargo build -p ferrodyn --bin ferrodyn
 cargo test --workspace
+# Shared storage on PostgreSQL: backend suite, SDK tests, three nodes, failover
+# (installs postgresql when missing; skipped with a message if it cannot).
+./scripts/pg-tests.sh
 # The other official clients: boto3 and the AWS CLI (installed locally by the script).
 ./scripts/smoke.sh
 # The web console in headless Chromium (installs chromium, chromium-driver and selenium when missing).
