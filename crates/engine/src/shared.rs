@@ -66,8 +66,9 @@ pub(crate) struct Cluster {
 
 impl Default for Cluster {
     fn default() -> Cluster {
-        let mut seed = std::collections::hash_map::RandomState::new();
-        let node = std::hash::BuildHasher::hash_one(&mut seed, std::process::id());
+        // RandomState is seeded randomly per process; mix in pid and time.
+        let seed = std::collections::hash_map::RandomState::new();
+        let node = std::hash::BuildHasher::hash_one(&seed, (std::process::id(), now_micros()));
         Cluster {
             node,
             last_seq: Mutex::new(0),
