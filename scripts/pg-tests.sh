@@ -23,7 +23,7 @@ scripts/pg-cluster.sh start "$dir" 55435 >/dev/null
 export FERRODYN_TEST_POSTGRES=postgres://$( [[ $(id -u) -eq 0 ]] && echo postgres || id -un )@127.0.0.1:55435
 export FERRODYN_TEST_STORAGE=$FERRODYN_TEST_POSTGRES
 cargo test -p ferrodyn-storage-postgres
-for t in items transactions batches query indexes conditions; do
+for t in items transactions batches query indexes; do
     cargo test -p ferrodyn-tests --test "$t"
 done
 cargo test -p ferrodyn-tests --test cluster

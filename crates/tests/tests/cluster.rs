@@ -319,3 +319,186 @@ async fn sixty_four_sign_ups_for_one_email_over_three_nodes_make_one_account() {
     let account = format!("ACCOUNT#{}", common::get_s(&owner, "owner"));
     assert!(get(&clients[0], &table, &account).await.is_some());
 }
+
+/// One DynamoDB Streams call to `endpoint`, answered with JSON.
+async fn streams_call(endpoint: &str, op: &str, body: serde_json::Value) -> serde_json::Value {
+    let target = format!("DynamoDBStreams_20120810.{op}");
+    let headers = [
+        ("content-type", common::raw::CONTENT_TYPE),
+        ("x-amz-target", target.as_str()),
+        ("x-amz-date", "20261130T000000Z"),
+        ("authorization", common::raw::AUTHORIZATION),
+    ];
+    let response = common::raw::send_to(
+        endpoint,
+        "POST",
+        "/",
+        &headers,
+        body.to_string().into_bytes(),
+    )
+    .await
+    .expect("the server answers");
+    assert_eq!(
+        response.status,
+        200,
+        "{op}: {}",
+        String::from_utf8_lossy(&response.body)
+    );
+    response.json()
+}
+
+/// Every record of the stream's shards, read through `endpoint`.
+async fn stream_records(endpoint: &str, arn: &str) -> Vec<serde_json::Value> {
+    let described = streams_call(
+        endpoint,
+        "DescribeStream",
+        serde_json::json!({ "StreamArn": arn }),
+    )
+    .await;
+    let mut records = Vec::new();
+    for shard in described["StreamDescription"]["Shards"].as_array().unwrap() {
+        let request = serde_json::json!({
+            "StreamArn": arn,
+            "ShardId": shard["ShardId"],
+            "ShardIteratorType": "TRIM_HORIZON",
+        });
+        let iterator = streams_call(endpoint, "GetShardIterator", request).await;
+        let mut next = iterator["ShardIterator"].clone();
+        for _ in 0..20 {
+            let Some(it) = next.as_str().map(str::to_string) else {
+                break;
+            };
+            let page = streams_call(
+                endpoint,
+                "GetRecords",
+                serde_json::json!({ "ShardIterator": it, "Limit": 1000 }),
+            )
+            .await;
+            let got = page["Records"].as_array().unwrap().clone();
+            if got.is_empty() {
+                break;
+            }
+            records.extend(got);
+            next = page["NextShardIterator"].clone();
+        }
+    }
+    records
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn stream_records_written_through_three_nodes_are_unique_and_ordered_per_item() {
+    let Some((nodes, clients)) = three_nodes() else {
+        return;
+    };
+    let table = common::unique_name("stream");
+    let spec = aws_sdk_dynamodb::types::StreamSpecification::builder()
+        .stream_enabled(true)
+        .stream_view_type(aws_sdk_dynamodb::types::StreamViewType::NewImage)
+        .build()
+        .unwrap();
+    let created = clients[0]
+        .create_table()
+        .table_name(&table)
+        .billing_mode(aws_sdk_dynamodb::types::BillingMode::PayPerRequest)
+        .key_schema(common::key("PK", aws_sdk_dynamodb::types::KeyType::Hash))
+        .attribute_definitions(common::attr_def(
+            "PK",
+            aws_sdk_dynamodb::types::ScalarAttributeType::S,
+        ))
+        .stream_specification(spec)
+        .send()
+        .await
+        .unwrap();
+    let arn = created
+        .table_description()
+        .unwrap()
+        .latest_stream_arn()
+        .unwrap()
+        .to_string();
+    // Three writers per item, one per node, each setting v to its next
+    // version under a condition, so the item's versions are a total order.
+    let mut writers = Vec::new();
+    for w in 0..3usize {
+        let (client, table) = (clients[w].clone(), table.clone());
+        writers.push(tokio::spawn(async move {
+            for round in 0..10 {
+                for item_no in 0..3 {
+                    let _ = client
+                        .update_item()
+                        .table_name(&table)
+                        .key("PK", s(&format!("item{item_no}")))
+                        .update_expression("ADD v :one SET w = :w")
+                        .expression_attribute_values(":one", n("1"))
+                        .expression_attribute_values(":w", s(&format!("{w}-{round}")))
+                        .send()
+                        .await
+                        .expect("UpdateItem succeeds (conflicts are retried inside)");
+                }
+            }
+        }));
+    }
+    for w in writers {
+        w.await.unwrap();
+    }
+    let records = stream_records(nodes[1].endpoint(), &arn).await;
+    assert_eq!(records.len(), 90, "one record per committed write");
+    let mut seqs: Vec<u128> = records
+        .iter()
+        .map(|r| {
+            r["dynamodb"]["SequenceNumber"]
+                .as_str()
+                .unwrap()
+                .parse()
+                .unwrap()
+        })
+        .collect();
+    let mut by_item: std::collections::HashMap<String, Vec<(u128, i64)>> = Default::default();
+    for (record, seq) in records.iter().zip(&seqs) {
+        let image = &record["dynamodb"]["NewImage"];
+        let pk = image["PK"]["S"].as_str().unwrap().to_string();
+        let v: i64 = image["v"]["N"].as_str().unwrap().parse().unwrap();
+        by_item.entry(pk).or_default().push((*seq, v));
+    }
+    seqs.sort_unstable();
+    seqs.dedup();
+    assert_eq!(seqs.len(), 90, "sequence numbers are unique");
+    for (pk, mut versions) in by_item {
+        versions.sort_unstable();
+        let order: Vec<i64> = versions.iter().map(|(_, v)| *v).collect();
+        assert_eq!(
+            order,
+            (1..=30).collect::<Vec<_>>(),
+            "{pk}: records in sequence order carry versions 1..30"
+        );
+    }
+}
+
+#[test]
+fn bad_storage_settings_are_named_at_start_up() {
+    let cases = [
+        (
+            "postgres://me@127.0.0.1:notaport/db",
+            "invalid --storage connection string",
+        ),
+        (
+            "postgres://me@127.0.0.1:1/db",
+            "cannot reach PostgreSQL at postgres://me@127.0.0.1:1/db",
+        ),
+        ("mysql://me@127.0.0.1/db", "--storage takes a postgres://"),
+    ];
+    let binary = common::server_binary(); // built first, not timed
+    for (url, expected) in cases {
+        let started = Instant::now();
+        let output = std::process::Command::new(binary)
+            .args(["serve", "--storage", url, "--port", "0"])
+            .output()
+            .expect("ferrodyn runs");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{url}");
+        assert!(stderr.contains(expected), "{url}: {stderr}");
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{url} answered quickly"
+        );
+    }
+}

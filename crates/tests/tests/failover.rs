@@ -90,8 +90,10 @@ async fn acknowledged_writes_survive_promoting_a_standby() {
     let load = tokio::spawn(async move {
         // Until 200 writes succeed after the first failure (or 40 s).
         let (mut errors, mut after, mut i) = (0, 0, 0);
+        let mut slowest_error = Duration::ZERO;
         while Instant::now() < stop_at && after < 200 {
             let key = format!("k{i}");
+            let sent = Instant::now();
             let put = load_client
                 .put_item()
                 .table_name(&load_table)
@@ -103,11 +105,16 @@ async fn acknowledged_writes_survive_promoting_a_standby() {
                     load_acked.lock().unwrap().push(key);
                     after += usize::from(errors > 0);
                 }
-                Err(_) => errors += 1,
+                Err(e) => {
+                    errors += 1;
+                    slowest_error = slowest_error.max(sent.elapsed());
+                    let code = common::service_error(Err::<(), _>(e)).code;
+                    assert_eq!(code, "InternalServerError", "an outage is a 500");
+                }
             }
             i += 1;
         }
-        errors
+        (errors, slowest_error)
     });
     tokio::time::sleep(Duration::from_secs(2)).await;
     let before = acked.lock().unwrap().len();
@@ -143,7 +150,13 @@ async fn acknowledged_writes_survive_promoting_a_standby() {
         "SELECT pg_reload_conf()",
     ]);
     assert!(reset.status.success(), "{reset:?}");
-    let errors = load.await.unwrap();
+    let (errors, slowest_error) = load.await.unwrap();
+    // Failing fast: within the backend's 5 s bound (and the SDK's retries
+    // are off), never a hang.
+    assert!(
+        slowest_error < Duration::from_secs(7),
+        "an error took {slowest_error:?}"
+    );
     let acked = acked.lock().unwrap().clone();
     assert!(errors > 0, "the outage was seen");
     assert!(
