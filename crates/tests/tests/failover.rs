@@ -165,7 +165,7 @@ async fn acknowledged_writes_survive_promoting_a_standby() {
         acked.len()
     );
     eprintln!(
-        "{} writes acknowledged, {errors} failed during the failover",
+        "{} writes acknowledged, {errors} failed during the failover (slowest error {slowest_error:?})",
         acked.len()
     );
     for key in &acked {
