@@ -244,6 +244,7 @@ impl Engine {
                 return Ok(Walk::Stop);
             }
             let mut ops = Vec::new();
+            let mut checks = Vec::new(); // shared storage: what was read (shared.rs)
             let mut delta = TableStats::default();
             for (key, _) in chunk {
                 // Re-read under the lock: a concurrent write may have
@@ -251,6 +252,7 @@ impl Engine {
                 let Some(bytes) = self.storage.get(key).map_err(crate::storage_error)? else {
                     continue;
                 };
+                checks.extend(self.read_check(key, &Some(bytes.clone())));
                 let item = StoredItem::decode(bytes)?.parse()?;
                 let Some(entry_key) = index.entry_key(table.id, &table.schema, &item) else {
                     continue;
@@ -263,6 +265,7 @@ impl Engine {
                 {
                     continue;
                 }
+                checks.extend(self.read_check(&entry_key, &None));
                 let projected = index.project(&table.schema, &item);
                 delta.item_count += 1;
                 delta.size_bytes += item_size(&projected) as i64;
@@ -270,11 +273,10 @@ impl Engine {
             }
             if !ops.is_empty() {
                 let stats = index.stats().plus(delta);
-                ops.push(WriteOp::Put(
-                    index_stats_key(table.id, index.id),
-                    serde_json::to_vec(&stats).expect("stats serialise"),
-                ));
-                self.storage.write(ops).map_err(crate::storage_error)?;
+                ops.push(self.stats_op(table.id, Some(index.id), stats, delta));
+                self.storage
+                    .write_checked(checks, ops)
+                    .map_err(crate::shared::commit_error)?;
                 index.apply_stats_delta(delta);
             }
             Ok(Walk::Continue)

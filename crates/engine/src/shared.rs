@@ -365,6 +365,12 @@ impl Engine {
     /// Sets a table's in-memory item count and size (and its indexes') to
     /// the stored totals plus every delta not folded yet (shared storage).
     pub(crate) fn refresh_stats(&self, table: &Table) -> Result<()> {
+        // A fold between reading a total and its deltas would count some
+        // twice or not at all: the read is confirmed by the total unchanged.
+        self.retry_conflicts(|_| self.refresh_stats_once(table))
+    }
+
+    fn refresh_stats_once(&self, table: &Table) -> Result<()> {
         let fresh = self.stored_stats(table.id, None)?;
         table.apply_stats_delta(minus(fresh, table.stats()));
         for index in table.indexes() {
@@ -379,15 +385,20 @@ impl Engine {
             None => keyspace::stats_key(table_id),
             Some(id) => keyspace::index_stats_key(table_id, id),
         };
-        let mut total: TableStats = self
-            .storage
-            .get(&total_key)
-            .map_err(crate::storage_error)?
-            .and_then(|v| serde_json::from_slice(&v).ok())
+        let stored = self.storage.get(&total_key).map_err(crate::storage_error)?;
+        let mut total: TableStats = (stored.as_ref())
+            .and_then(|v| serde_json::from_slice(v).ok())
             .unwrap_or_default();
         for (_, value) in self.deltas(table_id, index.unwrap_or(0), usize::MAX)? {
             total = total.plus(serde_json::from_slice(&value).unwrap_or_default());
         }
+        let unchanged = ReadCheck {
+            key: total_key,
+            expected: stored,
+        };
+        self.storage
+            .write_checked(vec![unchanged], Vec::new())
+            .map_err(commit_error)?;
         Ok(total)
     }
 
