@@ -591,3 +591,67 @@ async fn a_gsi_created_through_one_node_is_backfilled_and_kept_by_all() {
     }
     assert_eq!(found, 90, "every item is in the index once");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn background_work_moves_to_another_node_when_the_lease_holder_dies() {
+    let Ok(server) = std::env::var("FERRODYN_TEST_STORAGE") else {
+        eprintln!("skipped: FERRODYN_TEST_STORAGE is not set (scripts/test.sh starts PostgreSQL)");
+        return;
+    };
+    let url = fresh_postgres_database(&server);
+    // The first node alone for two upkeep rounds: it takes the lease.
+    let first = ServerProcess::spawn(&["--storage", &url]);
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let others: Vec<ServerProcess> = (0..2)
+        .map(|_| ServerProcess::spawn(&["--storage", &url]))
+        .collect();
+    first.kill();
+    let b = client_for(others[0].endpoint());
+    let table = table_on(&b).await;
+    b.update_time_to_live()
+        .table_name(&table)
+        .time_to_live_specification(
+            aws_sdk_dynamodb::types::TimeToLiveSpecification::builder()
+                .enabled(true)
+                .attribute_name("expires")
+                .build()
+                .unwrap(),
+        )
+        .send()
+        .await
+        .unwrap();
+    // Expired a minute ago (DynamoDB ignores times over five years old).
+    let past = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        - 60;
+    for i in 0..5 {
+        let it = item(&[
+            ("PK", s(&format!("gone{i}"))),
+            ("expires", n(&past.to_string())),
+        ]);
+        b.put_item()
+            .table_name(&table)
+            .set_item(Some(it))
+            .send()
+            .await
+            .unwrap();
+    }
+    // The dead node's lease runs out (5 s); a survivor takes it and sweeps.
+    let c = client_for(others[1].endpoint());
+    common::poll_until(
+        "expired items swept by a surviving node",
+        Duration::from_secs(30),
+        || {
+            let (c, table) = (c.clone(), table.clone());
+            async move {
+                common::scan_all(&c, &table, None)
+                    .await
+                    .is_empty()
+                    .then_some(())
+            }
+        },
+    )
+    .await;
+}
