@@ -125,9 +125,9 @@ impl Engine {
         condition: Option<&Condition>,
         return_old_on_failure: bool,
     ) -> Result<WriteOutcome> {
-        let _guard = self.write_lock.lock();
-        // Shared storage: a conflict re-plans on the table as now stored
-        // (shared.rs); only then is a spare copy of the mutation kept.
+        let _guard = self.item_write_lock(); // none on shared storage (shared.rs)
+                                             // Shared storage: a conflict re-plans on the table as now stored
+                                             // (shared.rs); only then is a spare copy of the mutation kept.
         let spare = self.shared().then(|| mutation.clone());
         let mut first = Some(mutation);
         self.retry_conflicts(|retry| {
@@ -164,11 +164,13 @@ impl Engine {
             ));
         }
         let storage_key = table.schema.encode(table.id, key);
+        // Shared storage: the schema this plan uses, then the item (shared.rs).
+        let mut read = self.catalog_read(table);
         let found = self
             .storage
             .get(&storage_key)
             .map_err(crate::storage_error)?;
-        let read = self.read_check(&storage_key, &found);
+        read.extend(self.read_check(&storage_key, &found));
         let old = match found {
             Some(bytes) => Some(StoredItem::decode(bytes)?.parse()?),
             None => None,
@@ -211,7 +213,7 @@ impl Engine {
             return Err(DynamoError::validation(message));
         }
         let index_changes = if changes {
-            self.index_changes(table, old.as_ref(), new.as_ref())?
+            self.index_changes(table, old.as_ref(), new.as_ref(), &mut read)?
         } else {
             Vec::new()
         };
@@ -319,8 +321,9 @@ impl Engine {
 pub struct PlannedWrite {
     pub table: Arc<Table>,
     storage_key: Vec<u8>,
-    /// The item as planning found it (shared storage only: checked at commit).
-    pub(crate) read: Option<ferrodyn_storage::ReadCheck>,
+    /// The catalog record and item as planning found them (shared storage
+    /// only: checked at commit).
+    pub(crate) read: Vec<ferrodyn_storage::ReadCheck>,
     /// How each secondary index's entry for this item changes.
     pub index_changes: Vec<IndexChange>,
     pub old: Option<Item>,
@@ -353,6 +356,7 @@ impl Engine {
         table: &Table,
         old: Option<&Item>,
         new: Option<&Item>,
+        read: &mut Vec<ferrodyn_storage::ReadCheck>,
     ) -> Result<Vec<IndexChange>> {
         let mut changes = Vec::new();
         for index in table.indexes() {
@@ -368,12 +372,9 @@ impl Engine {
             // its entry yet; only an entry that exists can be replaced.
             if index.state() == IndexState::Backfilling {
                 if let Some((key, _)) = &old_entry {
-                    if self
-                        .storage
-                        .get(key)
-                        .map_err(crate::storage_error)?
-                        .is_none()
-                    {
+                    let found = self.storage.get(key).map_err(crate::storage_error)?;
+                    read.extend(self.read_check(key, &found)); // vs the backfill
+                    if found.is_none() {
                         old_entry = None;
                     }
                 }

@@ -3,7 +3,7 @@
 //! storage never takes these paths (its process-wide locks already make
 //! every plan current), so they cost the embedded modes nothing.
 //!
-//! - Optimistic commits: a write's read set (the item as planned, the
+//! - Optimistic commits, without the engine's write lock: a write's read set (the item as planned, the
 //!   table's catalog record as this node knows it, LSI collection sizes)
 //!   goes to [`Storage::write_checked`]; a conflict re-plans and re-commits
 //!   ([`Engine::retry_conflicts`], the one retry loop), then surfaces as
@@ -50,7 +50,9 @@ const UPKEEP_INTERVAL: Duration = Duration::from_secs(1);
 /// How long a lease lasts without renewal.
 const LEASE_MILLIS: u64 = 5_000;
 /// Deltas folded per statistics fold transaction.
-const FOLD_BATCH: usize = 500;
+const FOLD_BATCH: usize = 1000;
+/// Fold transactions per table or index per upkeep round.
+const FOLD_BATCHES: usize = 20;
 
 /// This node's part in a shared database.
 pub(crate) struct Cluster {
@@ -120,6 +122,14 @@ impl Engine {
         self.storage.shared()
     }
 
+    /// The engine's write lock for an item write, or none on shared
+    /// storage: there the database orders writers (every commit is checked
+    /// against its read set), and holding a process-wide lock across network
+    /// round trips would cap a node at one write per round trip.
+    pub(crate) fn item_write_lock(&self) -> Option<parking_lot::MutexGuard<'_, ()>> {
+        (!self.shared()).then(|| self.write_lock.lock())
+    }
+
     /// The check of a key a planner read (shared storage only).
     pub(crate) fn read_check(&self, key: &[u8], found: &Option<Vec<u8>>) -> Option<ReadCheck> {
         self.shared().then(|| ReadCheck {
@@ -128,8 +138,8 @@ impl Engine {
         })
     }
 
-    /// Everything `writes` read that must still hold at commit: each item,
-    /// each table's catalog record, each LSI collection size (read here,
+    /// Everything `writes` read that must still hold at commit: each item
+    /// and its table's catalog record as planned, each LSI collection size (read here,
     /// before the commit computes the new sizes from it). Empty on embedded
     /// storage.
     pub(crate) fn read_set(&self, writes: &[PlannedWrite]) -> Result<Vec<ReadCheck>> {
@@ -137,15 +147,8 @@ impl Engine {
             return Ok(Vec::new());
         }
         let mut checks: Vec<ReadCheck> = Vec::new();
-        let mut tables = HashSet::new();
         for write in writes {
             checks.extend(write.read.iter().cloned());
-            if tables.insert(write.table.id) {
-                checks.push(ReadCheck {
-                    key: catalog_key(&write.table.catalog_name),
-                    expected: Some(write.table.catalog_bytes.read().clone()),
-                });
-            }
             if let Some(change) = &write.collection {
                 let found = self
                     .storage
@@ -158,6 +161,16 @@ impl Engine {
             }
         }
         Ok(checks)
+    }
+
+    /// The check that `table`'s catalog record is what this node planned
+    /// with, taken before planning reads anything (shared storage only).
+    pub(crate) fn catalog_read(&self, table: &Table) -> Vec<ReadCheck> {
+        if self.shared() {
+            vec![self.catalog_check(table)]
+        } else {
+            Vec::new()
+        }
     }
 
     /// Stream record keys must be new: checked absent (shared storage).
@@ -416,12 +429,26 @@ impl Engine {
             .map_err(crate::storage_error)
     }
 
+    /// Folds the deltas of one table or index, a batch at a time, at most
+    /// [`FOLD_BATCHES`] batches per upkeep round (so a write burst is caught
+    /// up with over a few rounds instead of stalling the lease renewal).
+    fn fold_all(&self, table_id: u64, index: Option<u32>) -> Result<()> {
+        for _ in 0..FOLD_BATCHES {
+            if self.fold_stats(table_id, index)? < FOLD_BATCH {
+                break;
+            }
+        }
+        Ok(())
+    }
+
     /// Folds up to [`FOLD_BATCH`] deltas of one table or index into its
-    /// total, in one checked write (the total as read, each delta present).
-    fn fold_stats(&self, table_id: u64, index: Option<u32>) -> Result<()> {
+    /// total, in one checked write (the total as read, each delta present);
+    /// returns how many it folded.
+    fn fold_stats(&self, table_id: u64, index: Option<u32>) -> Result<usize> {
         let deltas = self.deltas(table_id, index.unwrap_or(0), FOLD_BATCH)?;
+        let found = deltas.len();
         if deltas.is_empty() {
-            return Ok(());
+            return Ok(0);
         }
         let total_key = match index {
             None => keyspace::stats_key(table_id),
@@ -449,7 +476,8 @@ impl Engine {
             serde_json::to_vec(&total).expect("stats serialise"),
         ));
         match self.storage.write_checked(checks, ops) {
-            Ok(()) | Err(StorageError::Conflict { .. }) => Ok(()),
+            Ok(()) => Ok(found),
+            Err(StorageError::Conflict { .. }) => Ok(0), // the next round
             Err(e) => Err(crate::storage_error(e)),
         }
     }
@@ -553,9 +581,9 @@ impl Engine {
         self.resume_shared_jobs()?;
         let tables: Vec<_> = self.tables.read().values().cloned().collect();
         for table in tables {
-            self.fold_stats(table.id, None)?;
+            self.fold_all(table.id, None)?;
             for index in table.indexes() {
-                self.fold_stats(table.id, Some(index.id))?;
+                self.fold_all(table.id, Some(index.id))?;
             }
         }
         Ok(())

@@ -120,9 +120,9 @@ impl Engine {
         &self,
         actions: Vec<Result<TransactWrite<'_>>>,
     ) -> Result<Vec<PlannedWrite>> {
-        let _guard = self.write_lock.lock();
-        // Shared storage: a conflict re-plans on the tables as now stored,
-        // then cancels with TransactionConflict reasons (shared.rs).
+        let _guard = self.item_write_lock(); // none on shared storage (shared.rs)
+                                             // Shared storage: a conflict re-plans on the tables as now stored,
+                                             // then cancels with TransactionConflict reasons (shared.rs).
         let spare = self.shared().then(|| actions.clone());
         let count = actions.len();
         let mut first = Some(actions);
@@ -211,7 +211,7 @@ impl Engine {
         &self,
         writes: Vec<(Arc<Table>, Item, Mutation<'_>)>,
     ) -> Result<Vec<PlannedWrite>> {
-        let _guard = self.write_lock.lock();
+        let _guard = self.item_write_lock(); // none on shared storage (shared.rs)
         let spare = self.shared().then(|| writes.clone());
         let mut first = Some(writes);
         self.retry_conflicts(|retry| {

@@ -17,8 +17,8 @@ const OURS: [&str; 2] = ["ferrodyn_kv", "ferrodyn_meta"];
 impl PostgresStorage {
     pub(crate) fn bootstrap(&self) -> Result<(), StorageError> {
         let target = self.target.clone();
-        self.run(move |pool| async move {
-            let client = connection(&pool).await.map_err(|e| {
+        self.run(move |pools| async move {
+            let client = connection(&pools.read).await.map_err(|e| {
                 StorageError::Unavailable(format!("cannot reach PostgreSQL at {target}: {e}"))
             })?;
             let mut last = None;

@@ -31,9 +31,9 @@
 //! the caller blocks on a channel for the answer. Because callers then wait
 //! on the network, [`Storage::shared`] is true and the server runs every
 //! request on tokio's blocking pool, never on an async worker. Statements of
-//! one call are pipelined: a plain write is one round trip (BEGIN, DELETE,
-//! INSERT, COMMIT sent together), a checked write two (BEGIN + SELECT, then
-//! the changes + COMMIT).
+//! one write are pipelined: BEGIN, the check, DELETE, INSERT and COMMIT go
+//! out together, one round trip (the check fails the transaction itself;
+//! `sql.rs`).
 
 use std::future::Future;
 use std::ops::Bound;
@@ -53,7 +53,8 @@ mod sql;
 /// with [`StorageError::Unavailable`] (the server answers 500 then).
 pub const OPERATION_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Connections each Ferrodyn process keeps to the database at most.
+/// Connections each Ferrodyn process keeps to the database at most, per
+/// pool (one for reads, one for writes).
 pub const POOL_SIZE: usize = 16;
 
 /// How long a connection attempt may take.
@@ -62,7 +63,7 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 /// A PostgreSQL-protocol database as Ferrodyn's ordered key-value store.
 pub struct PostgresStorage {
     runtime: tokio::runtime::Runtime,
-    pool: Pool,
+    pools: Pools,
     /// The connection string without its password, for messages.
     target: String,
 }
@@ -95,30 +96,19 @@ impl PostgresStorage {
             .thread_name("ferrodyn-postgres")
             .enable_all()
             .build()?;
-        let manager = Manager::from_config(
-            config,
-            NoTls,
-            ManagerConfig {
-                recycling_method: RecyclingMethod::Fast,
-            },
-        );
-        let timeouts = Timeouts {
-            wait: Some(OPERATION_TIMEOUT),
-            create: Some(CONNECT_TIMEOUT),
-            recycle: Some(CONNECT_TIMEOUT),
-        };
-        let pool = {
-            let _entered = runtime.enter();
-            Pool::builder(manager)
-                .max_size(POOL_SIZE)
-                .timeouts(timeouts)
-                .runtime(deadpool_postgres::Runtime::Tokio1)
-                .build()
-                .map_err(|e| StorageError::Config(format!("{target}: {e}")))?
+        // Writers' sessions default to SERIALIZABLE, so a write is one
+        // statement in an implicit transaction; readers keep the default.
+        let mut serializable = config.clone();
+        let options = config.get_options().unwrap_or_default();
+        serializable
+            .options(format!("{options} -c default_transaction_isolation=serializable").trim());
+        let pools = Pools {
+            read: build_pool(&runtime, config, &target)?,
+            write: build_pool(&runtime, serializable, &target)?,
         };
         let storage = PostgresStorage {
             runtime,
-            pool,
+            pools,
             target,
         };
         storage.bootstrap()?;
@@ -128,13 +118,13 @@ impl PostgresStorage {
     /// Runs `work` on this backend's runtime and blocks the calling thread
     /// until it answers or [`OPERATION_TIMEOUT`] passes. Safe to call from
     /// any thread, a tokio worker included (it never enters a runtime).
-    fn run<T, F>(&self, work: impl FnOnce(Pool) -> F) -> Result<T, StorageError>
+    fn run<T, F>(&self, work: impl FnOnce(Pools) -> F) -> Result<T, StorageError>
     where
         T: Send + 'static,
         F: Future<Output = Result<T, StorageError>> + Send + 'static,
     {
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
-        let future = work(self.pool.clone());
+        let future = work(self.pools.clone());
         let target = self.target.clone();
         self.runtime.spawn(async move {
             let answer = match tokio::time::timeout(OPERATION_TIMEOUT, future).await {
@@ -152,6 +142,41 @@ impl PostgresStorage {
             ))
         })
     }
+}
+
+/// The backend's connection pools: readers' sessions at the database's
+/// default isolation (each read is one statement: one snapshot), writers'
+/// at SERIALIZABLE.
+#[derive(Clone)]
+pub(crate) struct Pools {
+    pub(crate) read: Pool,
+    pub(crate) write: Pool,
+}
+
+fn build_pool(
+    runtime: &tokio::runtime::Runtime,
+    config: tokio_postgres::Config,
+    target: &str,
+) -> Result<Pool, StorageError> {
+    let manager = Manager::from_config(
+        config,
+        NoTls,
+        ManagerConfig {
+            recycling_method: RecyclingMethod::Fast,
+        },
+    );
+    let timeouts = Timeouts {
+        wait: Some(OPERATION_TIMEOUT),
+        create: Some(CONNECT_TIMEOUT),
+        recycle: Some(CONNECT_TIMEOUT),
+    };
+    let _entered = runtime.enter();
+    Pool::builder(manager)
+        .max_size(POOL_SIZE)
+        .timeouts(timeouts)
+        .runtime(deadpool_postgres::Runtime::Tokio1)
+        .build()
+        .map_err(|e| StorageError::Config(format!("{target}: {e}")))
 }
 
 /// A pooled connection, or Unavailable naming the database.
@@ -237,8 +262,8 @@ fn last_ops(ops: Vec<WriteOp>) -> Split {
 impl Storage for PostgresStorage {
     fn get(&self, key: &[u8]) -> Result<Option<Value>, StorageError> {
         let key = key.to_vec();
-        self.run(move |pool| async move {
-            let client = connection(&pool).await?;
+        self.run(move |pools| async move {
+            let client = connection(&pools.read).await?;
             match sql::get(&client, &key).await {
                 Ok(value) => Ok(value),
                 Err(e) => Err(map_error(e, Some(client))),
@@ -257,8 +282,8 @@ impl Storage for PostgresStorage {
             return Ok(Vec::new());
         }
         let range = sql::ScanRange::new(start, end, reverse, limit);
-        self.run(move |pool| async move {
-            let client = connection(&pool).await?;
+        self.run(move |pools| async move {
+            let client = connection(&pools.read).await?;
             match sql::scan(&client, &range).await {
                 Ok(rows) => Ok(rows),
                 Err(e) => Err(map_error(e, Some(client))),
@@ -276,8 +301,8 @@ impl Storage for PostgresStorage {
         if checks.is_empty() && changes.0.is_empty() && changes.1.is_empty() {
             return Ok(());
         }
-        self.run(move |pool| async move {
-            let mut client = connection(&pool).await?;
+        self.run(move |pools| async move {
+            let mut client = connection(&pools.write).await?;
             match sql::checked_write(&mut client, &checks, changes).await {
                 Ok(outcome) => outcome,
                 Err(e) => Err(map_error(e, Some(client))),

@@ -1,24 +1,39 @@
 //! Every statement the backend sends, in the subset PostgreSQL, CockroachDB
-//! and YugabyteDB YSQL all run: point and range reads, the checked read of a
-//! write's read set, and a write as DELETE ... = ANY plus INSERT ... SELECT
-//! FROM UNNEST ... ON CONFLICT DO UPDATE inside BEGIN ISOLATION LEVEL
-//! SERIALIZABLE ... COMMIT. Statements are prepared once per connection
-//! (deadpool's statement cache) and pipelined where their order allows.
+//! and YugabyteDB YSQL all run: point and range reads, and a write as one
+//! statement of data-modifying CTEs (its read set's check, DELETE ... =
+//! ANY, INSERT ... SELECT FROM UNNEST ... ON CONFLICT DO UPDATE), an
+//! implicit transaction at SERIALIZABLE (the write pool's session default),
+//! whose first CTE divides by zero when a checked key changed. Statements
+//! are prepared once per connection (deadpool's statement cache): a write
+//! is one statement and one round trip.
 
 use std::ops::Bound;
 
 use deadpool_postgres::Object;
 use ferrodyn_storage::{Key, ReadCheck, StorageError, Value};
+use tokio_postgres::error::SqlState;
 
 pub(crate) const GET: &str = "SELECT v FROM ferrodyn_kv WHERE k = $1";
-const CHECK: &str = "SELECT k, v FROM ferrodyn_kv WHERE k = ANY($1)";
-const DELETE: &str = "DELETE FROM ferrodyn_kv WHERE k = ANY($1)";
-const UPSERT_ONE: &str = "INSERT INTO ferrodyn_kv (k, v) VALUES ($1, $2) \
-     ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v";
-const UPSERT_MANY: &str = "INSERT INTO ferrodyn_kv (k, v) \
-     SELECT * FROM UNNEST($1::bytea[], $2::bytea[]) \
-     ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v";
-const BEGIN: &str = "BEGIN ISOLATION LEVEL SERIALIZABLE";
+/// A whole (checked) write as one statement: `chk` divides by zero unless
+/// every checked key ($1) holds its expected value ($2, NULL: absent), and
+/// the deletes ($3) and upserts ($4, $5) run only once it has passed; data-
+/// modifying CTEs all run on one snapshot, in one implicit transaction, and
+/// the batch never names a key twice. Portable: no stored function. Each
+/// check is a point lookup (a correlated subquery, never a join the planner
+/// could turn into a table scan: under SERIALIZABLE that would predicate-
+/// lock the whole table and abort every concurrent writer).
+const WRITE: &str = "WITH chk AS (\
+       SELECT 1 / (CASE WHEN coalesce(bool_and( \
+                     (SELECT kv.v FROM ferrodyn_kv kv WHERE kv.k = c.k) IS NOT DISTINCT FROM c.v), \
+                   true) THEN 1 ELSE 0 END) AS ok \
+       FROM UNNEST($1::bytea[], $2::bytea[]) AS c(k, v)), \
+     del AS (DELETE FROM ferrodyn_kv WHERE k = ANY($3::bytea[]) \
+       AND (SELECT ok FROM chk) = 1 RETURNING 1), \
+     ins AS (INSERT INTO ferrodyn_kv (k, v) \
+       SELECT n.k, n.v FROM UNNEST($4::bytea[], $5::bytea[]) AS n(k, v) \
+       WHERE (SELECT ok FROM chk) = 1 \
+       ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v RETURNING 1) \
+     SELECT (SELECT ok FROM chk), (SELECT count(*) FROM del), (SELECT count(*) FROM ins)";
 
 /// A scan's bounds, direction and limit, owned so the query can run on the
 /// backend's runtime.
@@ -91,85 +106,25 @@ pub(crate) async fn scan(
     Ok(rows.into_iter().map(|r| (r.get(0), r.get(1))).collect())
 }
 
-/// Runs a (checked) write as one SERIALIZABLE transaction. The outer error
+/// Runs a (checked) write as one statement, an implicit SERIALIZABLE
+/// transaction (the write pool's sessions default to it). The outer error
 /// is the database's; the inner one a check that failed (then nothing was
-/// written and the transaction was rolled back). After any error the
-/// transaction is rolled back before the connection goes back to the pool.
+/// written).
 pub(crate) async fn checked_write(
     client: &mut Object,
     checks: &[ReadCheck],
     (deletes, keys, values): (Vec<Key>, Vec<Key>, Vec<Value>),
 ) -> Result<Result<(), StorageError>, tokio_postgres::Error> {
-    let result = transaction(client, checks, &deletes, &keys, &values).await;
-    if matches!(result, Err(_) | Ok(Err(_))) && !client.is_closed() {
-        let _ = client.batch_execute("ROLLBACK").await;
+    let write = client.prepare_cached(WRITE).await?;
+    let checked_keys: Vec<&[u8]> = checks.iter().map(|c| c.key.as_slice()).collect();
+    let expected: Vec<Option<&[u8]>> = checks.iter().map(|c| c.expected.as_deref()).collect();
+    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 5] =
+        [&checked_keys, &expected, &deletes, &keys, &values];
+    match client.query_one(&write, &params).await {
+        Ok(_) => Ok(Ok(())),
+        Err(e) if e.code() == Some(&SqlState::DIVISION_BY_ZERO) => {
+            Ok(Err(StorageError::Conflict { key: None }))
+        }
+        Err(e) => Err(e),
     }
-    result
-}
-
-async fn transaction(
-    client: &Object,
-    checks: &[ReadCheck],
-    deletes: &[Key],
-    keys: &[Key],
-    values: &[Value],
-) -> Result<Result<(), StorageError>, tokio_postgres::Error> {
-    let delete = client.prepare_cached(DELETE).await?;
-    let upsert = if keys.len() == 1 {
-        client.prepare_cached(UPSERT_ONE).await?
-    } else {
-        client.prepare_cached(UPSERT_MANY).await?
-    };
-    let begun_already = !checks.is_empty();
-    if begun_already {
-        let check = client.prepare_cached(CHECK).await?;
-        let checked: Vec<&[u8]> = checks.iter().map(|c| c.key.as_slice()).collect();
-        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 1] = [&checked];
-        let (begun, rows) =
-            tokio::join!(client.batch_execute(BEGIN), client.query(&check, &params));
-        begun?;
-        let found: Vec<(Key, Value)> = rows?.into_iter().map(|r| (r.get(0), r.get(1))).collect();
-        if let Some(key) = first_changed(checks, &found) {
-            return Ok(Err(StorageError::Conflict { key: Some(key) }));
-        }
-    }
-    let begin = async {
-        if begun_already {
-            return Ok(());
-        }
-        client.batch_execute(BEGIN).await
-    };
-    let removed = async {
-        if deletes.is_empty() {
-            return Ok(0);
-        }
-        client.execute(&delete, &[&deletes]).await
-    };
-    let upserted = async {
-        match keys.len() {
-            0 => Ok(0),
-            1 => client.execute(&upsert, &[&keys[0], &values[0]]).await,
-            _ => client.execute(&upsert, &[&keys, &values]).await,
-        }
-    };
-    // Pipelined; PostgreSQL answers COMMIT of a failed transaction with a
-    // rollback, so both statements' results are checked before COMMIT's.
-    let (begun, removed, upserted, committed) =
-        tokio::join!(begin, removed, upserted, client.batch_execute("COMMIT"));
-    begun?;
-    removed?;
-    upserted?;
-    committed?;
-    Ok(Ok(()))
-}
-
-/// The first check whose key holds something else than expected.
-fn first_changed(checks: &[ReadCheck], found: &[(Key, Value)]) -> Option<Key> {
-    checks
-        .iter()
-        .find(|c| {
-            let now = found.iter().find(|(k, _)| *k == c.key).map(|(_, v)| v);
-            now != c.expected.as_ref()
-        })
-        .map(|c| c.key.clone())
 }
