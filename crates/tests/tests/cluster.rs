@@ -418,8 +418,8 @@ async fn stream_records_written_through_three_nodes_are_unique_and_ordered_per_i
     // Three writers per item, one per node, each setting v to its next
     // version under a condition, so the item's versions are a total order.
     let mut writers = Vec::new();
-    for w in 0..3usize {
-        let (client, table) = (clients[w].clone(), table.clone());
+    for (w, client) in clients.iter().enumerate() {
+        let (client, table) = (client.clone(), table.clone());
         writers.push(tokio::spawn(async move {
             for round in 0..10 {
                 for item_no in 0..3 {
