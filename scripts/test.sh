@@ -13,6 +13,9 @@ cargo clippy --workspace --all-targets -- -D warnings
 python3 scripts/module_cycles.py crates/engine/src --allow collections,items,streams
 cargo build -p ferrodyn --bin ferrodyn
 cargo test --workspace
+# Shared storage on PostgreSQL: backend suite, SDK tests, three nodes, failover
+# (installs postgresql when missing; skipped with a message if it cannot).
+./scripts/pg-tests.sh
 # The other official clients: boto3 and the AWS CLI (installed locally by the script).
 ./scripts/smoke.sh
 # moto's AWS-verified DynamoDB tests, unchanged, against a fresh server (moto's

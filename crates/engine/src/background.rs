@@ -64,11 +64,16 @@ impl Engine {
         counted: bool,
         job: impl FnOnce(&Engine) -> Result<()> + Send + 'static,
     ) -> Result<()> {
+        // Shared storage: only the lease holder runs it, once (cluster.rs).
+        if !self.claim_job(&name) {
+            return Ok(());
+        }
         if counted {
             self.background.running.fetch_add(1, Ordering::SeqCst);
         }
         let engine = Arc::clone(self);
         let thread_name = format!("ferrodyn-{name}");
+        let job_name = name.clone();
         let spawned = std::thread::Builder::new()
             .name(thread_name)
             .spawn(move || {
@@ -76,8 +81,10 @@ impl Engine {
                 if let Err(error) = job(&engine) {
                     eprintln!("ferrodyn: background {name} failed: {error}");
                 }
+                engine.release_job(&name);
             });
         spawned.map(|_| ()).map_err(|e| {
+            self.release_job(&job_name);
             if counted {
                 self.background.running.fetch_sub(1, Ordering::SeqCst);
             }

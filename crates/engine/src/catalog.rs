@@ -86,8 +86,13 @@ impl CatalogRecord {
                 let Some(&id) = self.index_ids.get(&index.index_name) else {
                     continue;
                 };
-                // The base plus the deltas not yet folded (see `stats`).
-                let stats = engine.fold_stats(&index_stats_key(self.id, id))?;
+                // The base plus the deltas not yet folded (see `stats`); on
+                // shared storage read afterwards (cluster.rs refresh_stats).
+                let stats = if engine.storage.shared() {
+                    TableStats::default()
+                } else {
+                    engine.fold_stats(&index_stats_key(self.id, id))?
+                };
                 let state = if self.backfilling.contains(&index.index_name) {
                     IndexState::Backfilling
                 } else {
@@ -106,6 +111,7 @@ fn storage_error(e: impl std::fmt::Display) -> DynamoError {
 }
 
 /// A validated CreateTable request.
+#[derive(Clone)]
 pub struct NewTable {
     pub name: String,
     pub key_schema: Vec<crate::schema::KeySchemaElement>,
@@ -138,25 +144,7 @@ impl Engine {
         let records = scan_prefix(self, &keyspace::catalog_records())?;
         let mut tables = self.tables.write();
         for (key, value) in records {
-            let catalog_name = keyspace::catalog_name_of(&key);
-            let record: CatalogRecord = serde_json::from_slice(&value).map_err(storage_error)?;
-            let stats = self.fold_stats(&stats_key(record.id))?;
-            let indexes = record.indexes(self)?;
-            let tags = record.tags.clone();
-            let mut table = Table::new(
-                record.id,
-                record.description,
-                stats,
-                indexes,
-                self.burst_seconds,
-            );
-            table.catalog_name = catalog_name;
-            let table = Arc::new(table);
-            table.set_tags(tags);
-            table.set_streams(record.streams.clone());
-            table.set_ttl_attribute(record.ttl_attribute.clone());
-            let highest = record.index_ids.values().max().copied().unwrap_or(0);
-            table.set_next_index_id(record.next_index_id.max(highest + 1));
+            let table = self.table_from_record(&key, value)?;
             tables.insert(table.catalog_name.clone(), table);
         }
         drop(tables);
@@ -170,6 +158,42 @@ impl Engine {
             .store(next, std::sync::atomic::Ordering::SeqCst);
         self.restore_stream_sequence()?;
         Ok(())
+    }
+
+    /// Builds the in-memory table a stored catalog record describes, with
+    /// its statistics.
+    pub(crate) fn table_from_record(&self, key: &[u8], value: Vec<u8>) -> Result<Arc<Table>> {
+        let catalog_name = keyspace::catalog_name_of(key);
+        let record: CatalogRecord = serde_json::from_slice(&value).map_err(storage_error)?;
+        // Embedded storage: the base record plus every delta left, folded at
+        // once (stats.rs). Shared storage: only the lease holder folds; the
+        // figures are read below with the deltas not folded yet (cluster.rs).
+        let stats = if self.storage.shared() {
+            TableStats::default()
+        } else {
+            self.fold_stats(&stats_key(record.id))?
+        };
+        let indexes = record.indexes(self)?;
+        let tags = record.tags.clone();
+        let mut table = Table::new(
+            record.id,
+            record.description,
+            stats,
+            indexes,
+            self.burst_seconds,
+        );
+        table.catalog_name = catalog_name;
+        *table.catalog_bytes.write() = value;
+        let table = Arc::new(table);
+        table.set_tags(tags);
+        table.set_streams(record.streams.clone());
+        table.set_ttl_attribute(record.ttl_attribute.clone());
+        let highest = record.index_ids.values().max().copied().unwrap_or(0);
+        table.set_next_index_id(record.next_index_id.max(highest + 1));
+        if self.storage.shared() {
+            self.refresh_stats(&table)?;
+        }
+        Ok(table)
     }
 
     /// Ids of deleted tables whose data is not purged yet.
@@ -191,7 +215,12 @@ impl Engine {
 
     pub(crate) fn lookup(&self, name_or_arn: &str) -> Option<Arc<Table>> {
         let key = self.catalog_name(name_or_arn)?;
-        self.tables.read().get(&key).cloned()
+        let found = self.tables.read().get(&key).cloned();
+        // Shared storage: another node may have created it just now.
+        if found.is_none() && self.shared() && self.reload_catalog().is_ok() {
+            return self.tables.read().get(&key).cloned();
+        }
+        found
     }
 
     /// The table an item operation names; DynamoDB words this error differently
@@ -203,6 +232,20 @@ impl Engine {
 
     pub fn create_table(&self, new: NewTable) -> Result<TableDescription> {
         let _guard = self.catalog_lock.lock();
+        // Shared storage: another node's CreateTable of the same name or
+        // with the same id makes ours conflict; retry on the fresh catalog.
+        let spare = self.shared().then(|| new.clone());
+        let mut first = Some(new);
+        self.retry_conflicts(|_| {
+            if self.shared() {
+                self.reload_catalog()?;
+            }
+            let new = first.take().or_else(|| spare.clone()).expect("a request");
+            self.create_table_once(new)
+        })
+    }
+
+    fn create_table_once(&self, new: NewTable) -> Result<TableDescription> {
         let region = self.request_region();
         let catalog_name = self.catalog_name_in(&region, &new.name);
         if self.tables.read().contains_key(&catalog_name) {
@@ -216,9 +259,7 @@ impl Engine {
             .count();
         self.check_table_quota(in_region)?;
         self.check_table_operations()?;
-        let id = self
-            .next_table_id
-            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let (id, id_check) = self.allocate_table_id()?;
         let now = now_seconds();
         let arn = self.table_arn(&region, &new.name);
         let tags = new.tags.clone();
@@ -235,19 +276,22 @@ impl Engine {
             next_index_id: 0,
         };
         let indexes = record.indexes(self)?;
-        self.storage
-            .write(vec![
-                WriteOp::Put(
-                    catalog_key(&catalog_name),
-                    serde_json::to_vec(&record).map_err(storage_error)?,
-                ),
+        let absent = ferrodyn_storage::ReadCheck {
+            key: catalog_key(&catalog_name),
+            expected: None,
+        };
+        let record_bytes = serde_json::to_vec(&record).map_err(storage_error)?;
+        self.commit_catalog(
+            vec![absent, id_check],
+            vec![
+                WriteOp::Put(catalog_key(&catalog_name), record_bytes.clone()),
                 WriteOp::Put(
                     stats_key(id),
                     serde_json::to_vec(&TableStats::default()).map_err(storage_error)?,
                 ),
                 WriteOp::Put(NEXT_TABLE_ID.to_vec(), (id + 1).to_be_bytes().to_vec()),
-            ])
-            .map_err(storage_error)?;
+            ],
+        )?;
         let mut table = Table::new(
             id,
             description.clone(),
@@ -256,6 +300,7 @@ impl Engine {
             self.burst_seconds,
         );
         table.catalog_name = catalog_name.clone();
+        *table.catalog_bytes.write() = record_bytes;
         table.set_tags(record.tags);
         table.set_next_index_id(record.index_ids.values().max().copied().unwrap_or(0) + 1);
         self.sync_streams(&table);
@@ -273,12 +318,27 @@ impl Engine {
     }
 
     pub fn describe_table(&self, name: &str) -> Result<TableDescription> {
-        Ok(self.table(name)?.describe())
+        let mut table = self.table(name)?;
+        if self.shared() {
+            table = self.refresh_table(&table).map_err(|e| match e.kind {
+                ferrodyn_types::ErrorKind::ResourceNotFound => DynamoError::resource_not_found(
+                    format!("Requested resource not found: Table: {name} not found"),
+                ),
+                _ => e,
+            })?;
+            self.refresh_stats(&table)?;
+        }
+        Ok(table.describe())
     }
 
     /// Table names in order, starting after `start`, at most `limit`; the last
     /// name is returned as the continuation when more remain.
     pub fn list_tables(&self, start: Option<&str>, limit: usize) -> (Vec<String>, Option<String>) {
+        if self.shared() {
+            if let Err(e) = self.reload_catalog() {
+                eprintln!("ferrodyn: cannot reload the catalog: {e}");
+            }
+        }
         let region = self.request_region();
         let mut names: Vec<String> = self
             .tables
@@ -307,13 +367,14 @@ impl Engine {
                 "Resource cannot be deleted as it is currently protected against deletion. Disable deletion protection first.",
             ));
         }
-        self.storage
-            .write(vec![
+        self.commit_catalog(
+            vec![self.catalog_check(&table)],
+            vec![
                 WriteOp::Delete(catalog_key(&table.catalog_name)),
                 WriteOp::Delete(stats_key(table.id)),
                 WriteOp::Put(purge_key(table.id), Vec::new()),
-            ])
-            .map_err(storage_error)?;
+            ],
+        )?;
         self.tables.write().remove(&table.catalog_name);
         drop(writes);
         drop(guard);
@@ -425,13 +486,7 @@ impl Engine {
         });
         table.refresh_throughput();
         self.sync_streams(&table);
-        let record = CatalogRecord::of(&table);
-        self.storage
-            .write(vec![WriteOp::Put(
-                catalog_key(&table.catalog_name),
-                serde_json::to_vec(&record).map_err(storage_error)?,
-            )])
-            .map_err(storage_error)?;
+        self.save_catalog_record(&table)?;
         let mut reported = description;
         reported.table_status = "UPDATING".into();
         Ok(reported)

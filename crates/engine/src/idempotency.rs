@@ -3,10 +3,20 @@
 //! parameters succeeds without writing again; different parameters are an
 //! IdempotentParameterMismatchException; a repeat while the first call still
 //! runs is a TransactionInProgressException.
+//!
+//! On embedded storage the registry is a map in memory. On shared storage
+//! (several Ferrodyn processes, one database) each token is a `'t'` record
+//! in the database, claimed with a checked write, so a retry that lands on
+//! another node is recognised too; a claim whose node died is given up
+//! after [`RUNNING_LIFETIME`].
 
+use crate::keyspace::token_key;
+use ferrodyn_storage::{ReadCheck, Storage, StorageError, WriteOp};
 use ferrodyn_types::{DynamoError, ErrorKind, Result};
 use parking_lot::Mutex;
+use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How long DynamoDB remembers a completed token.
@@ -26,9 +36,36 @@ struct Entry {
     state: TokenState,
 }
 
+/// How long a claim of a token stays "in progress" in a shared database
+/// without completing (its node may have died).
+pub const RUNNING_LIFETIME: Duration = Duration::from_secs(60);
+
 #[derive(Default)]
 pub struct TokenRegistry {
     entries: Mutex<HashMap<String, Entry>>,
+    /// Shared storage, where the records live instead of `entries`.
+    shared: Option<Arc<dyn Storage>>,
+}
+
+/// A token's record in a shared database.
+#[derive(Serialize, Deserialize)]
+struct StoredToken {
+    fingerprint: u64,
+    /// When it was claimed (ms since the epoch).
+    claimed_ms: u64,
+    /// When it completed, with the units consumed.
+    done_ms: Option<u64>,
+    units: Vec<(String, f64)>,
+}
+
+impl StoredToken {
+    /// Past its lifetime: as if it were not there.
+    fn expired(&self, now: u64) -> bool {
+        match self.done_ms {
+            Some(done) => now.saturating_sub(done) >= TOKEN_LIFETIME.as_millis() as u64,
+            None => now.saturating_sub(self.claimed_ms) >= RUNNING_LIFETIME.as_millis() as u64,
+        }
+    }
 }
 
 /// What to do with a transaction that carries a token.
@@ -40,7 +77,19 @@ pub enum Claim {
 }
 
 impl TokenRegistry {
+    /// The registry for an engine over `storage`: in memory, or in the
+    /// database when it is shared.
+    pub fn over(storage: &Arc<dyn Storage>) -> TokenRegistry {
+        TokenRegistry {
+            entries: Mutex::default(),
+            shared: storage.shared().then(|| Arc::clone(storage)),
+        }
+    }
+
     pub fn claim(&self, token: &str, fingerprint: u64) -> Result<Claim> {
+        if let Some(storage) = &self.shared {
+            return claim_stored(&**storage, token, fingerprint);
+        }
         let mut entries = self.entries.lock();
         let now = Instant::now();
         entries.retain(|_, e| match e.state {
@@ -78,6 +127,9 @@ impl TokenRegistry {
 
     /// The transaction committed: remember it for [`TOKEN_LIFETIME`].
     pub fn complete(&self, token: &str, units: Vec<(String, f64)>) {
+        if let Some(storage) = &self.shared {
+            return finish_stored(&**storage, token, Some(units));
+        }
         if let Some(entry) = self.entries.lock().get_mut(token) {
             entry.state = TokenState::Done {
                 at: Instant::now(),
@@ -88,7 +140,85 @@ impl TokenRegistry {
 
     /// The transaction failed: the token may be used again.
     pub fn release(&self, token: &str) {
+        if let Some(storage) = &self.shared {
+            return finish_stored(&**storage, token, None);
+        }
         self.entries.lock().remove(token);
+    }
+}
+
+fn storage_error(e: StorageError) -> DynamoError {
+    crate::storage_error(e)
+}
+
+/// [`TokenRegistry::claim`] against a shared database: read the record,
+/// decide, and claim with a write checked against what was read (a node
+/// claiming the same token at once makes one of the two re-read).
+fn claim_stored(storage: &dyn Storage, token: &str, fingerprint: u64) -> Result<Claim> {
+    let key = token_key(token);
+    loop {
+        let stored = storage.get(&key).map_err(storage_error)?;
+        let now = crate::cluster::now_millis();
+        let current: Option<StoredToken> = (stored.as_ref())
+            .and_then(|v| serde_json::from_slice(v).ok())
+            .filter(|t: &StoredToken| !t.expired(now));
+        match current {
+            Some(t) if t.fingerprint != fingerprint => {
+                return Err(DynamoError::new(
+                    ErrorKind::IdempotentParameterMismatch,
+                    "Specified idempotent token was used with different request parameters",
+                ))
+            }
+            Some(StoredToken { done_ms: None, .. }) => {
+                return Err(DynamoError::new(
+                    ErrorKind::TransactionInProgress,
+                    "Transaction with the same client token is in progress",
+                ))
+            }
+            Some(StoredToken { units, .. }) => return Ok(Claim::Replay(units)),
+            None => {}
+        }
+        let record = StoredToken {
+            fingerprint,
+            claimed_ms: now,
+            done_ms: None,
+            units: Vec::new(),
+        };
+        let ops = vec![WriteOp::Put(
+            key.clone(),
+            serde_json::to_vec(&record).expect("serialises"),
+        )];
+        let checks = vec![ReadCheck {
+            key: key.clone(),
+            expected: stored,
+        }];
+        match storage.write_checked(checks, ops) {
+            Ok(()) => return Ok(Claim::Run),
+            Err(StorageError::Conflict { .. }) => continue,
+            Err(e) => return Err(storage_error(e)),
+        }
+    }
+}
+
+/// Completes (`units` given) or releases a claimed token in the database.
+/// A failure is logged: the claim then lapses after [`RUNNING_LIFETIME`].
+fn finish_stored(storage: &dyn Storage, token: &str, units: Option<Vec<(String, f64)>>) {
+    let key = token_key(token);
+    let result = match storage.get(&key) {
+        Ok(Some(bytes)) => match (serde_json::from_slice::<StoredToken>(&bytes), units) {
+            (Ok(mut record), Some(units)) => {
+                record.done_ms = Some(crate::cluster::now_millis());
+                record.units = units;
+                let value = serde_json::to_vec(&record).expect("serialises");
+                storage.write(vec![WriteOp::Put(key, value)])
+            }
+            _ => storage.write(vec![WriteOp::Delete(key)]),
+        },
+        Ok(None) => Ok(()),
+        Err(e) => Err(e),
+    };
+    if let Err(e) = result {
+        eprintln!("ferrodyn: cannot record ClientRequestToken {token}: {e}");
     }
 }
 

@@ -247,9 +247,12 @@ impl Engine {
     pub(crate) fn save_catalog_record(&self, table: &Table) -> Result<()> {
         let record = CatalogRecord::of(table);
         let value = serde_json::to_vec(&record).map_err(crate::storage_error)?;
-        self.storage
-            .write(vec![WriteOp::Put(catalog_key(&table.catalog_name), value)])
-            .map_err(crate::storage_error)
+        // Shared storage: only over the record this node knows (cluster.rs).
+        let checks = vec![self.catalog_check(table)];
+        let op = WriteOp::Put(catalog_key(&table.catalog_name), value.clone());
+        self.commit_catalog(checks, vec![op])?;
+        *table.catalog_bytes.write() = value;
+        Ok(())
     }
 
     /// Fills `index` from the table's existing items, then marks it ACTIVE.
@@ -264,6 +267,7 @@ impl Engine {
                 return Ok(Walk::Stop);
             }
             let mut ops = Vec::new();
+            let mut checks = Vec::new(); // shared storage: what was read (cluster.rs)
             let mut delta = TableStats::default();
             for (key, _) in chunk {
                 // Re-read under the lock: a concurrent write may have
@@ -271,6 +275,7 @@ impl Engine {
                 let Some(bytes) = self.storage.get(key).map_err(crate::storage_error)? else {
                     continue;
                 };
+                checks.extend(self.read_check(key, &Some(bytes.clone())));
                 let item = StoredItem::decode(bytes)?.parse()?;
                 let Some(entry_key) = index.entry_key(table.id, &table.schema, &item) else {
                     continue;
@@ -283,6 +288,7 @@ impl Engine {
                 {
                     continue;
                 }
+                checks.extend(self.read_check(&entry_key, &None));
                 let projected = index.project(&table.schema, &item);
                 delta.item_count += 1;
                 delta.size_bytes += item_size(&projected) as i64;
@@ -290,7 +296,9 @@ impl Engine {
             }
             if !ops.is_empty() {
                 ops.push(self.stats_delta(index_stats_key(table.id, index.id), delta));
-                self.storage.write(ops).map_err(crate::storage_error)?;
+                self.storage
+                    .write_checked(checks, ops)
+                    .map_err(crate::items::commit_failed)?;
                 index.apply_stats_delta(delta);
                 table.mark_stats_dirty();
             }

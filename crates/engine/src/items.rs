@@ -65,6 +65,7 @@ pub fn parse_item_json(json: &[u8]) -> Result<Item> {
 }
 
 /// What a write does to the item under its key.
+#[derive(Clone)]
 pub enum Mutation<'a> {
     /// Replace the item (PutItem); the item carries its key.
     Put(Item),
@@ -102,8 +103,11 @@ pub fn transaction_conflict() -> DynamoError {
 /// commit) becomes DynamoDB's TransactionConflict: a single write reports
 /// it as TransactionConflictException, a transaction as a cancellation
 /// (see `transactions`).
-fn commit_failed(error: ferrodyn_storage::StorageError) -> DynamoError {
-    crate::storage_error(error)
+pub(crate) fn commit_failed(error: ferrodyn_storage::StorageError) -> DynamoError {
+    match error {
+        ferrodyn_storage::StorageError::Conflict { .. } => transaction_conflict(),
+        other => crate::storage_error(other),
+    }
 }
 
 /// A failed condition, carrying the current item for
@@ -152,11 +156,20 @@ impl Engine {
             .locks
             .acquire(Holder::Write, keys)
             .map_err(|_| transaction_conflict())?;
-        let mut planned =
-            self.plan_write(table, key, mutation, condition, return_old_on_failure)?;
-        self.admit_collection(&mut CollectionTracker::default(), &mut planned)?;
-        self.commit(std::slice::from_ref(&planned))?;
-        Ok(planned.into_outcome())
+        // Shared storage: a storage conflict (another node wrote a key this
+        // plan read) re-plans on the table as now stored (cluster.rs); only
+        // then is a spare copy of the mutation kept.
+        let spare = self.shared().then(|| mutation.clone());
+        let mut first = Some(mutation);
+        self.retry_conflicts(|retry| {
+            let table = &self.refresh_table_on_retry(table, retry)?;
+            let mutation = first.take().or_else(|| spare.clone()).expect("a mutation");
+            let mut planned =
+                self.plan_write(table, key, mutation, condition, return_old_on_failure)?;
+            self.admit_collection(&mut CollectionTracker::default(), &mut planned)?;
+            self.commit(std::slice::from_ref(&planned))?;
+            Ok(planned.into_outcome())
+        })
     }
 
     /// The keys a write of `key` holds: the item, and on a table with an LSI
@@ -201,11 +214,14 @@ impl Engine {
             ));
         }
         let storage_key = table.schema.encode(table.id, key);
-        let old = match self
+        // Shared storage: the schema this plan uses, then the item (cluster.rs).
+        let mut read = self.catalog_read(table);
+        let found = self
             .storage
             .get(&storage_key)
-            .map_err(crate::storage_error)?
-        {
+            .map_err(crate::storage_error)?;
+        read.extend(self.read_check(&storage_key, &found));
+        let old = match found {
             Some(bytes) => Some(StoredItem::decode(bytes)?.parse()?),
             None => None,
         };
@@ -247,7 +263,7 @@ impl Engine {
             return Err(DynamoError::validation(message));
         }
         let index_changes = if changes {
-            self.index_changes(table, old.as_ref(), new.as_ref())?
+            self.index_changes(table, old.as_ref(), new.as_ref(), &mut read)?
         } else {
             Vec::new()
         };
@@ -266,6 +282,7 @@ impl Engine {
             collection,
             collection_size: None,
             storage_key,
+            read,
             index_changes,
             write_units: write_units(old_size.max(new_size)),
             delta: TableStats {
@@ -287,6 +304,8 @@ impl Engine {
 
     /// [`Engine::commit`], naming who made the change (for stream records).
     pub(crate) fn commit_from(&self, writes: &[PlannedWrite], source: ChangeSource) -> Result<()> {
+        // Shared storage: what planning read, checked at commit (cluster.rs).
+        let mut checks = self.read_set(writes)?;
         let mut ops = Vec::with_capacity(writes.len() + 1);
         let mut deltas: Vec<(&Arc<Table>, TableStats)> = Vec::new();
         let mut index_deltas: Vec<(&Arc<Index>, u64, TableStats)> = Vec::new();
@@ -328,12 +347,13 @@ impl Engine {
         ops.extend(self.collection_ops(writes)?);
         let records = self.stream_records(writes, source);
         for (_, key, record) in &records.entries {
+            self.check_absent(&mut checks, key);
             ops.push(WriteOp::Put(key.clone(), record.clone()));
         }
         for (table, delta) in &deltas {
             ops.push(self.stats_delta(stats_key(table.id), *delta));
         }
-        let written = self.storage.write(ops);
+        let written = self.storage.write_checked(checks, ops);
         records.finish();
         written.map_err(commit_failed)?;
         for (table, delta) in deltas {
@@ -351,6 +371,9 @@ impl Engine {
 pub struct PlannedWrite {
     pub table: Arc<Table>,
     storage_key: Vec<u8>,
+    /// The catalog record and item as planning found them (shared storage
+    /// only: checked at commit).
+    pub(crate) read: Vec<ferrodyn_storage::ReadCheck>,
     /// How each secondary index's entry for this item changes.
     pub index_changes: Vec<IndexChange>,
     pub old: Option<Item>,
@@ -383,6 +406,7 @@ impl Engine {
         table: &Table,
         old: Option<&Item>,
         new: Option<&Item>,
+        read: &mut Vec<ferrodyn_storage::ReadCheck>,
     ) -> Result<Vec<IndexChange>> {
         let mut changes = Vec::new();
         for index in table.indexes() {
@@ -398,12 +422,9 @@ impl Engine {
             // its entry yet; only an entry that exists can be replaced.
             if index.state() == IndexState::Backfilling {
                 if let Some((key, _)) = &old_entry {
-                    if self
-                        .storage
-                        .get(key)
-                        .map_err(crate::storage_error)?
-                        .is_none()
-                    {
+                    let found = self.storage.get(key).map_err(crate::storage_error)?;
+                    read.extend(self.read_check(key, &found)); // vs the backfill
+                    if found.is_none() {
                         old_entry = None;
                     }
                 }

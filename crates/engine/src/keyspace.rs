@@ -16,6 +16,9 @@
 //! | `'x' table index hash(ipk) ipk [isk] base-key` | a secondary-index entry |
 //! | `'x' table u32::MAX hash(pk) pk` | the item-collection size of a partition |
 //! | `'r' table seq` | a stream record |
+//! | `'d' table index seq` | shared storage only: a statistics delta of a table (`index` 0) or index, folded into `'s'`/`'q'` by the lease holder |
+//! | `'t' token` | shared storage only: a ClientRequestToken record |
+//! | `"mlease"` | shared storage only: which node runs background work, until when |
 //!
 //! `table` is the table id (u64, big-endian), `index` an index id (u32,
 //! big-endian), `seq` a stream sequence number (u64, big-endian); ids are
@@ -35,6 +38,12 @@ const ITEM: u8 = b'i';
 const INDEX: u8 = b'x';
 /// Stream records.
 const STREAM_RECORD: u8 = b'r';
+
+/// ClientRequestToken records (shared storage).
+const TOKEN: u8 = b't';
+
+/// The background-work lease (shared storage).
+pub const LEASE: &[u8] = b"mlease";
 
 /// The key of the next table id to hand out.
 pub const NEXT_TABLE_ID: &[u8] = b"mnext_table_id";
@@ -81,6 +90,13 @@ pub fn stats_key(table_id: u64) -> Vec<u8> {
 pub fn index_stats_key(table_id: u64, index_id: u32) -> Vec<u8> {
     let mut key = with_table(INDEX_STATS, table_id);
     key.extend_from_slice(&index_id.to_be_bytes());
+    key
+}
+
+/// The record of one ClientRequestToken.
+pub fn token_key(token: &str) -> Vec<u8> {
+    let mut key = vec![TOKEN];
+    key.extend_from_slice(token.as_bytes());
     key
 }
 

@@ -19,6 +19,8 @@
 //! - [`quotas`]: tables per region and simultaneous table operations.
 //!
 //! - [`locks`]: item locks and DynamoDB's transaction-conflict rules.
+//! - [`cluster`]: what changes when several processes share one database
+//!   (checked commits and their retries, catalog reloads, the lease).
 //! - [`stats`]: table and index statistics as delta records, folded.
 //!
 //! Concurrency: every item write holds the locks of the keys it reads and
@@ -37,6 +39,7 @@ pub mod api;
 pub mod background;
 pub mod capacity;
 pub mod catalog;
+pub mod cluster;
 pub mod collections;
 pub mod idempotency;
 pub mod index;
@@ -113,6 +116,8 @@ pub struct Engine {
     /// CreateTable drops AttributeDefinitions no key uses instead of
     /// refusing them (DynamoDB Local's leniency; AWS refuses).
     accept_unused_attribute_definitions: bool,
+    /// This node's part in a shared database (unused on embedded storage).
+    cluster: cluster::Cluster,
 }
 
 /// Engine settings.
@@ -159,6 +164,7 @@ impl Engine {
     /// Opens the engine over a storage backend, loading the catalog, and
     /// resumes unfinished purges and backfills in the background.
     pub fn open(storage: Arc<dyn Storage>, options: EngineOptions) -> Result<Arc<Engine>> {
+        let tokens = idempotency::TokenRegistry::over(&storage);
         let engine = Engine {
             storage,
             tables: RwLock::new(HashMap::new()),
@@ -169,7 +175,7 @@ impl Engine {
             blocking_writes: options.blocking_writes
                 || options.conflicts == locks::ConflictPolicy::Queue,
             next_table_id: AtomicU64::new(1),
-            tokens: idempotency::TokenRegistry::default(),
+            tokens,
             requests: usage::RequestCounter::default(),
             started: catalog::now_seconds(),
             next_stream_seq: AtomicU64::new(1),
@@ -181,11 +187,18 @@ impl Engine {
             max_tables: options.max_tables,
             max_table_operations: options.max_table_operations,
             accept_unused_attribute_definitions: options.accept_unused_attribute_definitions,
+            cluster: cluster::Cluster::default(),
         };
         engine.load_catalog()?;
         let engine = Arc::new(engine);
         engine.resume_background_work()?;
-        engine.start_stats_folder();
+        // Statistics are folded by this process alone on embedded storage,
+        // by the lease holder's upkeep on shared storage (cluster.rs).
+        if engine.storage.shared() {
+            engine.start_cluster_upkeep();
+        } else {
+            engine.start_stats_folder();
+        }
         Ok(engine)
     }
 
@@ -204,6 +217,12 @@ impl Engine {
     /// refusing them (see [`EngineOptions`]).
     pub fn accepts_unused_attribute_definitions(&self) -> bool {
         self.accept_unused_attribute_definitions
+    }
+
+    /// True when storage is a database shared with other Ferrodyn processes
+    /// (see [`ferrodyn_storage::Storage::shared`]).
+    pub fn storage_is_shared(&self) -> bool {
+        self.storage.shared()
     }
 
     /// Forces all acknowledged writes to disk (used at shutdown).

@@ -38,12 +38,12 @@ pub const FOLD_INTERVAL: Duration = Duration::from_millis(500);
 const FOLD_PAGE: usize = 1_000;
 
 /// A base record: JSON (its format since format 1).
-fn decode(value: &[u8]) -> Result<TableStats> {
+pub(crate) fn decode(value: &[u8]) -> Result<TableStats> {
     serde_json::from_slice(value)
         .map_err(|e| DynamoError::internal(format!("corrupt statistics record: {e}")))
 }
 
-fn encode(stats: TableStats) -> Vec<u8> {
+pub(crate) fn encode(stats: TableStats) -> Vec<u8> {
     serde_json::to_vec(&stats).expect("stats serialise")
 }
 
@@ -56,7 +56,7 @@ fn encode_delta(delta: TableStats) -> Vec<u8> {
     out
 }
 
-fn decode_delta(value: &[u8]) -> Result<TableStats> {
+pub(crate) fn decode_delta(value: &[u8]) -> Result<TableStats> {
     let field = |at: usize| value.get(at..at + 8).and_then(|b| b.try_into().ok());
     match (field(0), field(8), value.len()) {
         (Some(count), Some(bytes), 16) => Ok(TableStats {
@@ -70,7 +70,12 @@ fn decode_delta(value: &[u8]) -> Result<TableStats> {
 impl Engine {
     /// The delta record of a write's change to the statistics under `base`.
     pub(crate) fn stats_delta(&self, mut base: Vec<u8>, delta: TableStats) -> WriteOp {
-        let seq = self.next_stats_seq.fetch_add(1, Ordering::Relaxed);
+        // Shared storage: unique across nodes (cluster.rs's hybrid clock).
+        let seq = if self.shared() {
+            self.allocate_sequence()
+        } else {
+            self.next_stats_seq.fetch_add(1, Ordering::Relaxed)
+        };
         base.extend_from_slice(&seq.to_be_bytes());
         WriteOp::Put(base, encode_delta(delta))
     }

@@ -94,7 +94,13 @@ impl Engine {
             else {
                 continue;
             };
-            let seq = self.stream_gate.open(&self.next_stream_seq);
+            // Shared storage: a hybrid clock unique across nodes (cluster.rs);
+            // the gate orders this process's writers only.
+            let seq = if self.shared() {
+                self.allocate_sequence()
+            } else {
+                self.stream_gate.open(&self.next_stream_seq)
+            };
             let mut record = record;
             record["dynamodb"]["SequenceNumber"] = json!(format_sequence(seq));
             out.entries.push((
@@ -109,6 +115,12 @@ impl Engine {
     /// The highest sequence number a reader may read up to: every record
     /// below it is committed or will never exist.
     pub(crate) fn readable_sequence(&self) -> u64 {
+        // Shared storage: other nodes' commits are not in this process's
+        // gate, so nothing is held back (records are ordered per item only;
+        // see cluster.rs).
+        if self.shared() {
+            return u64::MAX;
+        }
         self.stream_gate.readable(&self.next_stream_seq)
     }
 }
@@ -294,6 +306,9 @@ impl Engine {
 
     /// The next sequence number to be assigned (the position of LATEST).
     pub fn next_sequence(&self) -> u64 {
+        if self.shared() {
+            return self.allocate_sequence(); // every node's clock, not this node's last write
+        }
         self.next_stream_seq
             .load(std::sync::atomic::Ordering::SeqCst)
     }

@@ -55,6 +55,11 @@ pub struct Table {
     writers: RwLock<()>,
     /// Written since the statistics were last folded (see `stats`).
     stats_dirty: AtomicBool,
+    /// The catalog record this table was built from or last saved as, as
+    /// stored: on shared storage every write checks that it is still what
+    /// the database holds (see `cluster.rs`), so no node writes with a stale
+    /// schema.
+    pub(crate) catalog_bytes: RwLock<Vec<u8>>,
 }
 
 impl Table {
@@ -84,6 +89,7 @@ impl Table {
             size_bytes: AtomicI64::new(stats.size_bytes),
             writers: RwLock::new(()),
             stats_dirty: AtomicBool::new(false),
+            catalog_bytes: RwLock::new(Vec::new()),
         };
         table.refresh_throughput();
         table

@@ -27,6 +27,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// One action of a TransactWriteItems request.
+#[derive(Clone)]
 pub struct TransactWrite<'a> {
     pub table: Arc<Table>,
     pub key: Item,
@@ -153,7 +154,7 @@ impl Engine {
         if let (Some(hold), Some(_)) = (hold, &held) {
             std::thread::sleep(hold);
         }
-        let result = self.plan_and_commit(actions);
+        let result = self.plan_and_commit_retrying(actions);
         drop(held);
         drop(writers);
         result
@@ -183,6 +184,35 @@ impl Engine {
             }
             cancellation_error(&reasons)
         })
+    }
+
+    /// [`Engine::plan_and_commit`], again after a storage conflict (shared
+    /// storage: another node wrote a key the plan read; cluster.rs), on the
+    /// tables as now stored; a conflict left after the retries cancels the
+    /// transaction with TransactionConflict reasons.
+    fn plan_and_commit_retrying(
+        &self,
+        actions: Vec<Result<TransactWrite<'_>>>,
+    ) -> Result<Vec<PlannedWrite>> {
+        let spare = self.shared().then(|| actions.clone());
+        let count = actions.len();
+        let mut first = Some(actions);
+        let result = self.retry_conflicts(|retry| {
+            let mut actions = first.take().or_else(|| spare.clone()).expect("actions");
+            if retry > 0 {
+                for action in actions.iter_mut().flatten() {
+                    action.table = self.refresh_table(&action.table)?;
+                }
+            }
+            self.plan_and_commit(actions)
+        });
+        match result {
+            Err(e) if e.kind == ErrorKind::TransactionConflict => Err(cancellation_error(&vec![
+                CancellationReason::conflict();
+                count
+            ])),
+            other => other,
+        }
     }
 
     /// Plans every action (the caller holds their locks) and commits them
@@ -248,6 +278,9 @@ impl Engine {
     pub fn transact_get(&self, gets: &[(Arc<Table>, Item)]) -> Result<Vec<Option<StoredItem>>> {
         let items: Vec<(&Arc<Table>, &Item)> = gets.iter().map(|(t, k)| (t, k)).collect();
         let _held = self.lock_for(Holder::Read, &items)?;
+        if self.shared() {
+            return self.transact_get_checked(gets); // other nodes write too
+        }
         gets.iter()
             .map(|(table, key)| self.get_item(table, key))
             .collect()
@@ -265,15 +298,22 @@ impl Engine {
         let _writers = table_writers(&tables);
         let items: Vec<(&Arc<Table>, &Item)> = writes.iter().map(|(t, k, _)| (t, k)).collect();
         let _held = self.lock_for(Holder::Batch, &items)?;
-        let mut planned = Vec::with_capacity(writes.len());
-        let mut collections = CollectionTracker::default();
-        for (table, key, mutation) in writes {
-            let mut write = self.plan_write(&table, &key, mutation, None, false)?;
-            self.admit_collection(&mut collections, &mut write)?;
-            planned.push(write);
-        }
-        self.commit(&planned)?;
-        Ok(planned)
+        // Shared storage: re-planned after a storage conflict (cluster.rs).
+        let spare = self.shared().then(|| writes.clone());
+        let mut first = Some(writes);
+        self.retry_conflicts(|retry| {
+            let writes = first.take().or_else(|| spare.clone()).expect("writes");
+            let mut planned = Vec::with_capacity(writes.len());
+            let mut collections = CollectionTracker::default();
+            for (table, key, mutation) in writes {
+                let table = self.refresh_table_on_retry(&table, retry)?;
+                let mut write = self.plan_write(&table, &key, mutation, None, false)?;
+                self.admit_collection(&mut collections, &mut write)?;
+                planned.push(write);
+            }
+            self.commit(&planned)?;
+            Ok(planned)
+        })
     }
 }
 

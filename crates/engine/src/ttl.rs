@@ -63,6 +63,9 @@ impl Engine {
                 let Some(engine) = engine.upgrade() else {
                     return;
                 };
+                if !engine.runs_background_work() {
+                    continue; // shared storage: the lease holder sweeps
+                }
                 if let Err(error) = engine.expire_items(crate::catalog::now_seconds()) {
                     eprintln!("ferrodyn: TTL sweep failed: {error}");
                 }

@@ -21,8 +21,14 @@ pub struct ServeArgs {
     #[arg(long, default_value = "./ferrodyn-data")]
     data_dir: PathBuf,
     /// Keep everything in memory and lose it at exit (tests, throwaway runs).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "storage")]
     in_memory: bool,
+    /// Store everything in a shared PostgreSQL-protocol database instead of
+    /// the embedded one: postgres://USER[:PASS]@HOST[:PORT][,HOST2:PORT2...]/DB
+    /// (options such as ?target_session_attrs=read-write allowed). Any number
+    /// of `ferrodyn serve` processes may share one database.
+    #[arg(long, value_name = "URL", conflicts_with = "data_dir")]
+    storage: Option<String>,
     /// When an acknowledged write is safe: `process` survives a crash of the
     /// server (kill -9), `power` fsyncs each write and survives power loss.
     #[arg(long, value_enum, default_value_t = DurabilityArg::Process)]
@@ -187,7 +193,15 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
             args.faults.len() + usize::from(args.fault_config.is_some())
         );
     }
-    let storage = if args.in_memory {
+    let storage = if let Some(url) = &args.storage {
+        if !url.starts_with("postgres://") && !url.starts_with("postgresql://") {
+            return Err(format!(
+                "--storage takes a postgres://USER[:PASS]@HOST:PORT/DB connection string, not {url:?}"
+            ));
+        }
+        ferrodyn_storage_postgres::open_postgres(url)
+            .map_err(|e| format!("cannot open --storage: {e}"))?
+    } else if args.in_memory {
         open_memory()
     } else {
         let durability = match args.durability {
@@ -228,7 +242,9 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
             .await
             .map_err(|e| format!("cannot listen on {}:{}: {e}", args.host, args.port))?;
         let address = listener.local_addr().map_err(|e| e.to_string())?;
-        let storage_note = if args.in_memory {
+        let storage_note = if args.storage.is_some() {
+            "data in PostgreSQL".to_string()
+        } else if args.in_memory {
             "in memory".to_string()
         } else {
             format!("data in {}", args.data_dir.display())

@@ -21,6 +21,22 @@ pub enum StorageError {
     /// `format.rs`); the message says which and what to do.
     #[error("{0}")]
     Format(String),
+    /// A checked write found a key changed since it was read, or a shared
+    /// database aborted the transaction for a concurrent one (SQLSTATE
+    /// 40001/40P01). Nothing was written; the caller re-plans and retries.
+    #[error("write conflict: a key read by this write changed before it committed")]
+    Conflict {
+        /// The key found changed, when the backend knows which.
+        key: Option<crate::Key>,
+    },
+    /// A shared database cannot be reached, or did not answer in time; the
+    /// write (if any) was not applied.
+    #[error("storage unavailable: {0}")]
+    Unavailable(String),
+    /// A shared backend's connection settings are unusable (a malformed
+    /// connection string, a database that refuses us); the message says what.
+    #[error("{0}")]
+    Config(String),
     /// Any other error reported by the backend engine.
     #[error("storage backend error: {0}")]
     Backend(#[source] Box<dyn std::error::Error + Send + Sync + 'static>),

@@ -66,8 +66,8 @@ use std::time::Duration;
 use ::fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode, Readable};
 
 use crate::{
-    storable_bounds, validate_ops, Durability, Key, Storage, StorageError, Value, WriteOp,
-    MAX_KEY_LEN,
+    first_failed_check, storable_bounds, validate_ops, Durability, Key, ReadCheck, Storage,
+    StorageError, Value, WriteOp, MAX_KEY_LEN,
 };
 
 /// The single keyspace all of Ferrodyn's data lives in; the engine prefixes
@@ -112,6 +112,8 @@ pub struct FjallStorage {
     /// The background journal syncer (see the module header); dropping the
     /// sender stops it.
     syncer: Option<(mpsc::Sender<()>, JoinHandle<()>)>,
+    /// Taken by checked writes from check to commit.
+    commit_lock: parking_lot::Mutex<()>,
 }
 
 /// How often the default durability mode fdatasyncs the journal.
@@ -164,7 +166,41 @@ impl FjallStorage {
             persist,
             group,
             syncer,
+            commit_lock: parking_lot::Mutex::new(()),
         })
+    }
+}
+
+impl FjallStorage {
+    /// Commits a validated batch as one fjall batch.
+    fn apply(&self, ops: Vec<WriteOp>) -> Result<(), StorageError> {
+        // All items of a fjall batch share one sequence number, so two ops on
+        // the same key inside one batch would tie; keep only the last one,
+        // which is what "applied in order" means.
+        let mut last: BTreeMap<Key, Option<Value>> = BTreeMap::new();
+        for op in ops {
+            match op {
+                WriteOp::Put(k, v) => last.insert(k, Some(v)),
+                WriteOp::Delete(k) => last.insert(k, None),
+            };
+        }
+        if last.is_empty() {
+            return Ok(());
+        }
+        let mut batch = self.db.batch().durability(self.persist);
+        for (k, v) in last {
+            match v {
+                Some(v) => batch.insert(&self.keyspace, k, v),
+                None => batch.remove(&self.keyspace, k),
+            }
+        }
+        batch.commit()?;
+        if let Some(group) = &self.group {
+            // fdatasync: the journal's data and the metadata needed to read
+            // it back (its blocks), as the journal syncer uses.
+            group.wait_durable(|| self.db.persist(PersistMode::SyncData))?;
+        }
+        Ok(())
     }
 }
 
@@ -213,34 +249,25 @@ impl Storage for FjallStorage {
     }
 
     fn write(&self, ops: Vec<WriteOp>) -> Result<(), StorageError> {
+        self.write_checked(Vec::new(), ops)
+    }
+
+    /// A batch with checks is checked and applied under the commit lock,
+    /// atomically with respect to every other checked batch. Unchecked
+    /// batches (every item write: the engine passes checks on shared
+    /// storage only) skip the lock, so parallel writers and the group
+    /// commit's shared fsync are not serialised behind it; the engine's item
+    /// locks are what keep two writers off one key in this one process.
+    fn write_checked(&self, checks: Vec<ReadCheck>, ops: Vec<WriteOp>) -> Result<(), StorageError> {
         validate_ops(&ops)?;
-        // All items of a fjall batch share one sequence number, so two ops on
-        // the same key inside one batch would tie; keep only the last one,
-        // which is what "applied in order" means.
-        let mut last: BTreeMap<Key, Option<Value>> = BTreeMap::new();
-        for op in ops {
-            match op {
-                WriteOp::Put(k, v) => last.insert(k, Some(v)),
-                WriteOp::Delete(k) => last.insert(k, None),
-            };
+        if checks.is_empty() {
+            return self.apply(ops);
         }
-        if last.is_empty() {
-            return Ok(());
+        let _commit = self.commit_lock.lock();
+        if let Some(key) = first_failed_check(&checks, |k| self.get(k))? {
+            return Err(StorageError::Conflict { key: Some(key) });
         }
-        let mut batch = self.db.batch().durability(self.persist);
-        for (k, v) in last {
-            match v {
-                Some(v) => batch.insert(&self.keyspace, k, v),
-                None => batch.remove(&self.keyspace, k),
-            }
-        }
-        batch.commit()?;
-        if let Some(group) = &self.group {
-            // fdatasync: the journal's data and the metadata needed to read
-            // it back (its blocks), as the journal syncer uses.
-            group.wait_durable(|| self.db.persist(PersistMode::SyncData))?;
-        }
-        Ok(())
+        self.apply(ops)
     }
 
     fn flush(&self) -> Result<(), StorageError> {

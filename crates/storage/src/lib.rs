@@ -11,6 +11,12 @@
 //! The engine above owns the key layout (it prefixes its own keys) and
 //! serializes writers itself; backends only promise that concurrent readers
 //! and writes are safe and that every [`Storage::write`] batch is atomic.
+//!
+//! Shared backends (PostgreSQL, in the `ferrodyn-storage-postgres` crate)
+//! serve several engine processes at once, whose locks know nothing of each
+//! other. For them [`Storage::write_checked`] is the optimistic-concurrency
+//! commit: a batch applied only if every key the planner read still holds
+//! what it read, else [`StorageError::Conflict`].
 
 use std::ops::Bound;
 use std::path::Path;
@@ -24,7 +30,25 @@ mod memory;
 pub use crate::error::StorageError;
 pub use crate::fjall::{FjallOptions, FjallStorage};
 pub use crate::format::{DATA_FORMAT, FORMAT_FILE};
+
+/// The tag and version a data directory's marker (or a shared database's
+/// metadata row) records: `ferrodyn-data-format N`.
+pub const FORMAT_TAG: &str = "ferrodyn-data-format";
 pub use crate::memory::MemoryStorage;
+
+/// The first check that does not hold against `current` (a reader of the
+/// stored value), for embedded backends checking under their commit lock.
+pub(crate) fn first_failed_check(
+    checks: &[ReadCheck],
+    mut current: impl FnMut(&[u8]) -> Result<Option<Value>, StorageError>,
+) -> Result<Option<Key>, StorageError> {
+    for check in checks {
+        if current(&check.key)? != check.expected {
+            return Ok(Some(check.key.clone()));
+        }
+    }
+    Ok(None)
+}
 
 /// A stored key. Plain owned bytes: keys are short (tens of bytes), so a
 /// copy at the trait boundary is cheaper than the API cost of a shared type.
@@ -46,6 +70,14 @@ pub enum WriteOp {
     Put(Key, Value),
     /// Removes `key`; deleting a missing key is not an error.
     Delete(Key),
+}
+
+/// A key a write planner read, and what it saw there (`None`: absent).
+/// [`Storage::write_checked`] commits only while every check still holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadCheck {
+    pub key: Key,
+    pub expected: Option<Value>,
 }
 
 /// How far a [`Storage::write`] is persisted before it returns.
@@ -91,6 +123,25 @@ pub trait Storage: Send + Sync + 'static {
     /// ([`StorageError::InvalidKey`]).
     fn write(&self, ops: Vec<WriteOp>) -> Result<(), StorageError>;
 
+    /// [`Storage::write`], committed only if every key in `checks` still
+    /// holds its `expected` value (or absence) at the moment the batch is
+    /// applied, atomically with the check; otherwise nothing is written and
+    /// [`StorageError::Conflict`] names the first key that changed (or none,
+    /// when the backend's own concurrency control aborted the commit).
+    /// Embedded backends check under their own commit lock (one process,
+    /// where the engine's locks already keep planners apart, so the check
+    /// only fails if a caller broke that rule); shared backends run check
+    /// and batch in one serializable database transaction.
+    fn write_checked(&self, checks: Vec<ReadCheck>, ops: Vec<WriteOp>) -> Result<(), StorageError>;
+
+    /// True when every call is a network round trip to a database shared
+    /// with other Ferrodyn processes: the server then runs every request on
+    /// its blocking pool, and the engine keeps its catalog, tokens, stream
+    /// sequence and background-work lease in storage rather than in memory.
+    fn shared(&self) -> bool {
+        false
+    }
+
     /// Forces everything written so far to disk (used at shutdown).
     fn flush(&self) -> Result<(), StorageError>;
 
@@ -132,8 +183,8 @@ impl WriteOp {
 }
 
 /// Rejects a batch holding a key outside `1..=MAX_KEY_LEN` bytes, before any
-/// of it is applied.
-pub(crate) fn validate_ops(ops: &[WriteOp]) -> Result<(), StorageError> {
+/// of it is applied (every backend calls this first).
+pub fn validate_ops(ops: &[WriteOp]) -> Result<(), StorageError> {
     match ops
         .iter()
         .map(|op| op.key().len())

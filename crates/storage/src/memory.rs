@@ -11,7 +11,10 @@ use std::ops::Bound;
 
 use parking_lot::RwLock;
 
-use crate::{range_is_empty, validate_ops, Key, Storage, StorageError, Value, WriteOp};
+use crate::{
+    first_failed_check, range_is_empty, validate_ops, Key, ReadCheck, Storage, StorageError, Value,
+    WriteOp,
+};
 
 /// A batch deleting at least this many entries (a dropped table being purged)
 /// hands freed memory back to the operating system.
@@ -74,12 +77,21 @@ impl Storage for MemoryStorage {
     }
 
     fn write(&self, ops: Vec<WriteOp>) -> Result<(), StorageError> {
+        self.write_checked(Vec::new(), ops)
+    }
+
+    /// Checks and applies under one hold of the map's write lock.
+    fn write_checked(&self, checks: Vec<ReadCheck>, ops: Vec<WriteOp>) -> Result<(), StorageError> {
         validate_ops(&ops)?;
         let deletes = ops
             .iter()
             .filter(|op| matches!(op, WriteOp::Delete(_)))
             .count();
         let mut map = self.map.write();
+        let changed = first_failed_check(&checks, |k| Ok(map.get(k).map(|v| v.to_vec())))?;
+        if let Some(key) = changed {
+            return Err(StorageError::Conflict { key: Some(key) });
+        }
         for op in ops {
             match op {
                 WriteOp::Put(k, v) => {

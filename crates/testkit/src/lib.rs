@@ -138,9 +138,18 @@ impl ServerProcess {
         }
     }
 
-    /// A throwaway in-memory server.
+    /// A throwaway in-memory server; with `FERRODYN_TEST_STORAGE` set to a
+    /// PostgreSQL server (`postgres://USER@HOST:PORT`), a server over a
+    /// fresh database there instead (see [`fresh_postgres_database`]), so
+    /// the same tests run on the shared backend.
     pub fn in_memory() -> ServerProcess {
-        ServerProcess::spawn(&["--in-memory"])
+        match std::env::var("FERRODYN_TEST_STORAGE") {
+            Ok(server) if !server.is_empty() => {
+                let url = fresh_postgres_database(&server);
+                ServerProcess::spawn(&["--storage", &url])
+            }
+            _ => ServerProcess::spawn(&["--in-memory"]),
+        }
     }
 
     /// A durable server storing its data in `dir`.
@@ -197,6 +206,31 @@ impl Drop for ServerProcess {
             let _ = self.child.wait();
         }
     }
+}
+
+/// Creates an empty database on the PostgreSQL server `server`
+/// (`postgres://USER@HOST:PORT`, no database) with `psql`, and returns its
+/// connection string. Databases are named per test process and call, and
+/// left for the test cluster's teardown (`scripts/pg-cluster.sh stop`).
+pub fn fresh_postgres_database(server: &str) -> String {
+    static SERIAL: AtomicU32 = AtomicU32::new(0);
+    let server = server.trim_end_matches('/');
+    let name = format!(
+        "ferrodyn_test_{}_{}",
+        std::process::id(),
+        SERIAL.fetch_add(1, Ordering::Relaxed)
+    );
+    let output = Command::new("psql")
+        .arg(format!("{server}/postgres"))
+        .args(["-q", "-c", &format!("CREATE DATABASE {name}")])
+        .output()
+        .expect("psql can be run (PostgreSQL's client)");
+    assert!(
+        output.status.success(),
+        "cannot create database {name} on {server}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    format!("{server}/{name}")
 }
 
 /// The `ferrodyn` binary as a client command, with the user's AWS settings

@@ -90,7 +90,9 @@ async fn handle(
     if let Some(Extension(received)) = received {
         received.mark();
     }
-    if !runs_on_blocking_pool(&state, &method, &headers) {
+    // Shared storage (PostgreSQL): every engine call waits on the network,
+    // so every request goes to the blocking pool (issue 13).
+    if !state.engine.storage_is_shared() && !runs_on_blocking_pool(&state, &method, &headers) {
         let mut response = route(&state, &method, &uri, &headers, &body);
         cors::apply(&method, &headers, response.headers_mut());
         return response;

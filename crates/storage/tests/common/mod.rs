@@ -6,7 +6,7 @@
 
 use std::ops::Bound::{self, Excluded, Included, Unbounded};
 
-use ferrodyn_storage::{Key, Storage, StorageError, Value, WriteOp};
+use ferrodyn_storage::{Key, ReadCheck, Storage, StorageError, Value, WriteOp};
 
 pub fn put(s: &dyn Storage, k: &[u8], v: &[u8]) {
     s.write(vec![WriteOp::Put(k.to_vec(), v.to_vec())]).unwrap();
@@ -424,6 +424,77 @@ pub fn check_reclaim_range(s: &dyn Storage) {
     check_reclaim_range_sized(s, 1000, 16, || {});
 }
 
+fn check(key: &[u8], expected: Option<&[u8]>) -> ReadCheck {
+    ReadCheck {
+        key: key.to_vec(),
+        expected: expected.map(<[u8]>::to_vec),
+    }
+}
+
+/// A checked write commits while what it read still holds (values and
+/// absences) and is refused whole, naming nothing changed, once it does not.
+pub fn check_checked_write(s: &dyn Storage) {
+    put(s, b"a", b"1");
+    let ops = |v: &[u8]| vec![WriteOp::Put(b"b".to_vec(), v.to_vec())];
+    s.write_checked(vec![check(b"a", Some(b"1")), check(b"b", None)], ops(b"x"))
+        .unwrap();
+    assert_eq!(s.get(b"b").unwrap(), Some(b"x".to_vec()));
+    // "b" is no longer absent; "a" no longer holds "2".
+    for stale in [check(b"b", None), check(b"a", Some(b"2"))] {
+        let err = s.write_checked(vec![stale], ops(b"y")).unwrap_err();
+        assert!(matches!(err, StorageError::Conflict { .. }), "{err}");
+    }
+    assert_eq!(s.get(b"b").unwrap(), Some(b"x".to_vec()));
+    // Checks without ops, ops without checks.
+    s.write_checked(vec![check(b"a", Some(b"1"))], Vec::new())
+        .unwrap();
+    s.write_checked(Vec::new(), vec![WriteOp::Delete(b"a".to_vec())])
+        .unwrap();
+    s.write_checked(vec![check(b"a", None)], Vec::new())
+        .unwrap();
+}
+
+/// Lost updates are impossible: threads that each read a counter and
+/// write it back incremented, checked against what they read and retried
+/// on conflict, leave exactly one increment per attempt that committed.
+pub fn check_concurrent_checked_increments(s: std::sync::Arc<dyn Storage>) {
+    const THREADS: u64 = 4;
+    const EACH: u64 = 25;
+    let workers: Vec<_> = (0..THREADS)
+        .map(|_| {
+            let s = s.clone();
+            std::thread::spawn(move || {
+                for _ in 0..EACH {
+                    loop {
+                        let old = s.get(b"counter").unwrap();
+                        let n = old
+                            .as_ref()
+                            .map_or(0, |v| u64::from_be_bytes(v[..].try_into().unwrap()));
+                        let ops = vec![WriteOp::Put(
+                            b"counter".to_vec(),
+                            (n + 1).to_be_bytes().to_vec(),
+                        )];
+                        let checks = vec![ReadCheck {
+                            key: b"counter".to_vec(),
+                            expected: old,
+                        }];
+                        match s.write_checked(checks, ops) {
+                            Ok(()) => break,
+                            Err(StorageError::Conflict { .. }) => continue,
+                            Err(e) => panic!("{e}"),
+                        }
+                    }
+                }
+            })
+        })
+        .collect();
+    for w in workers {
+        w.join().unwrap();
+    }
+    let total = u64::from_be_bytes(s.get(b"counter").unwrap().unwrap()[..].try_into().unwrap());
+    assert_eq!(total, THREADS * EACH);
+}
+
 /// Expands to one `#[test]` per shared check. `$make` is an expression that
 /// yields `(Arc<dyn Storage>, guard)`; the guard (e.g. a temp dir) lives for
 /// the whole test.
@@ -444,7 +515,13 @@ macro_rules! storage_suite {
             check_large_value,
             check_flush,
             check_reclaim_range,
+            check_checked_write,
         );
+        #[test]
+        fn check_concurrent_checked_increments() {
+            let (s, _guard) = $make;
+            common::check_concurrent_checked_increments(s);
+        }
         #[test]
         fn check_concurrent_readers_see_whole_batches() {
             let (s, _guard) = $make;

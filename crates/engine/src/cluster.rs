@@ -1,0 +1,583 @@
+//! Several Ferrodyn processes over one shared database (issue 13): what the
+//! engine does differently when [`Storage::shared`] is true. Embedded
+//! storage never takes these paths, so they cost the embedded modes
+//! nothing.
+//!
+//! - Checked commits: the item locks ([`crate::locks`]) order the writers of
+//!   one process only, so a write's read set (the item as planned, the
+//!   table's catalog record as this node knows it, LSI collection sizes)
+//!   also goes to [`Storage::write_checked`]; a storage conflict (another
+//!   node wrote one of those keys) re-plans and re-commits
+//!   ([`Engine::retry_conflicts`], the one retry loop), then surfaces as
+//!   TransactionConflict. Checking the catalog record means no node writes
+//!   with a stale schema: a conflict there reloads the catalog first.
+//! - No row every write touches: statistics are the insert-only delta
+//!   records of [`crate::stats`], which here only the lease holder folds,
+//!   in checked batches; describing a table sums base and deltas
+//!   ([`Engine::refresh_stats`]).
+//! - Sequence numbers (stream records, statistics deltas) are hybrid clocks:
+//!   microseconds since the epoch shifted left 8 bits, plus an 8-bit node
+//!   slot, and always above the last one this node handed out. Stream
+//!   record keys are checked absent in the commit, so a collision between
+//!   nodes is a conflict and a retry, never an overwrite. Two writes of one
+//!   item are ordered by the database (each reads what the previous wrote),
+//!   so their records are ordered as long as node clocks agree to within
+//!   the time between the two writes (NTP-level skew; same clock on one
+//!   machine). A stream reader is not held back by other nodes' writes in
+//!   flight (the sequence gate of [`crate::streams`] is per process), so a
+//!   record committed late with a lower number can be passed over by a
+//!   reader already beyond it: streams here promise order per item.
+//! - The catalog is reloaded when a name is not found, when a write's
+//!   catalog check fails, before DDL and listings, and every second by the
+//!   upkeep thread ([`Engine::start_cluster_upkeep`]).
+//! - A lease (`"mlease"`, renewed every second, valid five) picks the one
+//!   node that runs TTL sweeps, GSI backfills, purges and the statistics
+//!   fold; another node takes it over when the holder stops renewing.
+
+use crate::index::IndexState;
+use crate::items::{PlannedWrite, StoredItem};
+use crate::keyspace::{self, catalog_key, LEASE};
+use crate::table::{Table, TableStats};
+use crate::Engine;
+use ferrodyn_storage::{ReadCheck, StorageError, WriteOp};
+use ferrodyn_types::{DynamoError, ErrorKind, Result};
+use parking_lot::Mutex;
+use serde::{Deserialize, Serialize};
+use std::collections::{HashMap, HashSet};
+use std::ops::Bound;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Re-plans of one write after storage conflicts before it gives up.
+pub const CONFLICT_RETRIES: u32 = 12;
+/// How often the upkeep thread reloads the catalog and renews the lease.
+const UPKEEP_INTERVAL: Duration = Duration::from_secs(1);
+/// How long a lease lasts without renewal.
+const LEASE_MILLIS: u64 = 5_000;
+/// Deltas folded per statistics fold transaction.
+const FOLD_BATCH: usize = 1000;
+/// Fold transactions per table or index per upkeep round.
+const FOLD_BATCHES: usize = 20;
+
+/// This node's part in a shared database.
+pub(crate) struct Cluster {
+    /// A random id naming this process in the lease.
+    node: u64,
+    /// The last sequence number handed out.
+    last_seq: Mutex<u64>,
+    /// Until when (ms since the epoch) this node holds the lease; 0: not.
+    lease_until: AtomicU64,
+    /// Background jobs this node runs now, by name (no job twice).
+    pub(crate) jobs: Mutex<HashSet<String>>,
+}
+
+impl Default for Cluster {
+    fn default() -> Cluster {
+        // RandomState is seeded randomly per process; mix in pid and time.
+        let seed = std::collections::hash_map::RandomState::new();
+        let node = std::hash::BuildHasher::hash_one(&seed, (std::process::id(), now_micros()));
+        Cluster {
+            node,
+            last_seq: Mutex::new(0),
+            lease_until: AtomicU64::new(0),
+            jobs: Mutex::new(HashSet::new()),
+        }
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct Lease {
+    node: u64,
+    until_ms: u64,
+}
+
+pub(crate) fn now_millis() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+fn now_micros() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros() as u64)
+}
+
+impl Engine {
+    /// True on shared storage.
+    pub(crate) fn shared(&self) -> bool {
+        self.storage.shared()
+    }
+
+    /// The check of a key a planner read (shared storage only).
+    pub(crate) fn read_check(&self, key: &[u8], found: &Option<Vec<u8>>) -> Option<ReadCheck> {
+        self.shared().then(|| ReadCheck {
+            key: key.to_vec(),
+            expected: found.clone(),
+        })
+    }
+
+    /// Everything `writes` read that must still hold at commit: each item
+    /// and its table's catalog record as planned, each LSI collection size (read here,
+    /// before the commit computes the new sizes from it). Empty on embedded
+    /// storage.
+    pub(crate) fn read_set(&self, writes: &[PlannedWrite]) -> Result<Vec<ReadCheck>> {
+        if !self.shared() {
+            return Ok(Vec::new());
+        }
+        let mut checks: Vec<ReadCheck> = Vec::new();
+        for write in writes {
+            checks.extend(write.read.iter().cloned());
+            if let Some(change) = &write.collection {
+                let found = self
+                    .storage
+                    .get(&change.record)
+                    .map_err(crate::storage_error)?;
+                checks.push(ReadCheck {
+                    key: change.record.clone(),
+                    expected: found,
+                });
+            }
+        }
+        Ok(checks)
+    }
+
+    /// The check that `table`'s catalog record is what this node planned
+    /// with, taken before planning reads anything (shared storage only).
+    pub(crate) fn catalog_read(&self, table: &Table) -> Vec<ReadCheck> {
+        if self.shared() {
+            vec![self.catalog_check(table)]
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// Stream record keys must be new: checked absent (shared storage).
+    pub(crate) fn check_absent(&self, checks: &mut Vec<ReadCheck>, key: &[u8]) {
+        if self.shared() {
+            checks.push(ReadCheck {
+                key: key.to_vec(),
+                expected: None,
+            });
+        }
+    }
+
+    /// The next sequence number: the engine-wide counter on embedded
+    /// storage, the hybrid clock (see the module header) on shared.
+    pub(crate) fn allocate_sequence(&self) -> u64 {
+        if !self.shared() {
+            return self.next_stream_seq.fetch_add(1, Ordering::SeqCst);
+        }
+        let mut last = self.cluster.last_seq.lock();
+        let clock = (now_micros() << 8) | (self.cluster.node & 0xff);
+        let floor = self.next_stream_seq.load(Ordering::SeqCst);
+        *last = clock.max(*last + 1).max(floor);
+        self.next_stream_seq.store(*last + 1, Ordering::SeqCst);
+        *last
+    }
+
+    /// Runs `attempt` (plan + commit) again while it fails with a storage
+    /// conflict, at most [`CONFLICT_RETRIES`] times, with a short random
+    /// pause; `attempt` gets the retry number (0 first) and re-reads its
+    /// tables with [`Engine::refresh_table`] on a retry.
+    pub(crate) fn retry_conflicts<T>(
+        &self,
+        mut attempt: impl FnMut(u32) -> Result<T>,
+    ) -> Result<T> {
+        let mut retry = 0;
+        loop {
+            match attempt(retry) {
+                Err(e) if self.shared() && is_conflict(&e) && retry < CONFLICT_RETRIES => {
+                    retry += 1;
+                    let jitter = now_micros() % (500 * u64::from(retry.min(8)));
+                    std::thread::sleep(Duration::from_micros(200 + jitter));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// The table as the database now describes it: its catalog record is
+    /// read again and the catalog reloaded if it changed. ResourceNotFound
+    /// if it was deleted (or re-created: a new id).
+    pub(crate) fn refresh_table(&self, table: &Arc<Table>) -> Result<Arc<Table>> {
+        if !self.shared() {
+            return Ok(Arc::clone(table));
+        }
+        let stored = self
+            .storage
+            .get(&catalog_key(&table.catalog_name))
+            .map_err(crate::storage_error)?;
+        if stored.as_deref() != Some(table.catalog_bytes.read().as_slice()) {
+            self.reload_catalog()?;
+        }
+        match self.tables.read().get(&table.catalog_name) {
+            Some(current) if current.id == table.id => Ok(Arc::clone(current)),
+            _ => Err(DynamoError::resource_not_found(
+                "Requested resource not found",
+            )),
+        }
+    }
+
+    /// TransactGetItems on shared storage: every item is read, then the
+    /// reads are confirmed all at once by an empty checked write (one
+    /// serializable transaction that sees them all unchanged), so the answer
+    /// is one snapshot; a write in between makes it read again, and after
+    /// the retries it is cancelled with TransactionConflict reasons.
+    pub(crate) fn transact_get_checked(
+        &self,
+        gets: &[(Arc<Table>, ferrodyn_types::Item)],
+    ) -> Result<Vec<Option<StoredItem>>> {
+        let result = self.retry_conflicts(|_| {
+            let mut checks = Vec::with_capacity(gets.len());
+            for (table, key) in gets {
+                let key = table.schema.encode(table.id, key);
+                let found = self.storage.get(&key).map_err(crate::storage_error)?;
+                checks.push(ReadCheck {
+                    key,
+                    expected: found,
+                });
+            }
+            self.storage
+                .write_checked(checks.clone(), Vec::new())
+                .map_err(crate::items::commit_failed)?;
+            checks
+                .into_iter()
+                .map(|c| c.expected.map(StoredItem::decode).transpose())
+                .collect()
+        });
+        match result {
+            Err(e) if is_conflict(&e) => Err(crate::transactions::cancellation_error(&vec![
+                crate::transactions::CancellationReason::conflict();
+                gets.len()
+            ])),
+            other => other,
+        }
+    }
+
+    /// `table` on a first attempt, [`Engine::refresh_table`] on a retry.
+    pub(crate) fn refresh_table_on_retry(
+        &self,
+        table: &Arc<Table>,
+        retry: u32,
+    ) -> Result<Arc<Table>> {
+        if retry == 0 {
+            Ok(Arc::clone(table))
+        } else {
+            self.refresh_table(table)
+        }
+    }
+
+    /// Replaces the in-memory catalog by the stored one, keeping the
+    /// tables whose record did not change (and their capacity buckets).
+    pub(crate) fn reload_catalog(&self) -> Result<()> {
+        let prefix = keyspace::catalog_records();
+        let end = keyspace::prefix_end(&prefix);
+        let end = end.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
+        let records = self
+            .storage
+            .scan(Bound::Included(&prefix), end, false, usize::MAX)
+            .map_err(crate::storage_error)?;
+        let current = self.tables.read().clone();
+        let mut fresh = HashMap::with_capacity(records.len());
+        for (key, value) in records {
+            let name = keyspace::catalog_name_of(&key);
+            let table = match current.get(&name) {
+                Some(t) if *t.catalog_bytes.read() == value => Arc::clone(t),
+                _ => self.table_from_record(&key, value)?,
+            };
+            fresh.insert(name, table);
+        }
+        *self.tables.write() = fresh;
+        Ok(())
+    }
+
+    /// Commits a catalog change: on shared storage only if `checks` (the
+    /// catalog record as this node knows it, the id allocator) still hold.
+    pub(crate) fn commit_catalog(&self, checks: Vec<ReadCheck>, ops: Vec<WriteOp>) -> Result<()> {
+        let checks = if self.shared() { checks } else { Vec::new() };
+        self.storage
+            .write_checked(checks, ops)
+            .map_err(crate::items::commit_failed)
+    }
+
+    /// A new table id and the check that makes it ours: on embedded storage
+    /// the in-memory allocator (no check needed); on shared storage the
+    /// stored allocator, checked unchanged at commit.
+    pub(crate) fn allocate_table_id(&self) -> Result<(u64, ReadCheck)> {
+        let key = keyspace::NEXT_TABLE_ID;
+        if !self.shared() {
+            let id = self.next_table_id.fetch_add(1, Ordering::SeqCst);
+            let check = ReadCheck {
+                key: key.to_vec(),
+                expected: None,
+            };
+            return Ok((id, check));
+        }
+        let stored = self.storage.get(key).map_err(crate::storage_error)?;
+        let id = (stored.clone())
+            .and_then(|v| v.try_into().ok().map(u64::from_be_bytes))
+            .unwrap_or(1);
+        let check = ReadCheck {
+            key: key.to_vec(),
+            expected: stored,
+        };
+        Ok((id, check))
+    }
+
+    /// The check that a table's catalog record is still what this node has.
+    pub(crate) fn catalog_check(&self, table: &Table) -> ReadCheck {
+        let bytes = table.catalog_bytes.read().clone();
+        ReadCheck {
+            key: catalog_key(&table.catalog_name),
+            expected: (!bytes.is_empty()).then_some(bytes),
+        }
+    }
+
+    /// Sets a table's in-memory item count and size (and its indexes') to
+    /// the stored totals plus every delta not folded yet (shared storage).
+    pub(crate) fn refresh_stats(&self, table: &Table) -> Result<()> {
+        // A fold between reading a total and its deltas would count some
+        // twice or not at all: the read is confirmed by the total unchanged.
+        self.retry_conflicts(|_| self.refresh_stats_once(table))
+    }
+
+    fn refresh_stats_once(&self, table: &Table) -> Result<()> {
+        let fresh = self.stored_stats(table.id, None)?;
+        table.apply_stats_delta(minus(fresh, table.stats()));
+        for index in table.indexes() {
+            let fresh = self.stored_stats(table.id, Some(index.id))?;
+            index.apply_stats_delta(minus(fresh, index.stats()));
+        }
+        Ok(())
+    }
+
+    fn stored_stats(&self, table_id: u64, index: Option<u32>) -> Result<TableStats> {
+        let base = stats_base(table_id, index);
+        let stored = self.storage.get(&base).map_err(crate::storage_error)?;
+        let mut total = match &stored {
+            Some(value) => crate::stats::decode(value)?,
+            None => TableStats::default(),
+        };
+        for (_, value) in self.deltas(&base, usize::MAX)? {
+            total = total.plus(crate::stats::decode_delta(&value)?);
+        }
+        let unchanged = ReadCheck {
+            key: base,
+            expected: stored,
+        };
+        self.storage
+            .write_checked(vec![unchanged], Vec::new())
+            .map_err(crate::items::commit_failed)?;
+        Ok(total)
+    }
+
+    /// Up to `limit` delta records under the statistics base `base` (the
+    /// records stats.rs writes: the base key plus a sequence number).
+    fn deltas(&self, base: &[u8], limit: usize) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        let end = keyspace::prefix_end(base);
+        let end = end.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
+        self.storage
+            .scan(Bound::Excluded(base), end, false, limit)
+            .map_err(crate::storage_error)
+    }
+
+    /// Folds the deltas of one table or index, a batch at a time, at most
+    /// [`FOLD_BATCHES`] batches per upkeep round (so a write burst is caught
+    /// up with over a few rounds instead of stalling the lease renewal).
+    fn fold_all(&self, table_id: u64, index: Option<u32>) -> Result<()> {
+        let base = stats_base(table_id, index);
+        for _ in 0..FOLD_BATCHES {
+            if self.fold_checked(&base)? < FOLD_BATCH {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Folds up to [`FOLD_BATCH`] deltas under `base` into it, in one
+    /// checked write (the base as read, each delta present), so a fold never
+    /// races another node's; returns how many it folded. (Embedded storage
+    /// folds with stats.rs's `fold_stats`, which needs no checks.)
+    fn fold_checked(&self, base: &[u8]) -> Result<usize> {
+        let deltas = self.deltas(base, FOLD_BATCH)?;
+        let found = deltas.len();
+        if deltas.is_empty() {
+            return Ok(0);
+        }
+        let stored = self.storage.get(base).map_err(crate::storage_error)?;
+        let mut total = match &stored {
+            Some(value) => crate::stats::decode(value)?,
+            None => TableStats::default(),
+        };
+        let mut checks = vec![ReadCheck {
+            key: base.to_vec(),
+            expected: stored,
+        }];
+        let mut ops = Vec::with_capacity(deltas.len() + 1);
+        for (key, value) in deltas {
+            total = total.plus(crate::stats::decode_delta(&value)?);
+            ops.push(WriteOp::Delete(key.clone()));
+            checks.push(ReadCheck {
+                key,
+                expected: Some(value),
+            });
+        }
+        ops.push(WriteOp::Put(base.to_vec(), crate::stats::encode(total)));
+        match self.storage.write_checked(checks, ops) {
+            Ok(()) => Ok(found),
+            Err(StorageError::Conflict { .. }) => Ok(0), // the next round
+            Err(e) => Err(crate::storage_error(e)),
+        }
+    }
+
+    /// True when this process may run background work: always on embedded
+    /// storage, only while holding the lease on shared storage.
+    pub(crate) fn runs_background_work(&self) -> bool {
+        !self.shared() || self.cluster.lease_until.load(Ordering::SeqCst) > now_millis()
+    }
+
+    /// Whether a background job may start here now (always on embedded
+    /// storage). On shared storage: not while this node runs a job of the
+    /// same name, and only on the lease holder, except an index purge,
+    /// which runs where the index was deleted (nothing stored would let the
+    /// holder find it; a purge cut short is finished by the orphan sweep
+    /// the next start runs).
+    pub(crate) fn claim_job(&self, name: &str) -> bool {
+        if !self.shared() {
+            return true;
+        }
+        if !name.starts_with("purge-index-") && !self.runs_background_work() {
+            return false;
+        }
+        self.cluster.jobs.lock().insert(name.to_string())
+    }
+
+    /// A job claimed with [`Engine::claim_job`] ended.
+    pub(crate) fn release_job(&self, name: &str) {
+        if self.shared() {
+            self.cluster.jobs.lock().remove(name);
+        }
+    }
+
+    /// Takes or renews the lease; returns whether this node holds it.
+    fn renew_lease(&self) -> Result<bool> {
+        let now = now_millis();
+        let stored = self.storage.get(LEASE).map_err(crate::storage_error)?;
+        let current: Option<Lease> = stored.as_ref().and_then(|v| serde_json::from_slice(v).ok());
+        if current
+            .as_ref()
+            .is_some_and(|l| l.node != self.cluster.node && l.until_ms > now)
+        {
+            self.cluster.lease_until.store(0, Ordering::SeqCst);
+            return Ok(false);
+        }
+        let lease = Lease {
+            node: self.cluster.node,
+            until_ms: now + LEASE_MILLIS,
+        };
+        let ops = vec![WriteOp::Put(
+            LEASE.to_vec(),
+            serde_json::to_vec(&lease).expect("lease serialises"),
+        )];
+        let checks = vec![ReadCheck {
+            key: LEASE.to_vec(),
+            expected: stored,
+        }];
+        match self.storage.write_checked(checks, ops) {
+            Ok(()) => {
+                // Count the lease from before the read, so it never
+                // outlives what other nodes see stored.
+                self.cluster
+                    .lease_until
+                    .store(now + LEASE_MILLIS - 1_000, Ordering::SeqCst);
+                Ok(true)
+            }
+            Err(StorageError::Conflict { .. }) => Ok(false),
+            Err(e) => Err(crate::storage_error(e)),
+        }
+    }
+
+    /// On shared storage, starts the thread that every second reloads the
+    /// catalog, renews the lease and, as lease holder, resumes purges and
+    /// backfills no node is running and folds statistics deltas.
+    pub fn start_cluster_upkeep(self: &Arc<Self>) {
+        if !self.shared() {
+            return;
+        }
+        let engine = Arc::downgrade(self);
+        let spawned = std::thread::Builder::new()
+            .name("ferrodyn-cluster".into())
+            .spawn(move || loop {
+                std::thread::sleep(UPKEEP_INTERVAL);
+                let Some(engine) = engine.upgrade() else {
+                    return;
+                };
+                if let Err(error) = engine.upkeep() {
+                    eprintln!("ferrodyn: cluster upkeep failed: {error}");
+                }
+            });
+        if let Err(error) = spawned {
+            eprintln!("ferrodyn: cannot start the cluster upkeep thread: {error}");
+        }
+    }
+
+    fn upkeep(self: &Arc<Self>) -> Result<()> {
+        self.reload_catalog()?;
+        if !self.renew_lease()? {
+            return Ok(());
+        }
+        self.resume_shared_jobs()?;
+        let tables: Vec<_> = self.tables.read().values().cloned().collect();
+        for table in tables {
+            self.fold_all(table.id, None)?;
+            for index in table.indexes() {
+                self.fold_all(table.id, Some(index.id))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The lease holder's share of [`Engine::resume_background_work`]:
+    /// purges and backfills, each started unless this node runs it already.
+    fn resume_shared_jobs(self: &Arc<Self>) -> Result<()> {
+        for id in self.unfinished_purges()? {
+            self.spawn_background(format!("purge-table-{id}"), move |engine| {
+                engine.purge_table_data(id)
+            })?;
+        }
+        let tables: Vec<_> = self.tables.read().values().cloned().collect();
+        for table in tables {
+            for index in table.indexes() {
+                if index.state() == IndexState::Backfilling {
+                    let table = Arc::clone(&table);
+                    let name = format!("backfill-{}", index.name);
+                    self.spawn_background(name, move |engine| {
+                        engine.backfill_index(&table, &index)
+                    })?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The statistics base record of a table (`index` None) or of one index.
+fn stats_base(table_id: u64, index: Option<u32>) -> Vec<u8> {
+    match index {
+        None => keyspace::stats_key(table_id),
+        Some(id) => keyspace::index_stats_key(table_id, id),
+    }
+}
+
+fn is_conflict(error: &DynamoError) -> bool {
+    error.kind == ErrorKind::TransactionConflict
+}
+
+fn minus(a: TableStats, b: TableStats) -> TableStats {
+    TableStats {
+        item_count: a.item_count - b.item_count,
+        size_bytes: a.size_bytes - b.size_bytes,
+    }
+}

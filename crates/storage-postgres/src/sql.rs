@@ -1,0 +1,130 @@
+//! Every statement the backend sends, in the subset PostgreSQL, CockroachDB
+//! and YugabyteDB YSQL all run: point and range reads, and a write as one
+//! statement of data-modifying CTEs (its read set's check, DELETE ... =
+//! ANY, INSERT ... SELECT FROM UNNEST ... ON CONFLICT DO UPDATE), an
+//! implicit transaction at SERIALIZABLE (the write pool's session default),
+//! whose first CTE divides by zero when a checked key changed. Statements
+//! are prepared once per connection (deadpool's statement cache): a write
+//! is one statement and one round trip.
+
+use std::ops::Bound;
+
+use deadpool_postgres::Object;
+use ferrodyn_storage::{Key, ReadCheck, StorageError, Value};
+use tokio_postgres::error::SqlState;
+
+pub(crate) const GET: &str = "SELECT v FROM ferrodyn_kv WHERE k = $1";
+/// A whole (checked) write as one statement: `chk` divides by zero unless
+/// every checked key ($1) holds its expected value ($2, NULL: absent), and
+/// the deletes ($3) and upserts ($4, $5) run only once it has passed; data-
+/// modifying CTEs all run on one snapshot, in one implicit transaction, and
+/// the batch never names a key twice. Portable: no stored function. Each
+/// check is a point lookup (a correlated subquery, never a join the planner
+/// could turn into a table scan: under SERIALIZABLE that would predicate-
+/// lock the whole table and abort every concurrent writer).
+const WRITE: &str = "WITH chk AS (\
+       SELECT 1 / (CASE WHEN coalesce(bool_and( \
+                     (SELECT kv.v FROM ferrodyn_kv kv WHERE kv.k = c.k) IS NOT DISTINCT FROM c.v), \
+                   true) THEN 1 ELSE 0 END) AS ok \
+       FROM UNNEST($1::bytea[], $2::bytea[]) AS c(k, v)), \
+     del AS (DELETE FROM ferrodyn_kv WHERE k = ANY($3::bytea[]) \
+       AND (SELECT ok FROM chk) = 1 RETURNING 1), \
+     ins AS (INSERT INTO ferrodyn_kv (k, v) \
+       SELECT n.k, n.v FROM UNNEST($4::bytea[], $5::bytea[]) AS n(k, v) \
+       WHERE (SELECT ok FROM chk) = 1 \
+       ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v RETURNING 1) \
+     SELECT (SELECT ok FROM chk), (SELECT count(*) FROM del), (SELECT count(*) FROM ins)";
+
+/// A scan's bounds, direction and limit, owned so the query can run on the
+/// backend's runtime.
+pub(crate) struct ScanRange {
+    start: Bound<Key>,
+    end: Bound<Key>,
+    reverse: bool,
+    limit: i64,
+}
+
+impl ScanRange {
+    pub(crate) fn new(start: Bound<&[u8]>, end: Bound<&[u8]>, reverse: bool, limit: usize) -> Self {
+        ScanRange {
+            start: start.map(<[u8]>::to_vec),
+            end: end.map(<[u8]>::to_vec),
+            reverse,
+            limit: i64::try_from(limit).unwrap_or(i64::MAX),
+        }
+    }
+
+    /// The SELECT for these bounds (one of 18 shapes) and its parameters.
+    fn statement(&self) -> (String, Vec<&Key>) {
+        let mut conditions = Vec::new();
+        let mut params = Vec::new();
+        for (bound, inclusive, exclusive) in [(&self.start, ">=", ">"), (&self.end, "<=", "<")] {
+            let (op, key) = match bound {
+                Bound::Included(k) => (inclusive, k),
+                Bound::Excluded(k) => (exclusive, k),
+                Bound::Unbounded => continue,
+            };
+            params.push(key);
+            conditions.push(format!("k {op} ${}", params.len()));
+        }
+        let filter = if conditions.is_empty() {
+            String::new()
+        } else {
+            format!(" WHERE {}", conditions.join(" AND "))
+        };
+        let order = if self.reverse { "DESC" } else { "ASC" };
+        let sql = format!(
+            "SELECT k, v FROM ferrodyn_kv{filter} ORDER BY k {order} LIMIT ${}",
+            params.len() + 1
+        );
+        (sql, params)
+    }
+}
+
+pub(crate) async fn get(
+    client: &Object,
+    key: &[u8],
+) -> Result<Option<Value>, tokio_postgres::Error> {
+    let statement = client.prepare_cached(GET).await?;
+    let row = client.query_opt(&statement, &[&key]).await?;
+    Ok(row.map(|r| r.get(0)))
+}
+
+/// One statement, so one snapshot: a scan never sees half of a write.
+pub(crate) async fn scan(
+    client: &Object,
+    range: &ScanRange,
+) -> Result<Vec<(Key, Value)>, tokio_postgres::Error> {
+    let (sql, keys) = range.statement();
+    let statement = client.prepare_cached(&sql).await?;
+    let mut params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = Vec::new();
+    for key in &keys {
+        params.push(*key);
+    }
+    params.push(&range.limit);
+    let rows = client.query(&statement, &params).await?;
+    Ok(rows.into_iter().map(|r| (r.get(0), r.get(1))).collect())
+}
+
+/// Runs a (checked) write as one statement, an implicit SERIALIZABLE
+/// transaction (the write pool's sessions default to it). The outer error
+/// is the database's; the inner one a check that failed (then nothing was
+/// written).
+pub(crate) async fn checked_write(
+    client: &mut Object,
+    checks: &[ReadCheck],
+    (deletes, keys, values): (Vec<Key>, Vec<Key>, Vec<Value>),
+) -> Result<Result<(), StorageError>, tokio_postgres::Error> {
+    let write = client.prepare_cached(WRITE).await?;
+    let checked_keys: Vec<&[u8]> = checks.iter().map(|c| c.key.as_slice()).collect();
+    let expected: Vec<Option<&[u8]>> = checks.iter().map(|c| c.expected.as_deref()).collect();
+    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 5] =
+        [&checked_keys, &expected, &deletes, &keys, &values];
+    match client.query_one(&write, &params).await {
+        Ok(_) => Ok(Ok(())),
+        Err(e) if e.code() == Some(&SqlState::DIVISION_BY_ZERO) => {
+            Ok(Err(StorageError::Conflict { key: None }))
+        }
+        Err(e) => Err(e),
+    }
+}
