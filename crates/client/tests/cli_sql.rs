@@ -32,7 +32,11 @@ fn sql_runs_statements_with_parameters_and_pages() {
     ]);
     assert!(write.status.success());
     assert_eq!(String::from_utf8_lossy(&write.stdout), "");
-    assert!(stderr(&write).contains("returns no items"), "{}", stderr(&write));
+    assert!(
+        stderr(&write).contains("returns no items"),
+        "{}",
+        stderr(&write)
+    );
 
     // DynamoDB JSON parameters with --raw; the alias `partiql`.
     let out = server.ok(&[

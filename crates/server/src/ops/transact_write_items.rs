@@ -146,10 +146,12 @@ pub fn run(engine: &Engine, faults: &Faults, request: Request, body_len: usize) 
         None => Ok(()),
     };
     let actions = transact_writes(&parsed, &tables, keys);
-    let (writes, units) = match engine
-        .api()
-        .transact_write_items(actions, token, conflict, faults.transaction_hold(&names))?
-    {
+    let (writes, units) = match engine.api().transact_write_items(
+        actions,
+        token,
+        conflict,
+        faults.transaction_hold(&names),
+    )? {
         // A replay writes nothing and, as in DynamoDB, reports read
         // capacity rather than write capacity.
         TransactWriteOutput::Replayed { units } => {
