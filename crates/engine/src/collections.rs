@@ -27,9 +27,9 @@
 //! reports `[0.0, 1.0]` as DynamoDB does.
 
 use crate::index::IndexKind;
-use crate::items::{PlannedWrite, StoredItem};
 use crate::keys::partition_prefix;
 use crate::keyspace;
+use crate::stored::StoredItem;
 use crate::table::Table;
 use crate::Engine;
 use ferrodyn_storage::WriteOp;
@@ -234,37 +234,6 @@ impl Engine {
             start = last;
             first = false;
         }
-    }
-
-    /// Works out the collection size after `write`, given the writes before
-    /// it in `tracker`, refusing a write that grows it past the limit.
-    pub(crate) fn admit_collection(
-        &self,
-        tracker: &mut CollectionTracker,
-        write: &mut PlannedWrite,
-    ) -> Result<()> {
-        if let Some(change) = &write.collection {
-            let size = tracker.apply(
-                self,
-                &write.table,
-                change,
-                Some(self.collection_limit_bytes),
-            )?;
-            write.collection_size = Some(size);
-        }
-        Ok(())
-    }
-
-    /// The storage operations recording every collection `writes` change.
-    /// The caller holds the writes' locks, collection records included.
-    pub(crate) fn collection_ops(&self, writes: &[PlannedWrite]) -> Result<Vec<WriteOp>> {
-        let mut tracker = CollectionTracker::default();
-        for write in writes {
-            if let Some(change) = write.collection.as_ref().filter(|c| c.delta != 0) {
-                tracker.apply(self, &write.table, change, None)?;
-            }
-        }
-        Ok(tracker.into_ops().collect())
     }
 }
 

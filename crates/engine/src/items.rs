@@ -17,7 +17,7 @@ use crate::collections::{
 use crate::index::{Index, IndexKind, IndexState};
 use crate::keyspace::{index_stats_key, stats_key};
 use crate::locks::{Holder, LockKey};
-use crate::streams::ChangeSource;
+use crate::shared::ChangeSource;
 use crate::table::{Table, TableStats};
 use crate::Engine;
 use ferrodyn_expr::{Condition, Path, UpdateExpression};
@@ -26,43 +26,7 @@ use ferrodyn_types::limits::MAX_ATTRIBUTE_NAME_BYTES;
 use ferrodyn_types::{item_size, DynamoError, ErrorKind, Item, Result, MAX_ITEM_SIZE};
 use std::sync::Arc;
 
-/// An item as stored: a 4-byte size header, then its DynamoDB JSON.
-///
-/// Keeping the JSON means GetItem without a projection can send the stored
-/// bytes as they are; keeping the size means capacity needs no re-parse.
-pub struct StoredItem {
-    pub size: usize,
-    pub json: Vec<u8>,
-}
-
-impl StoredItem {
-    pub fn encode(item: &Item) -> Vec<u8> {
-        let size = item_size(item) as u32;
-        let mut out = Vec::with_capacity(64);
-        out.extend_from_slice(&size.to_be_bytes());
-        serde_json::to_writer(&mut out, item).expect("items always serialise");
-        out
-    }
-
-    pub fn decode(mut bytes: Vec<u8>) -> Result<StoredItem> {
-        if bytes.len() < 4 {
-            return Err(DynamoError::internal("corrupt item record"));
-        }
-        let size = u32::from_be_bytes(bytes[..4].try_into().expect("4 bytes")) as usize;
-        bytes.drain(..4);
-        Ok(StoredItem { size, json: bytes })
-    }
-
-    pub fn parse(&self) -> Result<Item> {
-        parse_item_json(&self.json)
-    }
-}
-
-/// Decodes stored item JSON.
-pub fn parse_item_json(json: &[u8]) -> Result<Item> {
-    serde_json::from_slice(json)
-        .map_err(|e| DynamoError::internal(format!("corrupt item record: {e}")))
-}
+pub use crate::stored::{parse_item_json, StoredItem};
 
 /// What a write does to the item under its key.
 #[derive(Clone)]
@@ -230,38 +194,11 @@ impl Engine {
                 return Err(condition_failed(old.as_ref(), return_old_on_failure));
             }
         }
-        let mut updated_paths = Vec::new();
-        let mut changes = true;
-        let new = match mutation {
-            Mutation::Put(item) => Some(item),
-            Mutation::Delete => None,
-            Mutation::Check => {
-                changes = false;
-                old.clone()
-            }
-            Mutation::Update(update) => {
-                let mut item = old.clone().unwrap_or_else(|| key.clone());
-                updated_paths = match old {
-                    Some(_) => update.apply(&mut item)?,
-                    None => update.apply_to_missing(&mut item)?,
-                };
-                // An update that only removes things does not create a
-                // missing item (an empty update does, as in DynamoDB).
-                let only_removed =
-                    old.is_none() && !update.actions.is_empty() && item.len() == key.len();
-                (!only_removed).then_some(item)
-            }
-        };
+        let changes = !matches!(mutation, Mutation::Check);
+        let (new, updated_paths) = apply_mutation(mutation, key, old.as_ref())?;
         let old_size = old.as_ref().map_or(0, item_size);
         let new_size = new.as_ref().map_or(0, item_size);
-        if new_size > MAX_ITEM_SIZE {
-            let message = if updated_paths.is_empty() {
-                "Item size has exceeded the maximum allowed size"
-            } else {
-                "Item size to update has exceeded the maximum allowed size"
-            };
-            return Err(DynamoError::validation(message));
-        }
+        check_new_size(new_size, &updated_paths)?;
         let index_changes = if changes {
             self.index_changes(table, old.as_ref(), new.as_ref(), &mut read)?
         } else {
@@ -365,6 +302,79 @@ impl Engine {
         }
         Ok(())
     }
+}
+
+impl Engine {
+    /// Works out the collection size after `write`, given the writes before
+    /// it in `tracker`, refusing a write that grows it past the limit.
+    pub(crate) fn admit_collection(
+        &self,
+        tracker: &mut CollectionTracker,
+        write: &mut PlannedWrite,
+    ) -> Result<()> {
+        if let Some(change) = &write.collection {
+            let size = tracker.apply(
+                self,
+                &write.table,
+                change,
+                Some(self.collection_limit_bytes),
+            )?;
+            write.collection_size = Some(size);
+        }
+        Ok(())
+    }
+
+    /// The storage operations recording every collection `writes` change.
+    /// The caller holds the writes' locks, collection records included.
+    pub(crate) fn collection_ops(&self, writes: &[PlannedWrite]) -> Result<Vec<WriteOp>> {
+        let mut tracker = CollectionTracker::default();
+        for write in writes {
+            if let Some(change) = write.collection.as_ref().filter(|c| c.delta != 0) {
+                tracker.apply(self, &write.table, change, None)?;
+            }
+        }
+        Ok(tracker.into_ops().collect())
+    }
+}
+
+/// The item a mutation leaves under `key` (None: no item), given the item
+/// there now, and the document paths an update changed.
+fn apply_mutation(
+    mutation: Mutation<'_>,
+    key: &Item,
+    old: Option<&Item>,
+) -> Result<(Option<Item>, Vec<Path>)> {
+    Ok(match mutation {
+        Mutation::Put(item) => (Some(item), Vec::new()),
+        Mutation::Delete => (None, Vec::new()),
+        Mutation::Check => (old.cloned(), Vec::new()),
+        Mutation::Update(update) => {
+            let mut item = old.cloned().unwrap_or_else(|| key.clone());
+            let updated_paths = match old {
+                Some(_) => update.apply(&mut item)?,
+                None => update.apply_to_missing(&mut item)?,
+            };
+            // An update that only removes things does not create a missing
+            // item (an empty update does, as in DynamoDB).
+            let only_removed =
+                old.is_none() && !update.actions.is_empty() && item.len() == key.len();
+            ((!only_removed).then_some(item), updated_paths)
+        }
+    })
+}
+
+/// Refuses a new item over DynamoDB's 400 KB, worded as DynamoDB words it
+/// for a put and for an update.
+fn check_new_size(new_size: usize, updated_paths: &[Path]) -> Result<()> {
+    if new_size <= MAX_ITEM_SIZE {
+        return Ok(());
+    }
+    let message = if updated_paths.is_empty() {
+        "Item size has exceeded the maximum allowed size"
+    } else {
+        "Item size to update has exceeded the maximum allowed size"
+    };
+    Err(DynamoError::validation(message))
 }
 
 /// A write that has been checked and computed but not yet committed.

@@ -16,7 +16,6 @@
 //! | `'x' table index hash(ipk) ipk [isk] base-key` | a secondary-index entry |
 //! | `'x' table u32::MAX hash(pk) pk` | the item-collection size of a partition |
 //! | `'r' table seq` | a stream record |
-//! | `'d' table index seq` | shared storage only: a statistics delta of a table (`index` 0) or index, folded into `'s'`/`'q'` by the lease holder |
 //! | `'t' token` | shared storage only: a ClientRequestToken record |
 //! | `"mlease"` | shared storage only: which node runs background work, until when |
 //!

@@ -7,6 +7,7 @@
 //!   resumed after a restart.
 //! - [`collections`]: item-collection sizes of LSI tables and their limit.
 //! - [`items`]: GetItem and the conditional single-item write path.
+//! - [`stored`]: an item's stored form (size header and JSON).
 //! - [`transactions`]: TransactWriteItems/TransactGetItems and batch writes.
 //! - [`idempotency`]: ClientRequestToken bookkeeping.
 //! - [`read`]: Query and Scan pages.
@@ -54,6 +55,7 @@ pub mod region;
 pub mod schema;
 pub mod shared;
 pub mod stats;
+pub mod stored;
 pub mod streams;
 pub mod table;
 pub mod tags;

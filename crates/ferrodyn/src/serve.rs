@@ -4,7 +4,7 @@ use clap::{Args, ValueEnum};
 use ferrodyn_engine::locks::ConflictPolicy;
 use ferrodyn_engine::{Engine, EngineOptions};
 use ferrodyn_server::faults::{FaultConfig, FaultRule, Faults};
-use ferrodyn_storage::{open_fjall, open_memory, Durability};
+use ferrodyn_storage::{open_fjall, open_memory, Durability, Storage};
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -193,43 +193,9 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
             args.faults.len() + usize::from(args.fault_config.is_some())
         );
     }
-    let storage = if let Some(url) = &args.storage {
-        if !url.starts_with("postgres://") && !url.starts_with("postgresql://") {
-            return Err(format!(
-                "--storage takes a postgres://USER[:PASS]@HOST:PORT/DB connection string, not {url:?}"
-            ));
-        }
-        ferrodyn_storage_postgres::open_postgres(url)
-            .map_err(|e| format!("cannot open --storage: {e}"))?
-    } else if args.in_memory {
-        open_memory()
-    } else {
-        let durability = match args.durability {
-            DurabilityArg::Process => Durability::Buffered,
-            DurabilityArg::Power => Durability::Sync,
-        };
-        std::fs::create_dir_all(&args.data_dir)
-            .map_err(|e| format!("cannot create {}: {e}", args.data_dir.display()))?;
-        open_fjall(&args.data_dir, durability)
-            .map_err(|e| format!("cannot open storage in {}: {e}", args.data_dir.display()))?
-    };
-    let options = EngineOptions {
-        region: args.region.clone(),
-        burst_seconds: args.burst_seconds,
-        item_collection_limit_bytes: args.item_collection_limit_bytes,
-        max_tables: args.max_tables,
-        max_table_operations: args.max_table_operations,
-        accept_unused_attribute_definitions: args.accept_unused_attribute_definitions,
-        conflicts: match args.conflicts {
-            ConflictsArg::Reject => ConflictPolicy::Reject,
-            ConflictsArg::Queue => ConflictPolicy::Queue,
-        },
-        // An fsync per write group, or transactions held on purpose, would
-        // stall the async workers that serve every connection.
-        blocking_writes: (!args.in_memory && matches!(args.durability, DurabilityArg::Power))
-            || faults.holds_transactions(),
-    };
-    let engine = Engine::open(storage, options).map_err(|e| e.to_string())?;
+    let storage = open_storage(&args)?;
+    let engine =
+        Engine::open(storage, engine_options(&args, &faults)).map_err(|e| e.to_string())?;
     if args.ttl_interval > 0.0 {
         engine.start_ttl_sweeper(std::time::Duration::from_secs_f64(args.ttl_interval));
     }
@@ -242,13 +208,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
             .await
             .map_err(|e| format!("cannot listen on {}:{}: {e}", args.host, args.port))?;
         let address = listener.local_addr().map_err(|e| e.to_string())?;
-        let storage_note = if args.storage.is_some() {
-            "data in PostgreSQL".to_string()
-        } else if args.in_memory {
-            "in memory".to_string()
-        } else {
-            format!("data in {}", args.data_dir.display())
-        };
+        let storage_note = storage_note(&args);
         let mut banner = format!("ferrodyn listening on http://{address} ({storage_note})\n");
         let mut extra = axum::Router::new();
         if args.console == crate::console::Switch::On {
@@ -288,6 +248,62 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     // Don't wait for the stdin watcher: its blocking read may never return.
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));
     Ok(())
+}
+
+/// The storage `serve` was asked for: a shared PostgreSQL database, memory,
+/// or the embedded fjall store in `--data-dir`.
+fn open_storage(args: &ServeArgs) -> Result<Arc<dyn Storage>, String> {
+    Ok(if let Some(url) = &args.storage {
+        if !url.starts_with("postgres://") && !url.starts_with("postgresql://") {
+            return Err(format!(
+                "--storage takes a postgres://USER[:PASS]@HOST:PORT/DB connection string, not {url:?}"
+            ));
+        }
+        ferrodyn_storage_postgres::open_postgres(url)
+            .map_err(|e| format!("cannot open --storage: {e}"))?
+    } else if args.in_memory {
+        open_memory()
+    } else {
+        let durability = match args.durability {
+            DurabilityArg::Process => Durability::Buffered,
+            DurabilityArg::Power => Durability::Sync,
+        };
+        std::fs::create_dir_all(&args.data_dir)
+            .map_err(|e| format!("cannot create {}: {e}", args.data_dir.display()))?;
+        open_fjall(&args.data_dir, durability)
+            .map_err(|e| format!("cannot open storage in {}: {e}", args.data_dir.display()))?
+    })
+}
+
+/// The engine's settings from the command line.
+fn engine_options(args: &ServeArgs, faults: &Faults) -> EngineOptions {
+    EngineOptions {
+        region: args.region.clone(),
+        burst_seconds: args.burst_seconds,
+        item_collection_limit_bytes: args.item_collection_limit_bytes,
+        max_tables: args.max_tables,
+        max_table_operations: args.max_table_operations,
+        accept_unused_attribute_definitions: args.accept_unused_attribute_definitions,
+        conflicts: match args.conflicts {
+            ConflictsArg::Reject => ConflictPolicy::Reject,
+            ConflictsArg::Queue => ConflictPolicy::Queue,
+        },
+        // An fsync per write group, or transactions held on purpose, would
+        // stall the async workers that serve every connection.
+        blocking_writes: (!args.in_memory && matches!(args.durability, DurabilityArg::Power))
+            || faults.holds_transactions(),
+    }
+}
+
+/// Where the banner says the data lives.
+fn storage_note(args: &ServeArgs) -> String {
+    if args.storage.is_some() {
+        "data in PostgreSQL".to_string()
+    } else if args.in_memory {
+        "in memory".to_string()
+    } else {
+        format!("data in {}", args.data_dir.display())
+    }
 }
 
 /// Connections the server may hold open above which the storage engine could
