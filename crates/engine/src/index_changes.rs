@@ -229,6 +229,7 @@ impl Engine {
         // Shared storage: only over the record this node knows (shared.rs).
         let checks = vec![self.catalog_check(table)];
         let op = WriteOp::Put(catalog_key(&table.catalog_name), value.clone());
+        let _catalog = self.catalog_guard();
         self.commit_catalog(checks, vec![op])?;
         *table.catalog_bytes.write() = value;
         Ok(())

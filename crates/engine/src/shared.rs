@@ -64,6 +64,10 @@ pub(crate) struct Cluster {
     lease_until: AtomicU64,
     /// Background jobs this node runs now, by name (no job twice).
     pub(crate) jobs: Mutex<HashSet<String>>,
+    /// Held by a catalog reload from its scan to its swap, and by this
+    /// node's DDL from its catalog commit to its in-memory update, so a
+    /// reload never puts back a record this node has just replaced.
+    catalog_lock: Mutex<()>,
 }
 
 impl Default for Cluster {
@@ -76,6 +80,7 @@ impl Default for Cluster {
             last_seq: Mutex::new(0),
             lease_until: AtomicU64::new(0),
             jobs: Mutex::new(HashSet::new()),
+            catalog_lock: Mutex::new(()),
         }
     }
 }
@@ -312,6 +317,7 @@ impl Engine {
     /// Replaces the in-memory catalog by the stored one, keeping the
     /// tables whose record did not change (and their capacity buckets).
     pub(crate) fn reload_catalog(&self) -> Result<()> {
+        let _catalog = self.catalog_guard();
         let prefix = keyspace::catalog_records();
         let end = keyspace::prefix_end(&prefix);
         let end = end.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
@@ -331,6 +337,12 @@ impl Engine {
         }
         *self.tables.write() = fresh;
         Ok(())
+    }
+
+    /// Taken by DDL around its catalog commit and the in-memory change that
+    /// follows (see [`Cluster`]'s `catalog_lock`); never while reloading.
+    pub(crate) fn catalog_guard(&self) -> parking_lot::MutexGuard<'_, ()> {
+        self.cluster.catalog_lock.lock()
     }
 
     /// Commits a catalog change: on shared storage only if `checks` (the
