@@ -12,13 +12,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=/tmp/ferrodyn-pg-tests-$$
-if ! ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1; then
-    install() { DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql >/dev/null 2>&1; }
-    # A fresh machine may have no package lists yet: update once and retry.
-    if ! { [[ $(id -u) -eq 0 ]] && { install || { apt-get update -q >/dev/null 2>&1 && install; }; }; }; then
-        echo "pg-tests: SKIPPED: PostgreSQL is not installed and cannot be installed here (apt-get install postgresql failed)"
-        exit 0
-    fi
+install_postgres() {
+    [[ $(id -u) -eq 0 ]] || return 1
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get install -y -q postgresql >/dev/null 2>&1 && return 0
+    apt-get update -q >/dev/null 2>&1 || true
+    apt-get install -y -q postgresql >/dev/null 2>&1
+}
+if ! ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 && ! install_postgres; then
+    echo "pg-tests: SKIPPED: PostgreSQL is not installed and cannot be installed here (apt-get install postgresql failed)"
+    exit 0
 fi
 trap 'scripts/pg-cluster.sh stop "$dir"' EXIT
 scripts/pg-cluster.sh start "$dir" 55435 >/dev/null

@@ -281,6 +281,7 @@ impl Engine {
             expected: None,
         };
         let record_bytes = serde_json::to_vec(&record).map_err(storage_error)?;
+        let catalog = self.reload_guard(); // until the table is in memory
         self.commit_catalog(
             vec![absent, id_check],
             vec![
@@ -306,6 +307,7 @@ impl Engine {
         self.sync_streams(&table);
         let table = Arc::new(table);
         self.tables.write().insert(catalog_name, Arc::clone(&table));
+        drop(catalog);
         self.save_catalog_record(&table)?;
         // The table is usable at once, but like DynamoDB the creating call
         // reports CREATING; the next DescribeTable reports ACTIVE.
@@ -367,16 +369,22 @@ impl Engine {
                 "Resource cannot be deleted as it is currently protected against deletion. Disable deletion protection first.",
             ));
         }
-        self.commit_catalog(
-            vec![self.catalog_check(&table)],
-            vec![
-                WriteOp::Delete(catalog_key(&table.catalog_name)),
-                WriteOp::Delete(stats_key(table.id)),
-                WriteOp::Put(purge_key(table.id), Vec::new()),
-            ],
-        )?;
+        let catalog = self.reload_guard(); // until it is gone from memory
+                                            // Shared storage: the lease holder folding statistics into the
+                                            // `'s'` row makes this conflict now and then; try again.
+        self.retry_conflicts(|_| {
+            self.commit_catalog(
+                vec![self.catalog_check(&table)],
+                vec![
+                    WriteOp::Delete(catalog_key(&table.catalog_name)),
+                    WriteOp::Delete(stats_key(table.id)),
+                    WriteOp::Put(purge_key(table.id), Vec::new()),
+                ],
+            )
+        })?;
         self.tables.write().remove(&table.catalog_name);
         drop(writes);
+        drop(catalog);
         drop(guard);
         let id = table.id;
         self.spawn_background(format!("purge-table-{id}"), move |engine| {

@@ -70,6 +70,10 @@ pub(crate) struct Cluster {
     lease_until: AtomicU64,
     /// Background jobs this node runs now, by name (no job twice).
     pub(crate) jobs: Mutex<HashSet<String>>,
+    /// Held by a catalog reload from its scan to its swap, and by this
+    /// node's DDL from its catalog commit to its in-memory update, so a
+    /// reload never puts back a record this node has just replaced.
+    reload_lock: Mutex<()>,
 }
 
 impl Default for Cluster {
@@ -82,6 +86,7 @@ impl Default for Cluster {
             last_seq: Mutex::new(0),
             lease_until: AtomicU64::new(0),
             jobs: Mutex::new(HashSet::new()),
+            reload_lock: Mutex::new(()),
         }
     }
 }
@@ -272,6 +277,7 @@ impl Engine {
     /// Replaces the in-memory catalog by the stored one, keeping the
     /// tables whose record did not change (and their capacity buckets).
     pub(crate) fn reload_catalog(&self) -> Result<()> {
+        let _reloading = self.reload_guard();
         let prefix = keyspace::catalog_records();
         let end = keyspace::prefix_end(&prefix);
         let end = end.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
@@ -291,6 +297,13 @@ impl Engine {
         }
         *self.tables.write() = fresh;
         Ok(())
+    }
+
+    /// Taken by DDL around its catalog commit and the in-memory change that
+    /// follows (see [`Cluster`]'s `reload_lock`); never while reloading.
+    /// Lock order: the engine's catalog lock first, then this.
+    pub(crate) fn reload_guard(&self) -> parking_lot::MutexGuard<'_, ()> {
+        self.cluster.reload_lock.lock()
     }
 
     /// Commits a catalog change: on shared storage only if `checks` (the

@@ -250,6 +250,7 @@ impl Engine {
         // Shared storage: only over the record this node knows (cluster.rs).
         let checks = vec![self.catalog_check(table)];
         let op = WriteOp::Put(catalog_key(&table.catalog_name), value.clone());
+        let _catalog = self.reload_guard();
         self.commit_catalog(checks, vec![op])?;
         *table.catalog_bytes.write() = value;
         Ok(())
