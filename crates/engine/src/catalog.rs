@@ -370,8 +370,8 @@ impl Engine {
             ));
         }
         let catalog = self.reload_guard(); // until it is gone from memory
-                                            // Shared storage: the lease holder folding statistics into the
-                                            // `'s'` row makes this conflict now and then; try again.
+                                           // Shared storage: the lease holder folding statistics into the
+                                           // `'s'` row makes this conflict now and then; try again.
         self.retry_conflicts(|_| {
             self.commit_catalog(
                 vec![self.catalog_check(&table)],
