@@ -23,13 +23,17 @@ if ! ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 && ! install_postgres; 
     echo "pg-tests: SKIPPED: PostgreSQL is not installed and cannot be installed here (apt-get install postgresql failed)"
     exit 0
 fi
+# Ports may be moved (PG_TEST_PORT, PG_FAILOVER_PORT: the failover test also
+# uses the next two) when another run holds the defaults.
+port=${PG_TEST_PORT:-55435}
+failover_port=${PG_FAILOVER_PORT:-55430}
 trap 'scripts/pg-cluster.sh stop "$dir"' EXIT
-scripts/pg-cluster.sh start "$dir" 55435 >/dev/null
-export FERRODYN_TEST_POSTGRES=postgres://$( [[ $(id -u) -eq 0 ]] && echo postgres || id -un )@127.0.0.1:55435
+scripts/pg-cluster.sh start "$dir" "$port" >/dev/null
+export FERRODYN_TEST_POSTGRES=postgres://$( [[ $(id -u) -eq 0 ]] && echo postgres || id -un )@127.0.0.1:$port
 export FERRODYN_TEST_STORAGE=$FERRODYN_TEST_POSTGRES
 cargo test -p ferrodyn-storage-postgres
 for t in items transactions batches query indexes; do
     cargo test -p ferrodyn-tests --test "$t"
 done
 cargo test -p ferrodyn-tests --test cluster
-FERRODYN_TEST_FAILOVER_PORT=55430 cargo test -p ferrodyn-tests --test failover -- --nocapture
+FERRODYN_TEST_FAILOVER_PORT=$failover_port cargo test -p ferrodyn-tests --test failover -- --nocapture
