@@ -66,6 +66,8 @@ pub mod usage;
 
 #[cfg(test)]
 mod contention_tests;
+#[cfg(test)]
+mod engine_tests;
 
 use ferrodyn_storage::Storage;
 use ferrodyn_types::{DynamoError, Result};

@@ -1,0 +1,187 @@
+//! Engine tests on memory storage (no HTTP) of the paths every operation
+//! shares: a transaction's all-or-nothing commit and its cancellation
+//! reasons, the stream records writes leave, and the storage range a Query
+//! reads.
+
+use crate::read::{query_range, QueryKeys};
+use crate::schema::{BillingMode, StreamSpecification};
+use crate::table::Table;
+use crate::transactions::TransactWrite;
+use crate::{Engine, EngineOptions, Mutation, NewTable};
+use ferrodyn_expr::{parse_condition, parse_update, Condition, ExpressionContext, KeyOp};
+use ferrodyn_storage::open_memory;
+use ferrodyn_types::{AttributeValue, ErrorKind, Item};
+use serde_json::json;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+fn engine() -> Arc<Engine> {
+    Engine::open(open_memory(), EngineOptions::default()).expect("engine opens")
+}
+
+/// A table keyed `p` (and `s`, when `sorted`), with a NEW_AND_OLD_IMAGES stream.
+fn table(engine: &Engine, sorted: bool) -> Arc<Table> {
+    let mut keys = vec![json!({"AttributeName": "p", "KeyType": "HASH"})];
+    let mut attributes = vec![json!({"AttributeName": "p", "AttributeType": "S"})];
+    if sorted {
+        keys.push(json!({"AttributeName": "s", "KeyType": "RANGE"}));
+        attributes.push(json!({"AttributeName": "s", "AttributeType": "S"}));
+    }
+    engine
+        .create_table(NewTable {
+            name: "t".into(),
+            key_schema: serde_json::from_value(json!(keys)).unwrap(),
+            attribute_definitions: serde_json::from_value(json!(attributes)).unwrap(),
+            billing_mode: BillingMode::PayPerRequest,
+            provisioned: None,
+            global_secondary_indexes: Vec::new(),
+            local_secondary_indexes: Vec::new(),
+            stream: Some(StreamSpecification {
+                stream_enabled: true,
+                stream_view_type: Some("NEW_AND_OLD_IMAGES".into()),
+            }),
+            deletion_protection: false,
+            table_class: None,
+            tags: Vec::new(),
+        })
+        .unwrap();
+    engine.table_for_items("t").unwrap()
+}
+
+fn item(pairs: &[(&str, &str)]) -> Item {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), AttributeValue::S(v.to_string())))
+        .collect()
+}
+
+fn condition(text: &str) -> Condition {
+    let mut ctx = ExpressionContext::new(None, None).unwrap();
+    parse_condition(text, &mut ctx).unwrap()
+}
+
+#[test]
+fn a_cancelled_transaction_names_each_reason_and_writes_nothing() {
+    let engine = engine();
+    let table = table(&engine, false);
+    let missing = condition("attribute_exists(p)");
+    let actions = vec![
+        Ok(TransactWrite {
+            table: Arc::clone(&table),
+            key: item(&[("p", "a")]),
+            mutation: Mutation::Put(item(&[("p", "a"), ("v", "1")])),
+            condition: None,
+            return_old_on_failure: false,
+        }),
+        Ok(TransactWrite {
+            table: Arc::clone(&table),
+            key: item(&[("p", "b")]),
+            mutation: Mutation::Check,
+            condition: Some(&missing),
+            return_old_on_failure: false,
+        }),
+    ];
+    let error = engine.transact_write(actions).err().expect("cancelled");
+    assert_eq!(error.kind, ErrorKind::TransactionCanceled);
+    assert!(
+        error.message.contains("[None, ConditionalCheckFailed]"),
+        "{}",
+        error.message
+    );
+    assert!(engine
+        .get_item(&table, &item(&[("p", "a")]))
+        .unwrap()
+        .is_none());
+    assert_eq!(table.stats().item_count, 0);
+    assert!(engine
+        .read_stream(&table, 0, u64::MAX, 10)
+        .unwrap()
+        .is_empty());
+}
+
+#[test]
+fn stream_records_follow_each_write_in_order_with_both_images() {
+    let engine = engine();
+    let table = table(&engine, false);
+    let key = item(&[("p", "a")]);
+    let values = HashMap::from([(":v".to_string(), AttributeValue::S("2".into()))]);
+    let mut ctx = ExpressionContext::new(None, Some(&values)).unwrap();
+    let update = parse_update("SET v = :v", &mut ctx).unwrap();
+    let put = Mutation::Put(item(&[("p", "a"), ("v", "1")]));
+    engine.write_item(&table, &key, put, None, false).unwrap();
+    let updated = Mutation::Update(&update);
+    engine
+        .write_item(&table, &key, updated, None, false)
+        .unwrap();
+    // The delete leaves a REMOVE carrying the last image.
+    engine
+        .write_item(&table, &key, Mutation::Delete, None, false)
+        .unwrap();
+    let records = engine.read_stream(&table, 0, u64::MAX, 10).unwrap();
+    let names: Vec<&str> = records
+        .iter()
+        .map(|r| r.record["eventName"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["INSERT", "MODIFY", "REMOVE"]);
+    assert!(records.windows(2).all(|w| w[0].seq < w[1].seq));
+    let modify = &records[1].record["dynamodb"];
+    assert_eq!(modify["OldImage"]["v"], json!({"S": "1"}));
+    assert_eq!(modify["NewImage"]["v"], json!({"S": "2"}));
+    assert_eq!(
+        records[2].record["dynamodb"]["OldImage"]["v"],
+        json!({"S": "2"})
+    );
+}
+
+#[test]
+fn a_query_range_holds_one_partition_narrowed_by_the_sort_condition() {
+    let engine = engine();
+    let table = table(&engine, true);
+    for (p, s) in [
+        ("a", "o#1"),
+        ("a", "o#2"),
+        ("a", "x#1"),
+        ("ab", "o#1"),
+        ("b", "o#1"),
+    ] {
+        let item = item(&[("p", p), ("s", s)]);
+        let key = item.clone();
+        engine
+            .write_item(&table, &key, Mutation::Put(item), None, false)
+            .unwrap();
+    }
+    let partition = AttributeValue::S("a".into());
+    let prefix = KeyOp::BeginsWith(AttributeValue::S("o#".into()));
+    let sorted_keys = |op: Option<&KeyOp>, forward: bool| {
+        let keys = QueryKeys {
+            hash: vec![&partition],
+            sort_equalities: Vec::new(),
+            sort_condition: op,
+        };
+        let range = query_range(&table, None, &keys, None, forward).unwrap();
+        let (start, end) = (range.start.as_ref(), range.end.as_ref());
+        let found = engine.storage.scan(
+            start.map(|k| k.as_slice()),
+            end.map(|k| k.as_slice()),
+            !forward,
+            100,
+        );
+        found
+            .unwrap()
+            .into_iter()
+            .map(|(_, v)| {
+                let item = crate::stored::StoredItem::decode(v)
+                    .unwrap()
+                    .parse()
+                    .unwrap();
+                match (&item["p"], &item["s"]) {
+                    (AttributeValue::S(p), AttributeValue::S(s)) => format!("{p}/{s}"),
+                    _ => unreachable!("string keys"),
+                }
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(sorted_keys(None, true), ["a/o#1", "a/o#2", "a/x#1"]);
+    assert_eq!(sorted_keys(Some(&prefix), true), ["a/o#1", "a/o#2"]);
+    assert_eq!(sorted_keys(Some(&prefix), false), ["a/o#2", "a/o#1"]);
+}
