@@ -308,7 +308,12 @@ impl Engine {
         let table = Arc::new(table);
         self.tables.write().insert(catalog_name, Arc::clone(&table));
         drop(catalog);
-        self.save_catalog_record(&table)?;
+        // The table exists from here on: a conflict saving its stream
+        // settings (shared storage: a serialization failure beside another
+        // node's DDL) retries the save alone, never the whole CreateTable,
+        // whose second attempt would find its own table and answer
+        // ResourceInUseException.
+        self.retry_conflicts(|_| self.save_catalog_record(&table))?;
         // The table is usable at once, but like DynamoDB the creating call
         // reports CREATING; the next DescribeTable reports ACTIVE.
         let mut reported = description;
