@@ -55,6 +55,11 @@ listen_addresses = '127.0.0.1'
 port = $port
 unix_socket_directories = '$(dirname "$data")'
 max_connections = 200
+# A transaction's checked writes take one SERIALIZABLE predicate lock per
+# key read; past this many (default 64) PostgreSQL coarsens them to page or
+# table locks, and a 100-action TransactWriteItems then conflicts with every
+# concurrent writer (a false TransactionConflict, seen in CI).
+max_pred_locks_per_transaction = 1024
 wal_level = replica
 max_wal_senders = 10
 wal_keep_size = 256MB
