@@ -87,7 +87,8 @@ port = $port
 unix_socket_directories = '$dir'
 primary_conninfo = 'host=127.0.0.1 port=$primary_port user=$user application_name=$name'
 EOF
-    as_pg "$bindir/pg_ctl" -D "$dir/$name" -l "$dir/$name.log" -w -t 30 start >/dev/null
+    as_pg "$bindir/pg_ctl" -D "$dir/$name" -l "$dir/$name.log" -w -t 30 start >/dev/null \
+        || { tail -n 20 "$dir/$name.log" >&2; die "standby $name did not start (its log is above)"; }
 }
 
 start_nodes() {
@@ -130,7 +131,8 @@ start() {
     : >"$dir/pids"
     as_pg "$bindir/initdb" -D "$dir/primary" -U "$user" -A trust -E UTF8 --no-locale >/dev/null
     configure_primary "$dir/primary" "$port" "$standbys"
-    as_pg "$bindir/pg_ctl" -D "$dir/primary" -l "$dir/primary.log" -w -t 30 start >/dev/null
+    as_pg "$bindir/pg_ctl" -D "$dir/primary" -l "$dir/primary.log" -w -t 30 start >/dev/null \
+        || { tail -n 20 "$dir/primary.log" >&2; die "the primary did not start (its log is above)"; }
     echo "$dir/primary" >>"$dir/clusters"
     if [[ $standbys -eq 2 ]]; then
         start_standby "$dir" s1 "$port" $((port + 1)) "$bindir" "$user"
