@@ -67,6 +67,12 @@ pub(super) fn comparison(
     op: &str,
     args: Vec<AttributeValue>,
 ) -> Result<Condition, DynamoError> {
+    check_arguments(op, &args)?;
+    build_condition(name, op, args)
+}
+
+/// The argument count and types DynamoDB checks before evaluating anything.
+fn check_arguments(op: &str, args: &[AttributeValue]) -> Result<(), DynamoError> {
     let count_ok = match arity(op).flatten() {
         Some(n) => args.len() == n,
         None => !args.is_empty(),
@@ -84,7 +90,7 @@ pub(super) fn comparison(
         _ => &[],
     };
     if !allowed.is_empty() {
-        for v in &args {
+        for v in args {
             if !allowed.contains(&v.type_name()) {
                 return Err(DynamoError::invalid_parameter(format!(
                     "ComparisonOperator {op} is not valid for {} AttributeValue type",
@@ -101,6 +107,15 @@ pub(super) fn comparison(
             "AttributeValues inside AttributeValueList must be of same type",
         ));
     }
+    Ok(())
+}
+
+/// The condition a checked legacy comparison stands for.
+fn build_condition(
+    name: &str,
+    op: &str,
+    args: Vec<AttributeValue>,
+) -> Result<Condition, DynamoError> {
     let path = || Operand::Path(Path::attr(name));
     let mut values = args.into_iter().map(Operand::Value);
     let mut first = || {
