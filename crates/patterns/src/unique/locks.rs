@@ -350,7 +350,7 @@ fn list_markers(
                 "Scan of table {} (no sparse GSI keyed by {ATTR_ATTR}; add one to list markers by Query)",
                 c.spec.table
             );
-            Ok((named(scan_markers(api, c, prefix)?), how))
+            Ok((named(scan_partition_prefix(api, c, prefix)?), how))
         }
     }
 }
@@ -378,9 +378,9 @@ fn query_marker_index(
     all_pages(api, "Query", request)
 }
 
-/// Per-value markers whose partition key starts with `prefix`, by a Scan
-/// of the whole table (filtered, so only markers come back).
-fn scan_markers(
+/// Every item whose partition key starts with `prefix`: one strongly
+/// consistent Scan of the whole table with a `begins_with` filter.
+fn scan_partition_prefix(
     api: &dyn DynamoApi,
     c: &Constraint,
     prefix: &str,
@@ -460,43 +460,13 @@ fn scan_owners(
     c: &Constraint,
     prefix: &str,
 ) -> Result<Vec<Map<String, Value>>, UniqueError> {
-    let mut b = Builder::new();
-    let p = b.placeholders();
-    let pk = p.name(&c.schema.partition);
-    let start = p.value("prefix", json!({ "S": prefix }));
-    b.add_raw(Kind::Condition, format!("begins_with({pk}, {start})"));
-    let built = b.build().map_err(|e| UniqueError::Invalid(e.to_string()))?;
-    let mut request = Map::new();
-    request.insert("TableName".into(), json!(c.spec.table));
-    request.insert("ConsistentRead".into(), json!(true));
-    request.insert("FilterExpression".into(), json!(built.get(Kind::Condition)));
-    for (k, v) in built.request_fields() {
-        if k.starts_with("ExpressionAttribute") {
-            request.insert(k, v);
-        }
-    }
-    let mut items = Vec::new();
-    loop {
-        let response = api.call("Scan", &Value::Object(request.clone()))?;
-        items.extend(
-            response["Items"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|i| i.as_object().cloned())
-                .filter(|i| {
-                    !i.get(&c.schema.partition)
-                        .and_then(typed::key_text)
-                        .is_some_and(|t| t.starts_with(PREFIX))
-                }),
-        );
-        match response.get("LastEvaluatedKey") {
-            Some(last) if !last.is_null() => {
-                request.insert("ExclusiveStartKey".into(), last.clone());
-            }
-            _ => return Ok(items),
-        }
-    }
+    let mut items = scan_partition_prefix(api, c, prefix)?;
+    items.retain(|i| {
+        !i.get(&c.schema.partition)
+            .and_then(typed::key_text)
+            .is_some_and(|t| t.starts_with(PREFIX))
+    });
+    Ok(items)
 }
 
 /// The owner key a marker names.
