@@ -21,7 +21,8 @@
 #
 # Environment: FERRODYN_BIN (default target/debug/ferrodyn, built if missing),
 # LIBSUITES_DIR (downloads and venvs, default target/library-suites),
-# OUT (reports, default $LIBSUITES_DIR/results), REFERENCE_URL (also run
+# OUT (reports, default $LIBSUITES_DIR/results), LIBSUITES_PORT (Ferrodyn's
+# port, default a free one), REFERENCE_URL (also run
 # each suite there; give it a fresh server: the suites leave tables behind).
 # Exit status: 1 if Ferrodyn fails a test no exclusion names.
 set -euo pipefail
@@ -51,8 +52,8 @@ trap stop_server EXIT
 # start_server SUITE FLAG...: a fresh in-memory Ferrodyn; sets URL.
 start_server() {
   local suite=$1; shift
-  local port
-  port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  local port=${LIBSUITES_PORT:-}
+  [ -n "$port" ] || port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
   "$BIN" serve --in-memory --port "$port" "$@" > "$OUT/$suite.ferrodyn.log" 2>&1 &
   SERVER_PID=$!
   URL=http://127.0.0.1:$port

@@ -179,6 +179,14 @@ fn validate(request: Request) -> Result<NewTable> {
 /// The field constraints, reported together ("N validation errors
 /// detected"); the request in checked form.
 fn check(request: Request) -> Result<Checked> {
+    if request.table_name.is_none() {
+        // Checked before the constraints, in its own words (the AWS-verified
+        // dynamodb-conformance suite, tier3/error-messages/createTable.test.ts);
+        // the other operations report a missing TableName as a violation.
+        return Err(DynamoError::validation(
+            "The parameter 'TableName' is required but was not present in the request",
+        ));
+    }
     let mut v = Violations::default();
     let key_schema = check_key_elements(&mut v, "keySchema", request.key_schema.as_deref(), 2);
     v.table_name("tableName", &request.table_name);
