@@ -29,6 +29,7 @@ pub struct Request {
     #[serde(rename = "SSESpecification")]
     sse_specification: Option<serde_json::Value>,
     tags: Option<Vec<crate::ops::tags::Tag>>,
+    resource_policy: Option<String>,
 }
 
 #[derive(Deserialize, serde::Serialize)]
@@ -109,6 +110,7 @@ struct Checked {
     deletion_protection: bool,
     table_class: Option<String>,
     tags: Vec<(String, String)>,
+    resource_policy: Option<String>,
     sse_enabled: bool,
 }
 
@@ -130,6 +132,9 @@ fn validate(request: Request) -> Result<NewTable> {
         return Err(DynamoError::validation(
             "Server-side encryption with KMS keys is not supported by Ferrodyn (SSESpecification.Enabled=true)",
         ));
+    }
+    if let Some(policy) = &checked.resource_policy {
+        ferrodyn_engine::policies::check_policy_document(policy)?;
     }
     let definitions = attribute_definitions(checked.attribute_definitions)?;
     let key_schema = key_schema(checked.key_schema, &definitions, None, false)?;
@@ -173,6 +178,7 @@ fn validate(request: Request) -> Result<NewTable> {
         deletion_protection: checked.deletion_protection,
         table_class: checked.table_class,
         tags: checked.tags,
+        resource_policy: checked.resource_policy,
     })
 }
 
@@ -256,6 +262,7 @@ fn check(request: Request) -> Result<Checked> {
             deletion_protection: request.deletion_protection_enabled.unwrap_or(false),
             table_class: request.table_class,
             tags,
+            resource_policy: request.resource_policy,
             sse_enabled,
         })
     })();
