@@ -1390,3 +1390,47 @@ async fn over_100_keys_for_one_table_are_reported_without_the_keys() {
         "Too many items requested for the BatchGetItem call"
     );
 }
+
+#[tokio::test]
+async fn a_table_keyed_twice_by_one_attribute_is_refused_in_aws_words() {
+    // The AWS-verified dynamodb-conformance suite (2026),
+    // tier3/error-messages/createTable.test.ts.
+    assert_eq!(
+        message_of(
+            "CreateTable",
+            serde_json::json!({"TableName": common::unique_name("twice"),
+                "BillingMode": "PAY_PER_REQUEST",
+                "KeySchema": [{"AttributeName": "p", "KeyType": "HASH"},
+                    {"AttributeName": "p", "KeyType": "RANGE"}],
+                "AttributeDefinitions": [{"AttributeName": "p", "AttributeType": "S"}]}),
+        )
+        .await,
+        "Invalid KeySchema: Some index key attribute have no definition"
+    );
+}
+
+#[tokio::test]
+async fn a_transaction_action_naming_no_kind_and_one_naming_two_are_told_apart() {
+    let client = common::client();
+    let table = common::table_s(&client).await;
+    // No action at all: DynamoDB Local's and Dynoxide's words.
+    assert_eq!(
+        message_of(
+            "TransactWriteItems",
+            serde_json::json!({"TransactItems": [{}]})
+        )
+        .await,
+        "Invalid Request: TransactWriteRequest should contain Delete or Put or Update request"
+    );
+    // Two: moto 5.2.5's record (test_transact_write_items__put_and_delete_on_same_item's sibling).
+    let key = serde_json::json!({"p": {"S": "k"}});
+    assert_eq!(
+        message_of(
+            "TransactWriteItems",
+            serde_json::json!({"TransactItems": [{"Put": {"TableName": table, "Item": key},
+                "Delete": {"TableName": table, "Key": key}}]}),
+        )
+        .await,
+        "TransactItems can only contain one of Check, Put, Update or Delete"
+    );
+}

@@ -564,6 +564,13 @@ fn key_schema(
             )));
         }
         if second.attribute_name == elements[0].attribute_name {
+            if index.is_none() {
+                // The table's own schema: AWS's words (the AWS-verified
+                // dynamodb-conformance suite, tier3/error-messages/createTable).
+                return Err(DynamoError::validation(
+                    "Invalid KeySchema: Some index key attribute have no definition",
+                ));
+            }
             return Err(DynamoError::invalid_parameter(format!(
                 "{prefix}Both the Hash Key and the Range Key element in the KeySchema have the same name"
             )));
