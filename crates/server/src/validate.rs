@@ -208,6 +208,21 @@ impl Violations {
         self.size(field, list.len(), &shown_list(list), min, max);
     }
 
+    /// A list's size bounds, the list echoed as `shown` renders it (for
+    /// members AWS prints in a form of their own, see [`Violations::count`]).
+    pub fn count_shown(
+        &mut self,
+        field: &str,
+        len: usize,
+        shown: impl FnOnce() -> String,
+        min: usize,
+        max: usize,
+    ) {
+        if !(min..=max).contains(&len) {
+            self.size(field, len, &shown(), min, max);
+        }
+    }
+
     /// A map whose values are lists of `min..=max` members (BatchWriteItem's
     /// RequestItems). AWS reports one violation for the whole map, echoing
     /// it as `{table=[...]}` and naming both bounds: `Value '{t=[]}' at

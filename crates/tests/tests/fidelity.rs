@@ -1407,6 +1407,22 @@ async fn a_table_keyed_twice_by_one_attribute_is_refused_in_aws_words() {
         .await,
         "Invalid KeySchema: Some index key attribute have no definition"
     );
+    // Three elements: echoed as AWS prints key elements.
+    assert_eq!(
+        message_of(
+            "CreateTable",
+            serde_json::json!({"TableName": common::unique_name("three"),
+                "BillingMode": "PAY_PER_REQUEST",
+                "KeySchema": [{"AttributeName": "p", "KeyType": "HASH"},
+                    {"AttributeName": "s", "KeyType": "RANGE"},
+                    {"AttributeName": "x", "KeyType": "RANGE"}],
+                "AttributeDefinitions": [{"AttributeName": "p", "AttributeType": "S"},
+                    {"AttributeName": "s", "AttributeType": "S"},
+                    {"AttributeName": "x", "AttributeType": "S"}]}),
+        )
+        .await,
+        "1 validation error detected: Value '[KeySchemaElement(attributeName=p, keyType=HASH), KeySchemaElement(attributeName=s, keyType=RANGE), KeySchemaElement(attributeName=x, keyType=RANGE)]' at 'keySchema' failed to satisfy constraint: Member must have length less than or equal to 2"
+    );
 }
 
 #[tokio::test]

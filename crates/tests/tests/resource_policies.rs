@@ -39,18 +39,31 @@ async fn put(client: &Client, arn: &str, action: &str, expected: Option<&str>) -
     put.revision_id.expect("a revision id")
 }
 
+/// GetResourcePolicy's answer for `arn`.
+async fn get(
+    client: &Client,
+    arn: &str,
+) -> Result<
+    aws_sdk_dynamodb::operation::get_resource_policy::GetResourcePolicyOutput,
+    aws_sdk_dynamodb::error::SdkError<
+        aws_sdk_dynamodb::operation::get_resource_policy::GetResourcePolicyError,
+    >,
+> {
+    client.get_resource_policy().resource_arn(arn).send().await
+}
+
+/// AWS's answer where `arn` has no policy (or not the expected one).
+fn no_policy(detail: &str) -> String {
+    format!("Resource-based policy not found for the provided ResourceArn: {detail}")
+}
+
 #[tokio::test]
 async fn a_policy_is_returned_with_its_revision_and_the_same_policy_keeps_it() {
     let client = common::client();
     let table = common::table_s(&client).await;
     let arn = table_arn(&client, &table).await;
     let first = put(&client, &arn, "dynamodb:*", None).await;
-    let got = client
-        .get_resource_policy()
-        .resource_arn(&arn)
-        .send()
-        .await
-        .unwrap();
+    let got = get(&client, &arn).await.unwrap();
     assert_eq!(got.revision_id.as_deref(), Some(first.as_str()));
     assert_eq!(got.policy.as_deref(), Some(policy("dynamodb:*").as_str()));
     // Putting the same document again changes nothing (AWS: a no-op).
@@ -76,10 +89,10 @@ async fn expected_revisions_guard_updates_in_aws_words() {
             .send()
             .await,
         "PolicyNotFoundException",
-        &format!("Resource-based policy not found for the provided ResourceArn: Requested policy update expecting none to be present for table {table}, but a policy exists with revision id {first}."),
+        &no_policy(&format!("Requested policy update expecting none to be present for table {table}, but a policy exists with revision id {first}.")),
     );
     let second = put(&client, &arn, "dynamodb:PutItem", Some(&first)).await;
-    let stale = format!("Resource-based policy not found for the provided ResourceArn: Requested update for policy with revision id {first}, but the policy associated to target table {table} has revision id {second}.");
+    let stale = no_policy(&format!("Requested update for policy with revision id {first}, but the policy associated to target table {table} has revision id {second}."));
     common::assert_error(
         client
             .put_resource_policy()
@@ -102,7 +115,7 @@ async fn expected_revisions_guard_updates_in_aws_words() {
         &stale,
     );
     // The refused requests changed nothing.
-    let got = client.get_resource_policy().resource_arn(&arn).send().await;
+    let got = get(&client, &arn).await;
     assert_eq!(got.unwrap().revision_id.as_deref(), Some(second.as_str()));
 }
 
@@ -121,9 +134,9 @@ async fn deleting_a_policy_detaches_it_and_deleting_none_is_no_error() {
         .unwrap();
     assert_eq!(deleted.revision_id.as_deref(), Some(revision.as_str()));
     common::assert_error(
-        client.get_resource_policy().resource_arn(&arn).send().await,
+        get(&client, &arn).await,
         "PolicyNotFoundException",
-        &format!("Resource-based policy not found for the provided ResourceArn: {arn}"),
+        &no_policy(&arn),
     );
     let again = client
         .delete_resource_policy()
@@ -140,7 +153,7 @@ async fn deleting_a_policy_detaches_it_and_deleting_none_is_no_error() {
             .send()
             .await,
         "PolicyNotFoundException",
-        &format!("Resource-based policy not found for the provided ResourceArn: {arn}"),
+        &no_policy(&arn),
     );
 }
 
@@ -161,11 +174,7 @@ async fn unknown_tables_and_malformed_arns_are_refused() {
         &missing,
     );
     common::assert_error(
-        client
-            .get_resource_policy()
-            .resource_arn(format!("{arn}_"))
-            .send()
-            .await,
+        get(&client, &format!("{arn}_")).await,
         "ResourceNotFoundException",
         &missing,
     );
@@ -180,11 +189,7 @@ async fn unknown_tables_and_malformed_arns_are_refused() {
     );
     let index_arn = format!("{arn}/index/byX");
     common::assert_validation(
-        client
-            .get_resource_policy()
-            .resource_arn(&index_arn)
-            .send()
-            .await,
+        get(&client, &index_arn).await,
         &format!("Invalid ResourceArn provided as input {index_arn}"),
     );
 }
@@ -265,44 +270,31 @@ async fn create_table_attaches_its_policy_and_streams_have_their_own() {
     let client = common::client();
     let name = common::unique_name("withpolicy");
     let (arn, stream_arn) = table_with_policy_and_stream(&client, &name).await;
-    let got = client.get_resource_policy().resource_arn(&arn).send().await;
+    let got = get(&client, &arn).await;
     assert_eq!(
         got.unwrap().policy.as_deref(),
         Some(policy("dynamodb:GetItem").as_str())
     );
     common::assert_error(
-        client
-            .get_resource_policy()
-            .resource_arn(&stream_arn)
-            .send()
-            .await,
+        get(&client, &stream_arn).await,
         "PolicyNotFoundException",
-        &format!("Resource-based policy not found for the provided ResourceArn: {stream_arn}"),
+        &no_policy(&stream_arn),
     );
     put(&client, &stream_arn, "dynamodb:GetRecords", None).await;
-    let stream_policy = client
-        .get_resource_policy()
-        .resource_arn(&stream_arn)
-        .send()
-        .await
-        .unwrap();
+    let stream_policy = get(&client, &stream_arn).await.unwrap();
     assert_eq!(
         stream_policy.policy.as_deref(),
         Some(policy("dynamodb:GetRecords").as_str())
     );
     // The table's policy is untouched by its stream's.
-    let got = client.get_resource_policy().resource_arn(&arn).send().await;
+    let got = get(&client, &arn).await;
     assert_eq!(
         got.unwrap().policy.as_deref(),
         Some(policy("dynamodb:GetItem").as_str())
     );
     let unknown_stream = format!("{arn}/stream/2000-01-01T00:00:00.000");
     common::assert_error(
-        client
-            .get_resource_policy()
-            .resource_arn(&unknown_stream)
-            .send()
-            .await,
+        get(&client, &unknown_stream).await,
         "ResourceNotFoundException",
         &format!("Requested resource not found: Stream: {unknown_stream} not found"),
     );
@@ -316,24 +308,14 @@ async fn policies_survive_a_restart_and_go_with_their_table() {
     let name = common::unique_name("kept");
     let (arn, stream_arn) = table_with_policy_and_stream(&client, &name).await;
     let stream_revision = put(&client, &stream_arn, "dynamodb:GetRecords", None).await;
-    let table_revision = client
-        .get_resource_policy()
-        .resource_arn(&arn)
-        .send()
-        .await
-        .unwrap()
-        .revision_id;
+    let table_revision = get(&client, &arn).await.unwrap().revision_id;
     assert!(server.terminate().success());
 
     let server = common::ServerProcess::with_data_dir(dir.path());
     let client = common::client_for(server.endpoint());
-    let got = client.get_resource_policy().resource_arn(&arn).send().await;
+    let got = get(&client, &arn).await;
     assert_eq!(got.unwrap().revision_id, table_revision);
-    let got = client
-        .get_resource_policy()
-        .resource_arn(&stream_arn)
-        .send()
-        .await;
+    let got = get(&client, &stream_arn).await;
     assert_eq!(
         got.unwrap().revision_id.as_deref(),
         Some(stream_revision.as_str())
@@ -357,9 +339,9 @@ async fn policies_survive_a_restart_and_go_with_their_table() {
         .await
         .expect("CreateTable succeeds");
     common::assert_error(
-        client.get_resource_policy().resource_arn(&arn).send().await,
+        get(&client, &arn).await,
         "PolicyNotFoundException",
-        &format!("Resource-based policy not found for the provided ResourceArn: {arn}"),
+        &no_policy(&arn),
     );
 }
 
@@ -384,7 +366,7 @@ async fn a_policy_put_through_one_node_is_read_and_guarded_through_another() {
     let arn = table_arn(&a, &table).await;
     let revision = put(&a, &arn, "dynamodb:*", None).await;
     let seen = common::poll_until("B sees A's policy", Duration::from_secs(5), || async {
-        let got = b.get_resource_policy().resource_arn(&arn).send().await;
+        let got = get(&b, &arn).await;
         got.ok()
             .and_then(|p| p.revision_id)
             .filter(|r| *r == revision)
@@ -394,7 +376,7 @@ async fn a_policy_put_through_one_node_is_read_and_guarded_through_another() {
     // attempt against the same, now stale, revision is refused.
     let newer = put(&b, &arn, "dynamodb:GetItem", Some(&seen)).await;
     common::poll_until("A sees B's policy", Duration::from_secs(5), || async {
-        let got = a.get_resource_policy().resource_arn(&arn).send().await;
+        let got = get(&a, &arn).await;
         got.ok().and_then(|p| p.revision_id).filter(|r| *r == newer)
     })
     .await;
@@ -406,6 +388,6 @@ async fn a_policy_put_through_one_node_is_read_and_guarded_through_another() {
             .send()
             .await,
         "PolicyNotFoundException",
-        &format!("Resource-based policy not found for the provided ResourceArn: Requested update for policy with revision id {revision}, but the policy associated to target table {table} has revision id {newer}."),
+        &no_policy(&format!("Requested update for policy with revision id {revision}, but the policy associated to target table {table} has revision id {newer}.")),
     );
 }

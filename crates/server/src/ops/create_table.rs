@@ -406,6 +406,23 @@ pub(crate) fn check_index(
 
 /// A key schema's members: a name of 1 to 255 characters and a key type
 /// (HASH or RANGE), 1 to `max` of them. `None` when a violation was recorded.
+/// Key elements as AWS echoes them: `[KeySchemaElement(attributeName=p,
+/// keyType=HASH), ...]` (the AWS-verified dynamodb-conformance suite,
+/// tier3/error-messages/createTable.test.ts; Dynoxide words it the same).
+fn shown_key_elements(elements: &[RawKeyElement]) -> String {
+    let shown: Vec<String> = elements
+        .iter()
+        .map(|e| {
+            format!(
+                "KeySchemaElement(attributeName={}, keyType={})",
+                e.attribute_name.as_deref().unwrap_or("null"),
+                e.key_type.as_deref().unwrap_or("null")
+            )
+        })
+        .collect();
+    format!("[{}]", shown.join(", "))
+}
+
 pub(crate) fn check_key_elements(
     v: &mut Violations,
     field: &str,
@@ -416,7 +433,13 @@ pub(crate) fn check_key_elements(
         v.not_null::<()>(field, &None);
         return None;
     };
-    v.count(field, Some(elements), 1, max);
+    v.count_shown(
+        field,
+        elements.len(),
+        || shown_key_elements(elements),
+        1,
+        max,
+    );
     let mut out = Some(Vec::with_capacity(elements.len()));
     for (i, e) in elements.iter().enumerate() {
         let member = format!("{field}.{}.member", i + 1);
