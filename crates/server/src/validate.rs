@@ -64,6 +64,16 @@ impl Violations {
         }
     }
 
+    /// PutItem's and UpdateItem's TableName, which AWS checks before the
+    /// rest of the request and reports alone (Dynoxide's captures from AWS
+    /// eu-west-2: an empty name beside an invalid ReturnValues answers only
+    /// the name; GetItem, DeleteItem, Query and Scan report both).
+    pub fn table_name_first(field: &str, value: &Option<String>) -> Result<(), DynamoError> {
+        let mut v = Violations::default();
+        v.table_name_or_arn(field, value);
+        v.finish()
+    }
+
     /// The one home of the rules for naming an existing table, wherever a
     /// request does (TableName, BatchGetItem's and BatchWriteItem's
     /// RequestItems keys, a transaction action's TableName). AWS checks in

@@ -1450,3 +1450,33 @@ async fn a_transaction_action_naming_no_kind_and_one_naming_two_are_told_apart()
         "TransactItems can only contain one of Check, Put, Update or Delete"
     );
 }
+
+#[tokio::test]
+async fn item_writes_report_a_bad_table_name_alone_and_reads_beside_the_rest() {
+    // Dynoxide's captures from AWS eu-west-2 (2026) and the AWS-verified
+    // dynamodb-conformance suite's validation-ordering tests: PutItem and
+    // UpdateItem check the name first, GetItem aggregates it with the rest.
+    let alone = "1 validation error detected: Value '' at 'tableName' failed to satisfy constraint: Member must have length greater than or equal to 1";
+    assert_eq!(
+        message_of(
+            "PutItem",
+            serde_json::json!({"TableName": "", "ReturnValues": "INVALID", "Item": {}}),
+        )
+        .await,
+        alone
+    );
+    assert_eq!(
+        message_of(
+            "UpdateItem",
+            serde_json::json!({"TableName": "", "ReturnValues": "INVALID", "Key": {}}),
+        )
+        .await,
+        alone
+    );
+    let read = message_of(
+        "GetItem",
+        serde_json::json!({"TableName": "", "ReturnConsumedCapacity": "INVALID", "Key": {}}),
+    )
+    .await;
+    assert!(read.starts_with("2 validation errors detected: "), "{read}");
+}
