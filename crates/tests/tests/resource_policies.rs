@@ -27,6 +27,13 @@ async fn table_arn(client: &Client, table: &str) -> String {
     described.unwrap().table.unwrap().table_arn.unwrap()
 }
 
+/// A new table keyed by `p`: its name and ARN.
+async fn new_table(client: &Client) -> (String, String) {
+    let table = common::table_s(client).await;
+    let arn = table_arn(client, &table).await;
+    (table, arn)
+}
+
 async fn put(client: &Client, arn: &str, action: &str, expected: Option<&str>) -> String {
     let put = client
         .put_resource_policy()
@@ -60,8 +67,7 @@ fn no_policy(detail: &str) -> String {
 #[tokio::test]
 async fn a_policy_is_returned_with_its_revision_and_the_same_policy_keeps_it() {
     let client = common::client();
-    let table = common::table_s(&client).await;
-    let arn = table_arn(&client, &table).await;
+    let (_, arn) = new_table(&client).await;
     let first = put(&client, &arn, "dynamodb:*", None).await;
     let got = get(&client, &arn).await.unwrap();
     assert_eq!(got.revision_id.as_deref(), Some(first.as_str()));
@@ -76,8 +82,7 @@ async fn a_policy_is_returned_with_its_revision_and_the_same_policy_keeps_it() {
 #[tokio::test]
 async fn expected_revisions_guard_updates_in_aws_words() {
     let client = common::client();
-    let table = common::table_s(&client).await;
-    let arn = table_arn(&client, &table).await;
+    let (table, arn) = new_table(&client).await;
     // NO_POLICY: only while no policy is attached.
     let first = put(&client, &arn, "dynamodb:*", Some("NO_POLICY")).await;
     common::assert_error(
@@ -122,8 +127,7 @@ async fn expected_revisions_guard_updates_in_aws_words() {
 #[tokio::test]
 async fn deleting_a_policy_detaches_it_and_deleting_none_is_no_error() {
     let client = common::client();
-    let table = common::table_s(&client).await;
-    let arn = table_arn(&client, &table).await;
+    let (_, arn) = new_table(&client).await;
     let revision = put(&client, &arn, "dynamodb:*", None).await;
     let deleted = client
         .delete_resource_policy()
@@ -160,8 +164,7 @@ async fn deleting_a_policy_detaches_it_and_deleting_none_is_no_error() {
 #[tokio::test]
 async fn unknown_tables_and_malformed_arns_are_refused() {
     let client = common::client();
-    let table = common::table_s(&client).await;
-    let arn = table_arn(&client, &table).await;
+    let (table, arn) = new_table(&client).await;
     let missing = format!("Requested resource not found: Table: {table}_ not found");
     common::assert_error(
         client
@@ -197,8 +200,7 @@ async fn unknown_tables_and_malformed_arns_are_refused() {
 #[tokio::test]
 async fn documents_must_be_json_policies_within_20_kb() {
     let client = common::client();
-    let table = common::table_s(&client).await;
-    let arn = table_arn(&client, &table).await;
+    let (_, arn) = new_table(&client).await;
     let prefix = "One or more parameter values were invalid: Invalid policy document: ";
     let too_big = format!(
         r#"{{"Version":"2012-10-17","Statement":[],"Id":"{}"}}"#,
@@ -362,8 +364,7 @@ async fn a_policy_put_through_one_node_is_read_and_guarded_through_another() {
         common::client_for(nodes[0].endpoint()),
         common::client_for(nodes[1].endpoint()),
     );
-    let table = common::table_s(&a).await;
-    let arn = table_arn(&a, &table).await;
+    let (table, arn) = new_table(&a).await;
     let revision = put(&a, &arn, "dynamodb:*", None).await;
     let seen = common::poll_until("B sees A's policy", Duration::from_secs(5), || async {
         let got = get(&b, &arn).await;
