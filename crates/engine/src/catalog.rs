@@ -13,8 +13,8 @@ use crate::keyspace::{
     self, catalog_key, index_stats_key, prefix_end, purge_key, stats_key, NEXT_TABLE_ID,
 };
 use crate::schema::{
-    BillingMode, BillingModeSummary, ProvisionedThroughputDescription, StreamSpecification,
-    TableDescription,
+    BillingMode, BillingModeSummary, ProvisionedThroughputDescription, ResourcePolicy,
+    StreamSpecification, TableDescription,
 };
 pub use crate::shared::now_seconds;
 use crate::shared::StreamInfo;
@@ -42,6 +42,10 @@ pub(crate) struct CatalogRecord {
     pub backfilling: Vec<String>,
     #[serde(default)]
     pub tags: BTreeMap<String, String>,
+    /// Resource-based policies of the table and its streams, by ARN
+    /// (policies.rs); absent from records of tables that never had one.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub policies: BTreeMap<String, ResourcePolicy>,
     #[serde(default)]
     pub streams: Vec<StreamInfo>,
     #[serde(default)]
@@ -67,6 +71,7 @@ impl CatalogRecord {
                 .map(|i| i.name.clone())
                 .collect(),
             tags: table.tags(),
+            policies: table.policies(),
             streams: table.streams(),
             ttl_attribute: table.ttl_attribute(),
             next_index_id: table.next_index_id(),
@@ -125,6 +130,9 @@ pub struct NewTable {
     pub deletion_protection: bool,
     pub table_class: Option<String>,
     pub tags: Vec<(String, String)>,
+    /// A resource-based policy document to attach (checked by
+    /// [`crate::policies::check_policy_document`]).
+    pub resource_policy: Option<String>,
 }
 
 /// A validated UpdateTable request: only the fields given change.
@@ -186,6 +194,7 @@ impl Engine {
         *table.catalog_bytes.write() = value;
         let table = Arc::new(table);
         table.set_tags(tags);
+        table.set_policies(record.policies.clone());
         table.set_streams(record.streams.clone());
         table.set_ttl_attribute(record.ttl_attribute.clone());
         let highest = record.index_ids.values().max().copied().unwrap_or(0);
@@ -263,6 +272,12 @@ impl Engine {
         let now = now_seconds();
         let arn = self.table_arn(&region, &new.name);
         let tags = new.tags.clone();
+        let policies = new
+            .resource_policy
+            .as_deref()
+            .map(|document| (arn.clone(), crate::policies::initial_policy(document)))
+            .into_iter()
+            .collect();
         let description = new_description(new, id, &arn, now);
         let index_ids = index_ids(&description);
         let record = CatalogRecord {
@@ -271,6 +286,7 @@ impl Engine {
             index_ids,
             backfilling: Vec::new(),
             tags: tags.into_iter().collect(),
+            policies,
             streams: Vec::new(),
             ttl_attribute: None,
             next_index_id: 0,
@@ -303,6 +319,7 @@ impl Engine {
         table.catalog_name = catalog_name.clone();
         *table.catalog_bytes.write() = record_bytes;
         table.set_tags(record.tags);
+        table.set_policies(record.policies);
         table.set_next_index_id(record.index_ids.values().max().copied().unwrap_or(0) + 1);
         self.sync_streams(&table);
         let table = Arc::new(table);

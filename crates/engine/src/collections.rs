@@ -291,6 +291,7 @@ mod tests {
                 deletion_protection: false,
                 table_class: None,
                 tags: Vec::new(),
+                resource_policy: None,
             })
             .expect("table created");
         engine.table_for_items(name).expect("table exists")

@@ -45,6 +45,7 @@ fn table(engine: &Engine) -> Arc<Table> {
             deletion_protection: false,
             table_class: None,
             tags: Vec::new(),
+            resource_policy: None,
         })
         .unwrap();
     engine.table_for_items("t").unwrap()

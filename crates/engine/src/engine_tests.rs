@@ -43,6 +43,7 @@ fn table(engine: &Engine, sorted: bool) -> Arc<Table> {
             deletion_protection: false,
             table_class: None,
             tags: Vec::new(),
+            resource_policy: None,
         })
         .unwrap();
     engine.table_for_items("t").unwrap()

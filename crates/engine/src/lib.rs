@@ -49,6 +49,7 @@ pub mod items;
 pub mod keys;
 pub mod keyspace;
 pub mod locks;
+pub mod policies;
 pub mod quotas;
 pub mod read;
 pub mod region;

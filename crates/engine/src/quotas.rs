@@ -83,6 +83,7 @@ mod tests {
             deletion_protection: false,
             table_class: None,
             tags: Vec::new(),
+            resource_policy: None,
         }
     }
 

@@ -126,3 +126,14 @@ impl TableDescription {
             .map_or(BillingMode::Provisioned, |b| b.billing_mode)
     }
 }
+
+/// A resource-based policy attached to a table or one of its streams
+/// (policies.rs).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ResourcePolicy {
+    pub document: String,
+    /// Milliseconds since the epoch when this revision was attached, as
+    /// AWS's revision ids are (they compare in time order as numbers; a
+    /// revision is always greater than the one it replaced).
+    pub revision_id: String,
+}

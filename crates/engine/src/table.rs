@@ -9,7 +9,7 @@
 
 use crate::index::{Index, IndexKind, IndexState};
 use crate::keys::KeySchema;
-use crate::schema::{BillingMode, TableDescription};
+use crate::schema::{BillingMode, ResourcePolicy, TableDescription};
 use crate::shared::StreamInfo;
 pub use crate::shared::TableStats;
 use crate::throughput::{Capacity, Throughput};
@@ -34,6 +34,8 @@ pub struct Table {
     /// backfilled; an index being deleted is removed from here first).
     indexes: RwLock<Vec<Arc<Index>>>,
     tags: RwLock<BTreeMap<String, String>>,
+    /// Resource-based policies of the table and its streams, by ARN.
+    policies: RwLock<BTreeMap<String, ResourcePolicy>>,
     /// The id the next created index gets (ids are never reused).
     next_index_id: std::sync::atomic::AtomicU32,
     /// The attribute Time to Live reads expiry times from, when enabled.
@@ -82,6 +84,7 @@ impl Table {
             description: RwLock::new(description),
             indexes: RwLock::new(indexes),
             tags: RwLock::new(BTreeMap::new()),
+            policies: RwLock::new(BTreeMap::new()),
             streams: RwLock::new(Vec::new()),
             ttl_attribute: RwLock::new(None),
             next_index_id: std::sync::atomic::AtomicU32::new(1),
@@ -173,6 +176,14 @@ impl Table {
 
     pub(crate) fn set_tags(&self, tags: BTreeMap<String, String>) {
         *self.tags.write() = tags;
+    }
+
+    pub fn policies(&self) -> BTreeMap<String, ResourcePolicy> {
+        self.policies.read().clone()
+    }
+
+    pub(crate) fn set_policies(&self, policies: BTreeMap<String, ResourcePolicy>) {
+        *self.policies.write() = policies;
     }
 
     /// The indexes every write must maintain.

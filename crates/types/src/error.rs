@@ -37,6 +37,8 @@ pub enum ErrorKind {
     ExpiredIterator,
     TableNotFound,
     TrimmedDataAccess,
+    /// No resource-based policy (or not the expected revision).
+    PolicyNotFound,
     InternalServerError,
 }
 
@@ -70,6 +72,7 @@ impl ErrorKind {
             ErrorKind::ExpiredIterator => "ExpiredIteratorException",
             ErrorKind::TableNotFound => "TableNotFoundException",
             ErrorKind::TrimmedDataAccess => "TrimmedDataAccessException",
+            ErrorKind::PolicyNotFound => "PolicyNotFoundException",
             ErrorKind::InternalServerError => "InternalServerError",
         }
     }

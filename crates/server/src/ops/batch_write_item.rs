@@ -102,14 +102,14 @@ fn check(request: &Request) -> Result<&BTreeMap<String, Vec<WriteRequest>>> {
     );
     if let Some(items) = &request.request_items {
         if items.is_empty() {
-            v.map_count("requestItems", 0, 1, usize::MAX);
+            // AWS checks this apart from the constraints, in its own words
+            // (the AWS-verified dynamodb-conformance suite, tier3/error-messages).
+            return Err(DynamoError::validation(
+                "The requestItems parameter is required for BatchWriteItem",
+            ));
         }
         for table in items.keys() {
-            if table.starts_with("arn:") {
-                v.arn_rules("requestItems.key", table);
-            } else {
-                v.name_rules("requestItems.key", table, 3, 255);
-            }
+            v.existing_table_rules("requestItems.key", table);
         }
         v.map_value_counts("requestItems", items.iter(), 1, MAX_WRITES);
     }

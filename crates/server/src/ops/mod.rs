@@ -18,6 +18,7 @@ mod partiql;
 mod put_item;
 mod query;
 mod reads;
+mod resource_policy;
 mod scan;
 mod streams;
 mod tags;
@@ -55,6 +56,9 @@ pub enum Operation {
     TagResource,
     UntagResource,
     ListTagsOfResource,
+    PutResourcePolicy,
+    GetResourcePolicy,
+    DeleteResourcePolicy,
     ListStreams,
     DescribeStream,
     GetShardIterator,
@@ -89,6 +93,9 @@ impl Operation {
             Operation::TagResource => "TagResource",
             Operation::UntagResource => "UntagResource",
             Operation::ListTagsOfResource => "ListTagsOfResource",
+            Operation::PutResourcePolicy => "PutResourcePolicy",
+            Operation::GetResourcePolicy => "GetResourcePolicy",
+            Operation::DeleteResourcePolicy => "DeleteResourcePolicy",
             Operation::ListStreams => "ListStreams",
             Operation::DescribeStream => "DescribeStream",
             Operation::GetShardIterator => "GetShardIterator",
@@ -119,6 +126,8 @@ impl Operation {
                 | Operation::UpdateTimeToLive
                 | Operation::TagResource
                 | Operation::UntagResource
+                | Operation::PutResourcePolicy
+                | Operation::DeleteResourcePolicy
         )
     }
 
@@ -175,6 +184,9 @@ impl Operation {
             "TagResource" => Operation::TagResource,
             "UntagResource" => Operation::UntagResource,
             "ListTagsOfResource" => Operation::ListTagsOfResource,
+            "PutResourcePolicy" => Operation::PutResourcePolicy,
+            "GetResourcePolicy" => Operation::GetResourcePolicy,
+            "DeleteResourcePolicy" => Operation::DeleteResourcePolicy,
             "UpdateTimeToLive" => Operation::UpdateTimeToLive,
             "DescribeTimeToLive" => Operation::DescribeTimeToLive,
             "DescribeContinuousBackups" => Operation::DescribeContinuousBackups,
@@ -246,6 +258,11 @@ fn run(
         Operation::TagResource => tags::tag(engine, common::parse_body(body)?),
         Operation::UntagResource => tags::untag(engine, common::parse_body(body)?),
         Operation::ListTagsOfResource => tags::list(engine, common::parse_body(body)?),
+        Operation::PutResourcePolicy => resource_policy::put(engine, common::parse_body(body)?),
+        Operation::GetResourcePolicy => resource_policy::get(engine, common::parse_body(body)?),
+        Operation::DeleteResourcePolicy => {
+            resource_policy::delete(engine, common::parse_body(body)?)
+        }
         Operation::ListStreams => streams::list_streams(engine, common::parse_body(body)?),
         Operation::DescribeStream => streams::describe_stream(engine, common::parse_body(body)?),
         Operation::GetShardIterator => {

@@ -52,8 +52,8 @@ pub fn run(engine: &Engine, mut request: Request) -> Result<Vec<u8>> {
         conditional_operator: &request.conditional_operator,
         expected: &request.expected,
     };
+    Violations::table_name_first("tableName", &request.table_name)?;
     let mut v = Violations::default();
-    v.table_name_or_arn("tableName", &request.table_name);
     v.not_null("item", &request.item);
     options.check(&mut v);
     let (table_name, item) =

@@ -222,6 +222,12 @@ fn check_action(v: &mut Violations, i: usize, item: TransactItem) -> Result<Opti
     .into_iter()
     .filter_map(|(k, a)| a.map(|a| (k, a)))
     .collect();
+    if present.is_empty() {
+        // DynamoDB Local's and Dynoxide's words (no AWS record says otherwise).
+        return Err(DynamoError::validation(
+            "Invalid Request: TransactWriteRequest should contain Delete or Put or Update request",
+        ));
+    }
     let [(kind, action)]: [(&str, Action); 1] = present.try_into().map_err(|_| {
         DynamoError::validation(
             "TransactItems can only contain one of Check, Put, Update or Delete",
