@@ -375,14 +375,15 @@ impl Engine {
             ));
         }
         let catalog = self.reload_guard(); // until it is gone from memory
-                                           // Shared storage: the lease holder folding statistics into the
-                                           // `'s'` row makes this conflict now and then; try again.
+                                           // The statistics records are left to the purge (they are table
+                                           // data): deleting them here made DeleteTable contend with the lease
+                                           // holder's statistics fold on shared storage, and after its retries
+                                           // fail with TransactionConflictException.
         self.retry_conflicts(|_| {
             self.commit_catalog(
                 vec![self.catalog_check(&table)],
                 vec![
                     WriteOp::Delete(catalog_key(&table.catalog_name)),
-                    WriteOp::Delete(stats_key(table.id)),
                     WriteOp::Put(purge_key(table.id), Vec::new()),
                 ],
             )

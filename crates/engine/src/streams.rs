@@ -40,9 +40,13 @@ impl Engine {
     /// table's writes (`Table::exclusive`), so none is in flight.
     pub(crate) fn sync_streams(&self, table: &Table) {
         let description = table.describe();
-        let next = self
-            .next_stream_seq
-            .load(std::sync::atomic::Ordering::SeqCst);
+        // Shared storage: a fresh hybrid-clock reading, above every record
+        // any node has committed (this node's counter knows only its own).
+        let next = if self.shared() {
+            self.allocate_sequence()
+        } else {
+            self.next_stream_seq.load(Ordering::SeqCst)
+        };
         let wanted = description
             .stream_specification
             .as_ref()
@@ -322,17 +326,38 @@ impl Engine {
         to: u64,
         limit: usize,
     ) -> ferrodyn_types::Result<Vec<StoredRecord>> {
+        Ok(self.read_stream_page(table, from, to, limit)?.records)
+    }
+
+    /// [`Engine::read_stream`], also saying whether the page reached `to`:
+    /// every record up to `to` is in it or before it. Sequence numbers are
+    /// not dense (shared storage's hybrid clock, statistics deltas, other
+    /// tables' records), so a closed shard is read to its end when a page
+    /// reaches its end number, not when a record carries it.
+    pub fn read_stream_page(
+        &self,
+        table: &Table,
+        from: u64,
+        to: u64,
+        limit: usize,
+    ) -> ferrodyn_types::Result<StreamPage> {
         // Nothing at or past a number still being committed.
-        let to = to.min(self.readable_sequence().saturating_sub(1));
-        if from > to {
-            return Ok(Vec::new());
+        let readable = to.min(self.readable_sequence().saturating_sub(1));
+        if from > readable {
+            return Ok(StreamPage {
+                records: Vec::new(),
+                reached_end: from > to,
+            });
         }
+        let to_requested = to;
+        let to = readable;
         let start = crate::keyspace::stream_record_key(table.id, from);
         let end = crate::keyspace::stream_record_key(table.id, to);
         let entries = self
             .storage
             .scan(Bound::Included(&start), Bound::Included(&end), false, limit)
             .map_err(crate::storage_error)?;
+        let scanned = entries.len();
         let oldest = crate::shared::now_seconds() - RETENTION_SECONDS;
         let mut out = Vec::with_capacity(entries.len());
         for (key, value) in entries {
@@ -346,6 +371,16 @@ impl Engine {
                 out.push(StoredRecord { seq, record });
             }
         }
-        Ok(out)
+        Ok(StreamPage {
+            reached_end: scanned < limit && to >= to_requested,
+            records: out,
+        })
     }
+}
+
+/// One page of a shard: its records, and whether it read up to the end of
+/// the range asked for.
+pub struct StreamPage {
+    pub records: Vec<StoredRecord>,
+    pub reached_end: bool,
 }
