@@ -313,7 +313,7 @@ impl Engine {
         // node's DDL) retries the save alone, never the whole CreateTable,
         // whose second attempt would find its own table and answer
         // ResourceInUseException.
-        self.retry_conflicts(|_| self.save_catalog_record(&table))?;
+        self.retry_ddl_conflicts(|| self.save_catalog_record(&table))?;
         // The table is usable at once, but like DynamoDB the creating call
         // reports CREATING; the next DescribeTable reports ACTIVE.
         let mut reported = description;
@@ -379,7 +379,7 @@ impl Engine {
                                            // data): deleting them here made DeleteTable contend with the lease
                                            // holder's statistics fold on shared storage, and after its retries
                                            // fail with TransactionConflictException.
-        self.retry_conflicts(|_| {
+        self.retry_ddl_conflicts(|| {
             self.commit_catalog(
                 vec![self.catalog_check(&table)],
                 vec![

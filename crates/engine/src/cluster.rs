@@ -51,6 +51,8 @@ use std::time::Duration;
 
 /// Re-plans of one write after storage conflicts before it gives up.
 pub const CONFLICT_RETRIES: u32 = 12;
+/// Retries of one DDL catalog commit after storage conflicts.
+const DDL_CONFLICT_RETRIES: u32 = 40;
 /// How often the upkeep thread reloads the catalog and renews the lease.
 const UPKEEP_INTERVAL: Duration = Duration::from_secs(1);
 /// How long a lease lasts without renewal.
@@ -197,6 +199,27 @@ impl Engine {
                     retry += 1;
                     let jitter = now_micros() % (500 * u64::from(retry.min(8)));
                     std::thread::sleep(Duration::from_micros(200 + jitter));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// [`Engine::retry_conflicts`] for a catalog commit (DDL), with more
+    /// patience: a DDL statement is rare and must not fail because the
+    /// lease holder's background work (a statistics fold of a long backlog,
+    /// a backfill chunk) held a key it touches for a while. Up to
+    /// [`DDL_CONFLICT_RETRIES`] tries, pauses growing to 50 ms (about 2 s
+    /// in all).
+    pub(crate) fn retry_ddl_conflicts<T>(&self, mut attempt: impl FnMut() -> Result<T>) -> Result<T> {
+        let mut retry: u32 = 0;
+        loop {
+            match attempt() {
+                Err(e) if self.shared() && is_conflict(&e) && retry < DDL_CONFLICT_RETRIES => {
+                    retry += 1;
+                    let pause = (1u64 << retry.min(6)).min(50) * 1000;
+                    let jitter = now_micros() % pause;
+                    std::thread::sleep(Duration::from_micros(pause / 2 + jitter));
                 }
                 other => return other,
             }

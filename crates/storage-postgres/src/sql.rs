@@ -4,12 +4,12 @@
 //! ANY, INSERT ... SELECT FROM UNNEST ... ON CONFLICT DO UPDATE), an
 //! implicit transaction at SERIALIZABLE (the write pool's session default),
 //! whose first CTE divides by zero when a checked key changed. Statements
-//! are prepared once per connection (deadpool's statement cache): a write
-//! is one statement and one round trip.
+//! are prepared once per connection (`connection.rs`): a write is one
+//! statement and one round trip.
 
 use std::ops::Bound;
 
-use deadpool_postgres::Object;
+use crate::connection::Conn;
 use ferrodyn_storage::{Key, ReadCheck, StorageError, Value};
 use tokio_postgres::error::SqlState;
 
@@ -82,27 +82,27 @@ impl ScanRange {
 }
 
 pub(crate) async fn get(
-    client: &Object,
+    conn: &Conn,
     key: &[u8],
 ) -> Result<Option<Value>, tokio_postgres::Error> {
-    let statement = client.prepare_cached(GET).await?;
-    let row = client.query_opt(&statement, &[&key]).await?;
+    let statement = conn.prepared(GET).await?;
+    let row = conn.client.query_opt(&statement, &[&key]).await?;
     Ok(row.map(|r| r.get(0)))
 }
 
 /// One statement, so one snapshot: a scan never sees half of a write.
 pub(crate) async fn scan(
-    client: &Object,
+    conn: &Conn,
     range: &ScanRange,
 ) -> Result<Vec<(Key, Value)>, tokio_postgres::Error> {
     let (sql, keys) = range.statement();
-    let statement = client.prepare_cached(&sql).await?;
+    let statement = conn.prepared(&sql).await?;
     let mut params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = Vec::new();
     for key in &keys {
         params.push(*key);
     }
     params.push(&range.limit);
-    let rows = client.query(&statement, &params).await?;
+    let rows = conn.client.query(&statement, &params).await?;
     Ok(rows.into_iter().map(|r| (r.get(0), r.get(1))).collect())
 }
 
@@ -111,16 +111,16 @@ pub(crate) async fn scan(
 /// is the database's; the inner one a check that failed (then nothing was
 /// written).
 pub(crate) async fn checked_write(
-    client: &mut Object,
+    conn: &Conn,
     checks: &[ReadCheck],
     (deletes, keys, values): (Vec<Key>, Vec<Key>, Vec<Value>),
 ) -> Result<Result<(), StorageError>, tokio_postgres::Error> {
-    let write = client.prepare_cached(WRITE).await?;
+    let write = conn.prepared(WRITE).await?;
     let checked_keys: Vec<&[u8]> = checks.iter().map(|c| c.key.as_slice()).collect();
     let expected: Vec<Option<&[u8]>> = checks.iter().map(|c| c.expected.as_deref()).collect();
     let params: [&(dyn tokio_postgres::types::ToSql + Sync); 5] =
         [&checked_keys, &expected, &deletes, &keys, &values];
-    match client.query_one(&write, &params).await {
+    match conn.client.query_one(&write, &params).await {
         Ok(_) => Ok(Ok(())),
         Err(e) if e.code() == Some(&SqlState::DIVISION_BY_ZERO) => {
             Ok(Err(StorageError::Conflict { key: None }))
