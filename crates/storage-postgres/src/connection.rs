@@ -66,6 +66,10 @@ impl Conn {
         // Polled whenever this runtime's block_on runs, i.e. while a
         // caller uses the connection.
         runtime.spawn(connection);
+        let _ = runtime.block_on(async {
+            let setup = client.batch_execute(crate::sql::SESSION_SETUP);
+            tokio::time::timeout(CONNECT_TIMEOUT, setup).await
+        });
         Ok(Conn {
             runtime: Some(runtime),
             client,

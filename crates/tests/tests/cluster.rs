@@ -744,3 +744,99 @@ async fn tables_deleted_while_the_lease_holder_folds_their_statistics_are_delete
         );
     }
 }
+
+/// Runs `sql` on the database `url` with psql; its output, unaligned.
+fn psql(url: &str, sql: &str) -> String {
+    let output = std::process::Command::new("psql")
+        .arg(url)
+        .args(["-qAt", "-v", "ON_ERROR_STOP=1", "-c", sql])
+        .output()
+        .expect("psql can be run (PostgreSQL's client)");
+    assert!(
+        output.status.success(),
+        "{sql}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).trim().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn index_keys_a_dead_node_did_not_purge_are_swept_by_the_next_lease_holder() {
+    use aws_sdk_dynamodb::types::{
+        CreateGlobalSecondaryIndexAction, DeleteGlobalSecondaryIndexAction,
+        GlobalSecondaryIndexUpdate, IndexStatus, KeyType, Projection, ProjectionType,
+        ScalarAttributeType,
+    };
+    let Ok(server) = std::env::var("FERRODYN_TEST_STORAGE") else {
+        eprintln!("skipped: FERRODYN_TEST_STORAGE is not set (scripts/test.sh starts PostgreSQL)");
+        return;
+    };
+    let url = fresh_postgres_database(&server);
+    let first = ServerProcess::spawn(&["--storage", &url]);
+    let a = client_for(first.endpoint());
+    let table = table_on(&a).await;
+    a.put_item()
+        .table_name(&table)
+        .set_item(Some(item(&[("PK", s("p")), ("k", s("g"))])))
+        .send()
+        .await
+        .unwrap();
+    let create = CreateGlobalSecondaryIndexAction::builder()
+        .index_name("by_k")
+        .key_schema(common::key("k", KeyType::Hash))
+        .projection(Projection::builder().projection_type(ProjectionType::All).build())
+        .build()
+        .unwrap();
+    a.update_table()
+        .table_name(&table)
+        .attribute_definitions(common::attr_def("k", ScalarAttributeType::S))
+        .global_secondary_index_updates(GlobalSecondaryIndexUpdate::builder().create(create).build())
+        .send()
+        .await
+        .unwrap();
+    common::poll_until("the index is backfilled", Duration::from_secs(30), || async {
+        let described = a.describe_table().table_name(&table).send().await.unwrap();
+        let index = &described.table().unwrap().global_secondary_indexes()[0];
+        (index.index_status() == Some(&IndexStatus::Active)).then_some(())
+    })
+    .await;
+    let delete = DeleteGlobalSecondaryIndexAction::builder()
+        .index_name("by_k")
+        .build()
+        .unwrap();
+    a.update_table()
+        .table_name(&table)
+        .global_secondary_index_updates(GlobalSecondaryIndexUpdate::builder().delete(delete).build())
+        .send()
+        .await
+        .unwrap();
+    // What the index's purge leaves when its node dies part way: an entry
+    // ('x' table index ...) and a statistics delta ('q' table index n) of
+    // the deleted index (id 1, the table's first).
+    let leftovers = "(SELECT substring(k from 2 for 8) AS t FROM ferrodyn_kv \
+                     WHERE get_byte(k, 0) = 105 LIMIT 1)";
+    tokio::time::sleep(Duration::from_millis(500)).await; // the node's own purge is over
+    psql(
+        &url,
+        &format!(
+            "INSERT INTO ferrodyn_kv (k, v) \
+             SELECT '\\x78'::bytea || t || '\\x0000000101'::bytea, '\\x00'::bytea FROM {leftovers} l \
+             UNION ALL \
+             SELECT '\\x71'::bytea || t || '\\x000000010000000000000001'::bytea, '\\x00'::bytea FROM {leftovers} l"
+        ),
+    );
+    let orphans = "SELECT count(*) FROM ferrodyn_kv WHERE get_byte(k, 0) IN (113, 120)";
+    assert_eq!(psql(&url, orphans), "2");
+    // The lease holder dies; the node that takes the lease over sweeps.
+    first.kill();
+    let second = ServerProcess::spawn(&["--storage", &url]);
+    common::poll_until(
+        "the orphaned index keys are swept",
+        Duration::from_secs(30),
+        || async { (psql(&url, orphans) == "0").then_some(()) },
+    )
+    .await;
+    // The table and its item are untouched.
+    let b = client_for(second.endpoint());
+    assert!(get(&b, &table, "p").await.is_some());
+}
