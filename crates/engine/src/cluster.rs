@@ -219,7 +219,10 @@ impl Engine {
     /// a backfill chunk) held a key it touches for a while. Up to
     /// [`DDL_CONFLICT_RETRIES`] tries, pauses growing to 50 ms (about 2 s
     /// in all).
-    pub(crate) fn retry_ddl_conflicts<T>(&self, mut attempt: impl FnMut() -> Result<T>) -> Result<T> {
+    pub(crate) fn retry_ddl_conflicts<T>(
+        &self,
+        mut attempt: impl FnMut() -> Result<T>,
+    ) -> Result<T> {
         let mut retry: u32 = 0;
         loop {
             match attempt() {

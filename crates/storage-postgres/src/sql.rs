@@ -102,10 +102,7 @@ impl ScanRange {
     }
 }
 
-pub(crate) async fn get(
-    conn: &Conn,
-    key: &[u8],
-) -> Result<Option<Value>, tokio_postgres::Error> {
+pub(crate) async fn get(conn: &Conn, key: &[u8]) -> Result<Option<Value>, tokio_postgres::Error> {
     let statement = conn.prepared(GET).await?;
     let row = conn.client.query_opt(&statement, &[&key]).await?;
     Ok(row.map(|r| r.get(0)))

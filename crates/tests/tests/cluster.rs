@@ -738,10 +738,7 @@ async fn tables_deleted_while_the_lease_holder_folds_their_statistics_are_delete
             .await
             .unwrap_or_else(|e| panic!("round {round}: DeleteTable failed: {e:?}"));
         let err = deleter.describe_table().table_name(&table).send().await;
-        assert_eq!(
-            common::service_error(err).code,
-            "ResourceNotFoundException"
-        );
+        assert_eq!(common::service_error(err).code, "ResourceNotFoundException");
     }
 }
 
@@ -784,21 +781,31 @@ async fn index_keys_a_dead_node_did_not_purge_are_swept_by_the_next_lease_holder
     let create = CreateGlobalSecondaryIndexAction::builder()
         .index_name("by_k")
         .key_schema(common::key("k", KeyType::Hash))
-        .projection(Projection::builder().projection_type(ProjectionType::All).build())
+        .projection(
+            Projection::builder()
+                .projection_type(ProjectionType::All)
+                .build(),
+        )
         .build()
         .unwrap();
     a.update_table()
         .table_name(&table)
         .attribute_definitions(common::attr_def("k", ScalarAttributeType::S))
-        .global_secondary_index_updates(GlobalSecondaryIndexUpdate::builder().create(create).build())
+        .global_secondary_index_updates(
+            GlobalSecondaryIndexUpdate::builder().create(create).build(),
+        )
         .send()
         .await
         .unwrap();
-    common::poll_until("the index is backfilled", Duration::from_secs(30), || async {
-        let described = a.describe_table().table_name(&table).send().await.unwrap();
-        let index = &described.table().unwrap().global_secondary_indexes()[0];
-        (index.index_status() == Some(&IndexStatus::Active)).then_some(())
-    })
+    common::poll_until(
+        "the index is backfilled",
+        Duration::from_secs(30),
+        || async {
+            let described = a.describe_table().table_name(&table).send().await.unwrap();
+            let index = &described.table().unwrap().global_secondary_indexes()[0];
+            (index.index_status() == Some(&IndexStatus::Active)).then_some(())
+        },
+    )
     .await;
     let delete = DeleteGlobalSecondaryIndexAction::builder()
         .index_name("by_k")
@@ -806,7 +813,9 @@ async fn index_keys_a_dead_node_did_not_purge_are_swept_by_the_next_lease_holder
         .unwrap();
     a.update_table()
         .table_name(&table)
-        .global_secondary_index_updates(GlobalSecondaryIndexUpdate::builder().delete(delete).build())
+        .global_secondary_index_updates(
+            GlobalSecondaryIndexUpdate::builder().delete(delete).build(),
+        )
         .send()
         .await
         .unwrap();
