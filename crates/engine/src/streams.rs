@@ -301,11 +301,38 @@ impl Engine {
         out
     }
 
-    /// The stream with this ARN and its table.
+    /// The stream with this ARN and its table. On shared storage an ARN
+    /// this node does not know reloads the catalog first (the table may
+    /// have been created or changed through another node within the last
+    /// second), as an unknown table name does.
     pub fn find_stream(&self, arn: &str) -> Option<(Arc<Table>, StreamInfo)> {
-        self.list_streams(None)
-            .into_iter()
-            .find(|(_, s)| s.arn == arn)
+        self.find_stream_where(|_, s| s.arn == arn)
+    }
+
+    /// The stream a shard iterator names: its table's id and the stream's
+    /// first sequence number (reloading as [`Engine::find_stream`] does).
+    pub fn find_stream_of(
+        &self,
+        table_id: u64,
+        start_seq: u64,
+    ) -> Option<(Arc<Table>, StreamInfo)> {
+        self.find_stream_where(|t, s| t.id == table_id && s.start_seq == start_seq)
+    }
+
+    fn find_stream_where(
+        &self,
+        wanted: impl Fn(&Table, &StreamInfo) -> bool,
+    ) -> Option<(Arc<Table>, StreamInfo)> {
+        let find = || {
+            self.list_streams(None)
+                .into_iter()
+                .find(|(t, s)| wanted(t, s))
+        };
+        find().or_else(|| {
+            (self.shared() && self.reload_catalog().is_ok())
+                .then(find)
+                .flatten()
+        })
     }
 
     /// The next sequence number to be assigned (the position of LATEST).

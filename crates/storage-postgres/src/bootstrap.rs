@@ -17,13 +17,15 @@ const OURS: [&str; 2] = ["ferrodyn_kv", "ferrodyn_meta"];
 impl PostgresStorage {
     pub(crate) fn bootstrap(&self) -> Result<(), StorageError> {
         let target = &self.target;
-        let leased = self.pools.read.get().map_err(|e| {
+        let deadline = std::time::Instant::now() + crate::OPERATION_TIMEOUT;
+        let leased = self.pools.read.get(deadline).map_err(|e| {
             StorageError::Unavailable(format!("cannot reach PostgreSQL at {target}: {e}"))
         })?;
         let conn = leased.conn();
         let mut last = None;
         for _ in 0..5 {
-            match conn.block_on(check_or_create(&conn.client, target)) {
+            let deadline = std::time::Instant::now() + crate::OPERATION_TIMEOUT;
+            match conn.block_on(check_or_create(&conn.client, target), deadline) {
                 Some(Ok(())) => return Ok(()),
                 Some(Err(BootError::Refused(e))) => return Err(e),
                 Some(Err(BootError::Database(e))) => last = Some(e.to_string()),

@@ -8,9 +8,10 @@
 //! of the read and the write: most of a node's CPU per request.)
 //!
 //! Statements are prepared once per connection and kept. A pool hands out
-//! at most [`crate::POOL_SIZE`] connections and waits up to
-//! [`crate::OPERATION_TIMEOUT`] for one to come back; a connection that
-//! failed below SQL or timed out is dropped, never returned. Because an
+//! at most [`crate::POOL_SIZE`] connections; a call's deadline
+//! ([`crate::OPERATION_TIMEOUT`] from its start) bounds the wait for one,
+//! a new connection and the statements together. A connection that failed
+//! below SQL or ran out of time is dropped, never returned. Because an
 //! idle connection's task is not polled, a connection idle for a while is
 //! first given a turn of its runtime so that a server that closed it (a
 //! restart, a failover) is noticed before it is used.
@@ -25,7 +26,7 @@ use parking_lot::{Condvar, Mutex};
 use tokio::runtime::Runtime;
 use tokio_postgres::{Client, Config, NoTls, Statement};
 
-use crate::{CONNECT_TIMEOUT, OPERATION_TIMEOUT};
+use crate::CONNECT_TIMEOUT;
 
 /// Idle longer than this, a connection is checked before it is used.
 const CHECK_AFTER_IDLE: Duration = Duration::from_millis(500);
@@ -40,13 +41,13 @@ pub(crate) struct Conn {
 }
 
 impl Conn {
-    fn open(config: &Config, target: &str) -> Result<Conn, StorageError> {
+    fn open(config: &Config, target: &str, deadline: Instant) -> Result<Conn, StorageError> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
-        let connected = runtime.block_on(async {
-            tokio::time::timeout(CONNECT_TIMEOUT + CONNECT_TIMEOUT, config.connect(NoTls)).await
-        });
+        let allowed = deadline.saturating_duration_since(Instant::now());
+        let connected =
+            runtime.block_on(async { tokio::time::timeout(allowed, config.connect(NoTls)).await });
         let (client, connection) = match connected {
             Ok(Ok(pair)) => pair,
             Ok(Err(e)) => {
@@ -58,8 +59,7 @@ impl Conn {
             Err(_) => {
                 runtime.shutdown_background();
                 return Err(StorageError::Unavailable(format!(
-                    "cannot connect to {target}: no answer within {} s",
-                    (CONNECT_TIMEOUT + CONNECT_TIMEOUT).as_secs()
+                    "cannot connect to {target}: no answer in time"
                 )));
             }
         };
@@ -68,7 +68,8 @@ impl Conn {
         runtime.spawn(connection);
         let _ = runtime.block_on(async {
             let setup = client.batch_execute(crate::sql::SESSION_SETUP);
-            tokio::time::timeout(CONNECT_TIMEOUT, setup).await
+            let allowed = deadline.saturating_duration_since(Instant::now());
+            tokio::time::timeout(allowed.min(CONNECT_TIMEOUT), setup).await
         });
         Ok(Conn {
             runtime: Some(runtime),
@@ -79,14 +80,19 @@ impl Conn {
     }
 
     /// Runs `work` on this connection's runtime, on the calling thread,
-    /// within [`OPERATION_TIMEOUT`] (None: it ran out of time).
-    pub(crate) fn block_on<T>(&self, work: impl Future<Output = T>) -> Option<T> {
+    /// until `deadline` (None: it ran out of time).
+    pub(crate) fn block_on<T>(
+        &self,
+        work: impl Future<Output = T>,
+        deadline: Instant,
+    ) -> Option<T> {
         let runtime = self.runtime.as_ref().expect("open until dropped");
+        let allowed = deadline.saturating_duration_since(Instant::now());
         // From a multi-threaded runtime's worker (never the request path:
         // the server calls storage on its blocking pool), step out of the
         // worker first; elsewhere this only runs the closure.
         tokio::task::block_in_place(|| {
-            runtime.block_on(async { tokio::time::timeout(OPERATION_TIMEOUT, work).await.ok() })
+            runtime.block_on(async { tokio::time::timeout(allowed, work).await.ok() })
         })
     }
 
@@ -104,10 +110,11 @@ impl Conn {
     /// a server that went away): two turns, so the task runs after the
     /// driver has seen the socket.
     fn still_open(&self) -> bool {
-        let _ = self.block_on(async {
+        let turns = async {
             tokio::task::yield_now().await;
             tokio::task::yield_now().await;
-        });
+        };
+        let _ = self.block_on(turns, Instant::now() + CONNECT_TIMEOUT);
         !self.client.is_closed()
     }
 }
@@ -151,9 +158,8 @@ impl Pool {
     }
 
     /// A connection: an idle one, a new one while fewer than `max` are
-    /// open, or the first one returned within [`OPERATION_TIMEOUT`].
-    pub(crate) fn get(&self) -> Result<Leased<'_>, StorageError> {
-        let deadline = Instant::now() + OPERATION_TIMEOUT;
+    /// open, or the first one returned before `deadline`.
+    pub(crate) fn get(&self, deadline: Instant) -> Result<Leased<'_>, StorageError> {
         let mut state = self.state.lock();
         loop {
             if let Some(conn) = state.idle.pop() {
@@ -168,7 +174,7 @@ impl Pool {
             if state.open < self.max {
                 state.open += 1;
                 drop(state);
-                return match Conn::open(&self.config, &self.target) {
+                return match Conn::open(&self.config, &self.target, deadline) {
                     Ok(conn) => Ok(self.lease(conn)),
                     Err(e) => {
                         self.state.lock().open -= 1;
@@ -179,9 +185,8 @@ impl Pool {
             }
             if self.returned.wait_until(&mut state, deadline).timed_out() {
                 return Err(StorageError::Unavailable(format!(
-                    "no connection to {} free within {} s",
-                    self.target,
-                    OPERATION_TIMEOUT.as_secs()
+                    "no connection to {} came free in time",
+                    self.target
                 )));
             }
         }

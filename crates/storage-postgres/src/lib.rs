@@ -44,8 +44,9 @@ mod bootstrap;
 mod connection;
 mod sql;
 
-/// Longest any storage call may take, connection included, before it fails
-/// with [`StorageError::Unavailable`] (the server answers 500 then).
+/// Longest any storage call may take, the wait for a pooled connection and
+/// a new connection included, before it fails with
+/// [`StorageError::Unavailable`] (the server answers 500 then).
 pub const OPERATION_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Connections each Ferrodyn process keeps to the database at most, per
@@ -107,8 +108,9 @@ impl PostgresStorage {
         pool: &Pool,
         work: impl AsyncFnOnce(&Conn) -> Result<T, tokio_postgres::Error>,
     ) -> Result<T, StorageError> {
-        let leased = pool.get()?;
-        let answer = leased.conn().block_on(work(leased.conn()));
+        let deadline = std::time::Instant::now() + OPERATION_TIMEOUT;
+        let leased = pool.get(deadline)?;
+        let answer = leased.conn().block_on(work(leased.conn()), deadline);
         settle(leased, &self.target, answer)
     }
 }

@@ -504,12 +504,37 @@ fn bad_storage_settings_are_named_at_start_up() {
     }
 }
 
+/// Adds the GSI `by_k` (hash key `k`, all attributes) to `table`.
+async fn create_index_by_k(client: &Client, table: &str) {
+    use aws_sdk_dynamodb::types::{
+        CreateGlobalSecondaryIndexAction, GlobalSecondaryIndexUpdate, KeyType, Projection,
+        ProjectionType, ScalarAttributeType,
+    };
+    let create = CreateGlobalSecondaryIndexAction::builder()
+        .index_name("by_k")
+        .key_schema(common::key("k", KeyType::Hash))
+        .projection(
+            Projection::builder()
+                .projection_type(ProjectionType::All)
+                .build(),
+        )
+        .build()
+        .unwrap();
+    client
+        .update_table()
+        .table_name(table)
+        .attribute_definitions(common::attr_def("k", ScalarAttributeType::S))
+        .global_secondary_index_updates(
+            GlobalSecondaryIndexUpdate::builder().create(create).build(),
+        )
+        .send()
+        .await
+        .expect("UpdateTable adding by_k succeeds");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_gsi_created_through_one_node_is_backfilled_and_kept_by_all() {
-    use aws_sdk_dynamodb::types::{
-        CreateGlobalSecondaryIndexAction, GlobalSecondaryIndexUpdate, IndexStatus, KeyType,
-        Projection, ProjectionType, ScalarAttributeType,
-    };
+    use aws_sdk_dynamodb::types::IndexStatus;
     let Some((_nodes, clients)) = three_nodes() else {
         return;
     };
@@ -527,26 +552,7 @@ async fn a_gsi_created_through_one_node_is_backfilled_and_kept_by_all() {
             .await
             .unwrap();
     }
-    let create = CreateGlobalSecondaryIndexAction::builder()
-        .index_name("by_k")
-        .key_schema(common::key("k", KeyType::Hash))
-        .projection(
-            Projection::builder()
-                .projection_type(ProjectionType::All)
-                .build(),
-        )
-        .build()
-        .unwrap();
-    clients[1]
-        .update_table()
-        .table_name(&table)
-        .attribute_definitions(common::attr_def("k", ScalarAttributeType::S))
-        .global_secondary_index_updates(
-            GlobalSecondaryIndexUpdate::builder().create(create).build(),
-        )
-        .send()
-        .await
-        .expect("UpdateTable through B succeeds");
+    create_index_by_k(&clients[1], &table).await;
     // Writes through every node while the lease holder backfills: each
     // commit checks the catalog record, so each maintains the new index.
     for i in 0..30 {
@@ -760,9 +766,7 @@ fn psql(url: &str, sql: &str) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn index_keys_a_dead_node_did_not_purge_are_swept_by_the_next_lease_holder() {
     use aws_sdk_dynamodb::types::{
-        CreateGlobalSecondaryIndexAction, DeleteGlobalSecondaryIndexAction,
-        GlobalSecondaryIndexUpdate, IndexStatus, KeyType, Projection, ProjectionType,
-        ScalarAttributeType,
+        DeleteGlobalSecondaryIndexAction, GlobalSecondaryIndexUpdate, IndexStatus,
     };
     let Ok(server) = std::env::var("FERRODYN_TEST_STORAGE") else {
         eprintln!("skipped: FERRODYN_TEST_STORAGE is not set (scripts/test.sh starts PostgreSQL)");
@@ -778,25 +782,7 @@ async fn index_keys_a_dead_node_did_not_purge_are_swept_by_the_next_lease_holder
         .send()
         .await
         .unwrap();
-    let create = CreateGlobalSecondaryIndexAction::builder()
-        .index_name("by_k")
-        .key_schema(common::key("k", KeyType::Hash))
-        .projection(
-            Projection::builder()
-                .projection_type(ProjectionType::All)
-                .build(),
-        )
-        .build()
-        .unwrap();
-    a.update_table()
-        .table_name(&table)
-        .attribute_definitions(common::attr_def("k", ScalarAttributeType::S))
-        .global_secondary_index_updates(
-            GlobalSecondaryIndexUpdate::builder().create(create).build(),
-        )
-        .send()
-        .await
-        .unwrap();
+    create_index_by_k(&a, &table).await;
     common::poll_until(
         "the index is backfilled",
         Duration::from_secs(30),
@@ -848,4 +834,81 @@ async fn index_keys_a_dead_node_did_not_purge_are_swept_by_the_next_lease_holder
     // The table and its item are untouched.
     let b = client_for(second.endpoint());
     assert!(get(&b, &table, "p").await.is_some());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_disabled_stream_read_to_its_end_has_no_next_iterator() {
+    let Some((nodes, clients)) = three_nodes() else {
+        return;
+    };
+    let table = common::unique_name("closed");
+    let spec = aws_sdk_dynamodb::types::StreamSpecification::builder()
+        .stream_enabled(true)
+        .stream_view_type(aws_sdk_dynamodb::types::StreamViewType::KeysOnly)
+        .build()
+        .unwrap();
+    let created = clients[0]
+        .create_table()
+        .table_name(&table)
+        .billing_mode(aws_sdk_dynamodb::types::BillingMode::PayPerRequest)
+        .key_schema(common::key("PK", aws_sdk_dynamodb::types::KeyType::Hash))
+        .attribute_definitions(common::attr_def(
+            "PK",
+            aws_sdk_dynamodb::types::ScalarAttributeType::S,
+        ))
+        .stream_specification(spec)
+        .send()
+        .await
+        .unwrap();
+    let description = created.table_description().unwrap();
+    let arn = description.latest_stream_arn().unwrap().to_string();
+    let endpoint = nodes[1].endpoint();
+    let described = streams_call(
+        endpoint,
+        "DescribeStream",
+        serde_json::json!({ "StreamArn": arn }),
+    )
+    .await;
+    let shard = described["StreamDescription"]["Shards"][0]["ShardId"].clone();
+    let latest = streams_call(
+        endpoint,
+        "GetShardIterator",
+        serde_json::json!({ "StreamArn": arn, "ShardId": shard, "ShardIteratorType": "LATEST" }),
+    )
+    .await;
+    // One write (and its statistics delta: both take sequence numbers of
+    // the hybrid clock), then the stream is disabled through another node.
+    clients[2]
+        .put_item()
+        .table_name(&table)
+        .set_item(Some(item(&[("PK", s("k"))])))
+        .send()
+        .await
+        .unwrap();
+    let off = aws_sdk_dynamodb::types::StreamSpecification::builder()
+        .stream_enabled(false)
+        .build()
+        .unwrap();
+    clients[0]
+        .update_table()
+        .table_name(&table)
+        .stream_specification(off)
+        .send()
+        .await
+        .unwrap();
+    // Node B's catalog catches up within its one-second reload.
+    let page = common::poll_until("the shard is closed for B", Duration::from_secs(5), || {
+        let latest = latest["ShardIterator"].clone();
+        async move {
+            let page = streams_call(
+                endpoint,
+                "GetRecords",
+                serde_json::json!({ "ShardIterator": latest }),
+            )
+            .await;
+            page.get("NextShardIterator").is_none().then_some(page)
+        }
+    })
+    .await;
+    assert_eq!(page["Records"].as_array().unwrap().len(), 1, "{page}");
 }

@@ -308,9 +308,7 @@ pub fn get_records(engine: &Engine, request: GetRecordsRequest) -> Result<Vec<u8
         ));
     }
     let (table, stream) = engine
-        .list_streams(None)
-        .into_iter()
-        .find(|(t, s)| t.id == iterator.table_id && s.start_seq == iterator.stream_start)
+        .find_stream_of(iterator.table_id, iterator.stream_start)
         .ok_or_else(|| {
             DynamoError::resource_not_found("Requested resource not found: Stream not found")
         })?;
