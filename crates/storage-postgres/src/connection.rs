@@ -66,11 +66,11 @@ impl Conn {
         // Polled whenever this runtime's block_on runs, i.e. while a
         // caller uses the connection.
         runtime.spawn(connection);
-        let _ = runtime.block_on(async {
-            let setup = client.batch_execute(crate::sql::SESSION_SETUP);
+        for setting in crate::sql::SESSION_SETUP {
             let allowed = deadline.saturating_duration_since(Instant::now());
-            tokio::time::timeout(allowed.min(CONNECT_TIMEOUT), setup).await
-        });
+            let setup = client.batch_execute(setting);
+            let _ = runtime.block_on(async { tokio::time::timeout(allowed, setup).await });
+        }
         Ok(Conn {
             runtime: Some(runtime),
             client,

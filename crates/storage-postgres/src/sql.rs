@@ -49,12 +49,22 @@ const UPSERT: &str = "WITH chk AS (\
        ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v RETURNING 1) \
      SELECT (SELECT ok FROM chk), (SELECT count(*) FROM ins)";
 
-/// Run once on every new connection: statements are planned once and the
-/// plan kept (PostgreSQL 12+). Left to choose, PostgreSQL re-planned the
-/// write statement for every call's arrays; with this and [`UPSERT`] its
-/// CPU per PutItem fell from about 400 to 290 µs (BENCHMARKS.md). An engine
-/// without the setting refuses it, which is ignored.
-pub(crate) const SESSION_SETUP: &str = "SET plan_cache_mode = force_generic_plan";
+/// Run once on every new connection, each on its own (an engine without a
+/// setting refuses it, which is ignored):
+/// - `enable_seqscan = off`: every statement here is a point or range
+///   lookup by `k`, but once autovacuum has analyzed a small table (a young
+///   database, a test's) the planner prefers a sequential scan for the
+///   checks, and under SERIALIZABLE a sequential scan predicate-locks the
+///   whole table: unrelated writers then fail each other as serialization
+///   conflicts (seen as TransactionConflict on a quiet server).
+/// - `plan_cache_mode = force_generic_plan`: statements are planned once and
+///   the plan kept (PostgreSQL 12+). Left to choose, PostgreSQL re-planned
+///   the write statement for every call's arrays; with this and [`UPSERT`]
+///   its CPU per PutItem fell from about 400 to 290 µs (BENCHMARKS.md).
+pub(crate) const SESSION_SETUP: [&str; 2] = [
+    "SET enable_seqscan = off",
+    "SET plan_cache_mode = force_generic_plan",
+];
 
 /// A scan's bounds, direction and limit, owned so the query can run on the
 /// backend's runtime.
