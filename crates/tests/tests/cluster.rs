@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use aws_sdk_dynamodb::error::ProvideErrorMetadata;
-use aws_sdk_dynamodb::types::{Get, TransactGetItem};
+use aws_sdk_dynamodb::types::{Get, StreamViewType, TransactGetItem};
 use aws_sdk_dynamodb::Client;
 use common::txn::{self, Item};
 use common::{client_for, item, n, s, ServerProcess};
@@ -386,18 +386,16 @@ async fn stream_records(endpoint: &str, arn: &str) -> Vec<serde_json::Value> {
     records
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn stream_records_written_through_three_nodes_are_unique_and_ordered_per_item() {
-    let Some((nodes, clients)) = three_nodes() else {
-        return;
-    };
-    let table = common::unique_name("stream");
+/// A new on-demand table (hash key PK) with a stream of `view`, created
+/// through `client`: its name and stream ARN.
+async fn stream_table(client: &Client, prefix: &str, view: StreamViewType) -> (String, String) {
+    let table = common::unique_name(prefix);
     let spec = aws_sdk_dynamodb::types::StreamSpecification::builder()
         .stream_enabled(true)
-        .stream_view_type(aws_sdk_dynamodb::types::StreamViewType::NewImage)
+        .stream_view_type(view)
         .build()
         .unwrap();
-    let created = clients[0]
+    let created = client
         .create_table()
         .table_name(&table)
         .billing_mode(aws_sdk_dynamodb::types::BillingMode::PayPerRequest)
@@ -409,13 +407,18 @@ async fn stream_records_written_through_three_nodes_are_unique_and_ordered_per_i
         .stream_specification(spec)
         .send()
         .await
-        .unwrap();
-    let arn = created
-        .table_description()
-        .unwrap()
-        .latest_stream_arn()
-        .unwrap()
-        .to_string();
+        .expect("CreateTable with a stream succeeds");
+    let description = created.table_description().unwrap();
+    let arn = description.latest_stream_arn().unwrap().to_string();
+    (table, arn)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn stream_records_written_through_three_nodes_are_unique_and_ordered_per_item() {
+    let Some((nodes, clients)) = three_nodes() else {
+        return;
+    };
+    let (table, arn) = stream_table(&clients[0], "stream", StreamViewType::NewImage).await;
     // Three writers per item, one per node, each setting v to its next
     // version under a condition, so the item's versions are a total order.
     let mut writers = Vec::new();
@@ -841,27 +844,7 @@ async fn a_disabled_stream_read_to_its_end_has_no_next_iterator() {
     let Some((nodes, clients)) = three_nodes() else {
         return;
     };
-    let table = common::unique_name("closed");
-    let spec = aws_sdk_dynamodb::types::StreamSpecification::builder()
-        .stream_enabled(true)
-        .stream_view_type(aws_sdk_dynamodb::types::StreamViewType::KeysOnly)
-        .build()
-        .unwrap();
-    let created = clients[0]
-        .create_table()
-        .table_name(&table)
-        .billing_mode(aws_sdk_dynamodb::types::BillingMode::PayPerRequest)
-        .key_schema(common::key("PK", aws_sdk_dynamodb::types::KeyType::Hash))
-        .attribute_definitions(common::attr_def(
-            "PK",
-            aws_sdk_dynamodb::types::ScalarAttributeType::S,
-        ))
-        .stream_specification(spec)
-        .send()
-        .await
-        .unwrap();
-    let description = created.table_description().unwrap();
-    let arn = description.latest_stream_arn().unwrap().to_string();
+    let (table, arn) = stream_table(&clients[0], "closed", StreamViewType::KeysOnly).await;
     let endpoint = nodes[1].endpoint();
     let described = streams_call(
         endpoint,
