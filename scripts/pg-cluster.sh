@@ -87,6 +87,7 @@ port = $port
 unix_socket_directories = '$dir'
 primary_conninfo = 'host=127.0.0.1 port=$primary_port user=$user application_name=$name'
 EOF
+    echo "$dir/$name" >>"$dir/clusters"
     as_pg "$bindir/pg_ctl" -D "$dir/$name" -l "$dir/$name.log" -w -t 30 start >/dev/null \
         || { tail -n 20 "$dir/$name.log" >&2; die "standby $name did not start (its log is above)"; }
 }
@@ -127,18 +128,21 @@ start() {
     bindir=$(pg_bindir); user=$(pg_user)
     [[ ! -e $dir ]] || die "$dir exists (stop the previous cluster first)"
     mkdir -p "$dir"
+    # A start cut short (an error, Ctrl-C, kill) stops what it had started;
+    # the directory stays, with its logs, for `stop` to remove.
+    trap "stop_processes '$dir'" EXIT
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
     [[ $(id -u) -ne 0 ]] || chown postgres "$dir"
     : >"$dir/pids"
     as_pg "$bindir/initdb" -D "$dir/primary" -U "$user" -A trust -E UTF8 --no-locale >/dev/null
     configure_primary "$dir/primary" "$port" "$standbys"
+    echo "$dir/primary" >>"$dir/clusters" # before it starts: a cut-short start stops it
     as_pg "$bindir/pg_ctl" -D "$dir/primary" -l "$dir/primary.log" -w -t 30 start >/dev/null \
         || { tail -n 20 "$dir/primary.log" >&2; die "the primary did not start (its log is above)"; }
-    echo "$dir/primary" >>"$dir/clusters"
     if [[ $standbys -eq 2 ]]; then
         start_standby "$dir" s1 "$port" $((port + 1)) "$bindir" "$user"
-        echo "$dir/s1" >>"$dir/clusters"
         start_standby "$dir" s2 "$port" $((port + 2)) "$bindir" "$user"
-        echo "$dir/s2" >>"$dir/clusters"
     fi
     as_pg "$bindir/createdb" -h 127.0.0.1 -p "$port" -U "$user" ferrodyn
     local url="postgres://$user@127.0.0.1:$port/ferrodyn"
@@ -156,12 +160,13 @@ start() {
         [[ -n $bin ]] || die "--nodes needs --bin PATH_TO_FERRODYN"
         start_nodes "$dir" "$nodes" "$node_port" "$bin" "$url"
     fi
+    trap - EXIT INT TERM
     cat "$dir/env"
 }
 
-stop() {
+# Stops the nodes and PostgreSQL servers recorded in DIR; keeps DIR.
+stop_processes() {
     local dir=$1
-    [[ -d $dir ]] || return 0
     local pid
     if [[ -f $dir/pids ]]; then
         while read -r pid; do
@@ -176,6 +181,12 @@ stop() {
             as_pg "$bindir/pg_ctl" -D "$data" -m immediate -w -t 30 stop >/dev/null 2>&1 || true
         done <"$dir/clusters"
     fi
+}
+
+stop() {
+    local dir=$1
+    [[ -d $dir ]] || return 0
+    stop_processes "$dir"
     rm -rf "$dir"
 }
 

@@ -7,7 +7,7 @@
 #   - three nodes on one database (crates/tests/tests/cluster.rs),
 #   - failover under load: a primary with two synchronous standbys on
 #     55430-55432, stopped with an immediate shutdown, a standby promoted.
-# Everything started here is stopped on exit. If PostgreSQL cannot be
+# Everything started here is stopped on exit, Ctrl-C or kill. If PostgreSQL cannot be
 # installed, the stage is skipped with a message saying so.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,7 +27,21 @@ fi
 # uses the next two) when another run holds the defaults.
 port=${PG_TEST_PORT:-55435}
 failover_port=${PG_FAILOVER_PORT:-55430}
-trap 'scripts/pg-cluster.sh stop "$dir"' EXIT
+# Stop what this run started however it ends: normally, on an error, or on
+# Ctrl-C / kill (INT and TERM exit through the EXIT trap). The failover test
+# starts its own cluster in /tmp/ferrodyn-failover-PID and stops it when the
+# test ends; one left by a test process that no longer runs is stopped too.
+cleanup() {
+    scripts/pg-cluster.sh stop "$dir" || true
+    local left
+    for left in /tmp/ferrodyn-failover-*; do
+        [[ -d $left ]] || continue
+        kill -0 "${left##*-}" 2>/dev/null || scripts/pg-cluster.sh stop "$left" || true
+    done
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 scripts/pg-cluster.sh start "$dir" "$port" >/dev/null
 export FERRODYN_TEST_POSTGRES=postgres://$( [[ $(id -u) -eq 0 ]] && echo postgres || id -un )@127.0.0.1:$port
 export FERRODYN_TEST_STORAGE=$FERRODYN_TEST_POSTGRES

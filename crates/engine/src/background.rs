@@ -50,7 +50,7 @@ impl Engine {
     /// Like [`Self::spawn_background`] for upkeep that is no table operation
     /// (the start-up sweep of orphaned index entries): not counted, so it
     /// never takes a place in the quota of simultaneous table operations.
-    fn spawn_upkeep(
+    pub(crate) fn spawn_upkeep(
         self: &Arc<Self>,
         name: String,
         job: impl FnOnce(&Engine) -> Result<()> + Send + 'static,

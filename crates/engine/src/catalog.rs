@@ -330,7 +330,7 @@ impl Engine {
         // node's DDL) retries the save alone, never the whole CreateTable,
         // whose second attempt would find its own table and answer
         // ResourceInUseException.
-        self.retry_conflicts(|_| self.save_catalog_record(&table))?;
+        self.retry_ddl_conflicts(|| self.save_catalog_record(&table))?;
         // The table is usable at once, but like DynamoDB the creating call
         // reports CREATING; the next DescribeTable reports ACTIVE.
         let mut reported = description;
@@ -392,14 +392,15 @@ impl Engine {
             ));
         }
         let catalog = self.reload_guard(); // until it is gone from memory
-                                           // Shared storage: the lease holder folding statistics into the
-                                           // `'s'` row makes this conflict now and then; try again.
-        self.retry_conflicts(|_| {
+                                           // The statistics records are left to the purge (they are table
+                                           // data): deleting them here made DeleteTable contend with the lease
+                                           // holder's statistics fold on shared storage, and after its retries
+                                           // fail with TransactionConflictException.
+        self.retry_ddl_conflicts(|| {
             self.commit_catalog(
                 vec![self.catalog_check(&table)],
                 vec![
                     WriteOp::Delete(catalog_key(&table.catalog_name)),
-                    WriteOp::Delete(stats_key(table.id)),
                     WriteOp::Put(purge_key(table.id), Vec::new()),
                 ],
             )

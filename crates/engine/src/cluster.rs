@@ -31,8 +31,9 @@
 //!   catalog check fails, before DDL and listings, and every second by the
 //!   upkeep thread ([`Engine::start_cluster_upkeep`]).
 //! - A lease (`"mlease"`, renewed every second, valid five) picks the one
-//!   node that runs TTL sweeps, GSI backfills, purges and the statistics
-//!   fold; another node takes it over when the holder stops renewing.
+//!   node that runs TTL sweeps, GSI backfills, purges, the statistics fold
+//!   and (every minute) the sweep of orphaned index keys; another node
+//!   takes it over when the holder stops renewing.
 
 use crate::index::IndexState;
 use crate::items::{PlannedWrite, StoredItem};
@@ -51,6 +52,8 @@ use std::time::Duration;
 
 /// Re-plans of one write after storage conflicts before it gives up.
 pub const CONFLICT_RETRIES: u32 = 12;
+/// Retries of one DDL catalog commit after storage conflicts.
+const DDL_CONFLICT_RETRIES: u32 = 40;
 /// How often the upkeep thread reloads the catalog and renews the lease.
 const UPKEEP_INTERVAL: Duration = Duration::from_secs(1);
 /// How long a lease lasts without renewal.
@@ -59,6 +62,9 @@ const LEASE_MILLIS: u64 = 5_000;
 const FOLD_BATCH: usize = 1000;
 /// Fold transactions per table or index per upkeep round.
 const FOLD_BATCHES: usize = 20;
+/// How often the lease holder sweeps orphaned index keys (and once when it
+/// takes the lease).
+const ORPHAN_SWEEP_MILLIS: u64 = 60_000;
 
 /// This node's part in a shared database.
 pub(crate) struct Cluster {
@@ -70,6 +76,9 @@ pub(crate) struct Cluster {
     lease_until: AtomicU64,
     /// Background jobs this node runs now, by name (no job twice).
     pub(crate) jobs: Mutex<HashSet<String>>,
+    /// When (ms since the epoch) this node, as lease holder, last started
+    /// the orphaned-index sweep; 0: never.
+    last_orphan_sweep: AtomicU64,
     /// Held by a catalog reload from its scan to its swap, and by this
     /// node's DDL from its catalog commit to its in-memory update, so a
     /// reload never puts back a record this node has just replaced.
@@ -85,6 +94,7 @@ impl Default for Cluster {
             node,
             last_seq: Mutex::new(0),
             lease_until: AtomicU64::new(0),
+            last_orphan_sweep: AtomicU64::new(0),
             jobs: Mutex::new(HashSet::new()),
             reload_lock: Mutex::new(()),
         }
@@ -197,6 +207,30 @@ impl Engine {
                     retry += 1;
                     let jitter = now_micros() % (500 * u64::from(retry.min(8)));
                     std::thread::sleep(Duration::from_micros(200 + jitter));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// [`Engine::retry_conflicts`] for a catalog commit (DDL), with more
+    /// patience: a DDL statement is rare and must not fail because the
+    /// lease holder's background work (a statistics fold of a long backlog,
+    /// a backfill chunk) held a key it touches for a while. Up to
+    /// [`DDL_CONFLICT_RETRIES`] tries, pauses growing to 50 ms (about 2 s
+    /// in all).
+    pub(crate) fn retry_ddl_conflicts<T>(
+        &self,
+        mut attempt: impl FnMut() -> Result<T>,
+    ) -> Result<T> {
+        let mut retry: u32 = 0;
+        loop {
+            match attempt() {
+                Err(e) if self.shared() && is_conflict(&e) && retry < DDL_CONFLICT_RETRIES => {
+                    retry += 1;
+                    let pause = (1u64 << retry.min(6)).min(50) * 1000;
+                    let jitter = now_micros() % pause;
+                    std::thread::sleep(Duration::from_micros(pause / 2 + jitter));
                 }
                 other => return other,
             }
@@ -454,9 +488,8 @@ impl Engine {
     /// Whether a background job may start here now (always on embedded
     /// storage). On shared storage: not while this node runs a job of the
     /// same name, and only on the lease holder, except an index purge,
-    /// which runs where the index was deleted (nothing stored would let the
-    /// holder find it; a purge cut short is finished by the orphan sweep
-    /// the next start runs).
+    /// which runs where the index was deleted (nothing stored names it; a
+    /// purge cut short is finished by the lease holder's orphan sweep).
     pub(crate) fn claim_job(&self, name: &str) -> bool {
         if !self.shared() {
             return true;
@@ -553,8 +586,22 @@ impl Engine {
     }
 
     /// The lease holder's share of [`Engine::resume_background_work`]:
-    /// purges and backfills, each started unless this node runs it already.
+    /// purges and backfills, each started unless this node runs it already,
+    /// and now and then the sweep of orphaned index keys (a GSI purge cut
+    /// short by the death of the node that ran it: nothing stored names it,
+    /// so the sweep looks for keys of index ids the catalog no longer has).
     fn resume_shared_jobs(self: &Arc<Self>) -> Result<()> {
+        let now = now_millis();
+        let last = self.cluster.last_orphan_sweep.load(Ordering::SeqCst);
+        if now.saturating_sub(last) >= ORPHAN_SWEEP_MILLIS {
+            self.cluster.last_orphan_sweep.store(now, Ordering::SeqCst);
+            let tables: Vec<_> = self.tables.read().values().cloned().collect();
+            self.spawn_upkeep("purge-orphan-index-entries".into(), move |engine| {
+                tables
+                    .iter()
+                    .try_for_each(|table| engine.purge_orphan_index_entries(table))
+            })?;
+        }
         for id in self.unfinished_purges()? {
             self.spawn_background(format!("purge-table-{id}"), move |engine| {
                 engine.purge_table_data(id)

@@ -214,15 +214,39 @@ impl Engine {
         Ok(reported)
     }
 
-    /// Deletes index entries of indexes the table no longer has (a GSI whose
-    /// background purge was cut short by a crash). Runs at start-up; index
-    /// ids are never reused, so such entries are unreachable until then.
+    /// Deletes the entries and statistics records of indexes the table no
+    /// longer has (a GSI whose background purge was cut short by a crash).
+    /// Runs at start-up, and on shared storage on the lease holder
+    /// (cluster.rs); index ids are never reused, so such keys are
+    /// unreachable. On shared storage an id at or past the table's next id
+    /// as this node knows it may be an index another node has just created:
+    /// it is left alone.
     pub(crate) fn purge_orphan_index_entries(&self, table: &Table) -> Result<()> {
         let live: Vec<u32> = table.indexes().iter().map(|i| i.id).collect();
+        let newest_known = if self.shared() {
+            table.next_index_id()
+        } else {
+            u32::MAX
+        };
+        let dead = |id: u32| id < newest_known && !live.contains(&id) && id != COLLECTION_RECORD_ID;
+        for family in [index_entries, index_stats_key] {
+            for id in self.index_ids_stored(table.id, family)? {
+                if dead(id) {
+                    self.purge_prefix(&family(table.id, id))?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The index ids that have keys under `family(table_id, id)` (index
+    /// entries or index statistics), one scan per id found.
+    fn index_ids_stored(&self, table_id: u64, family: fn(u64, u32) -> Vec<u8>) -> Result<Vec<u32>> {
+        let end = keyspace::prefix_end(&family(table_id, COLLECTION_RECORD_ID));
+        let mut found = Vec::new();
         let mut next_id: u64 = 0;
         while next_id <= u64::from(u32::MAX) {
-            let start = index_entries(table.id, next_id as u32);
-            let end = keyspace::prefix_end(&index_entries(table.id, COLLECTION_RECORD_ID));
+            let start = family(table_id, next_id as u32);
             let first = self
                 .storage
                 .scan(
@@ -233,15 +257,13 @@ impl Engine {
                 )
                 .map_err(crate::storage_error)?;
             let Some((key, _)) = first.first() else {
-                return Ok(());
+                break;
             };
             let id = keyspace::index_id_of(key).expect("index keys carry a 4-byte id");
-            if !live.contains(&id) && id != COLLECTION_RECORD_ID {
-                self.purge_prefix(&index_entries(table.id, id))?;
-            }
+            found.push(id);
             next_id = u64::from(id) + 1;
         }
-        Ok(())
+        Ok(found)
     }
 
     pub(crate) fn save_catalog_record(&self, table: &Table) -> Result<()> {

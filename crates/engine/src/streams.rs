@@ -40,9 +40,13 @@ impl Engine {
     /// table's writes (`Table::exclusive`), so none is in flight.
     pub(crate) fn sync_streams(&self, table: &Table) {
         let description = table.describe();
-        let next = self
-            .next_stream_seq
-            .load(std::sync::atomic::Ordering::SeqCst);
+        // Shared storage: a fresh hybrid-clock reading, above every record
+        // any node has committed (this node's counter knows only its own).
+        let next = if self.shared() {
+            self.allocate_sequence()
+        } else {
+            self.next_stream_seq.load(Ordering::SeqCst)
+        };
         let wanted = description
             .stream_specification
             .as_ref()
@@ -297,11 +301,38 @@ impl Engine {
         out
     }
 
-    /// The stream with this ARN and its table.
+    /// The stream with this ARN and its table. On shared storage an ARN
+    /// this node does not know reloads the catalog first (the table may
+    /// have been created or changed through another node within the last
+    /// second), as an unknown table name does.
     pub fn find_stream(&self, arn: &str) -> Option<(Arc<Table>, StreamInfo)> {
-        self.list_streams(None)
-            .into_iter()
-            .find(|(_, s)| s.arn == arn)
+        self.find_stream_where(|_, s| s.arn == arn)
+    }
+
+    /// The stream a shard iterator names: its table's id and the stream's
+    /// first sequence number (reloading as [`Engine::find_stream`] does).
+    pub fn find_stream_of(
+        &self,
+        table_id: u64,
+        start_seq: u64,
+    ) -> Option<(Arc<Table>, StreamInfo)> {
+        self.find_stream_where(|t, s| t.id == table_id && s.start_seq == start_seq)
+    }
+
+    fn find_stream_where(
+        &self,
+        wanted: impl Fn(&Table, &StreamInfo) -> bool,
+    ) -> Option<(Arc<Table>, StreamInfo)> {
+        let find = || {
+            self.list_streams(None)
+                .into_iter()
+                .find(|(t, s)| wanted(t, s))
+        };
+        find().or_else(|| {
+            (self.shared() && self.reload_catalog().is_ok())
+                .then(find)
+                .flatten()
+        })
     }
 
     /// The next sequence number to be assigned (the position of LATEST).
@@ -322,17 +353,38 @@ impl Engine {
         to: u64,
         limit: usize,
     ) -> ferrodyn_types::Result<Vec<StoredRecord>> {
+        Ok(self.read_stream_page(table, from, to, limit)?.records)
+    }
+
+    /// [`Engine::read_stream`], also saying whether the page reached `to`:
+    /// every record up to `to` is in it or before it. Sequence numbers are
+    /// not dense (shared storage's hybrid clock, statistics deltas, other
+    /// tables' records), so a closed shard is read to its end when a page
+    /// reaches its end number, not when a record carries it.
+    pub fn read_stream_page(
+        &self,
+        table: &Table,
+        from: u64,
+        to: u64,
+        limit: usize,
+    ) -> ferrodyn_types::Result<StreamPage> {
         // Nothing at or past a number still being committed.
-        let to = to.min(self.readable_sequence().saturating_sub(1));
-        if from > to {
-            return Ok(Vec::new());
+        let readable = to.min(self.readable_sequence().saturating_sub(1));
+        if from > readable {
+            return Ok(StreamPage {
+                records: Vec::new(),
+                reached_end: from > to,
+            });
         }
+        let to_requested = to;
+        let to = readable;
         let start = crate::keyspace::stream_record_key(table.id, from);
         let end = crate::keyspace::stream_record_key(table.id, to);
         let entries = self
             .storage
             .scan(Bound::Included(&start), Bound::Included(&end), false, limit)
             .map_err(crate::storage_error)?;
+        let scanned = entries.len();
         let oldest = crate::shared::now_seconds() - RETENTION_SECONDS;
         let mut out = Vec::with_capacity(entries.len());
         for (key, value) in entries {
@@ -346,6 +398,16 @@ impl Engine {
                 out.push(StoredRecord { seq, record });
             }
         }
-        Ok(out)
+        Ok(StreamPage {
+            reached_end: scanned < limit && to >= to_requested,
+            records: out,
+        })
     }
+}
+
+/// One page of a shard: its records, and whether it read up to the end of
+/// the range asked for.
+pub struct StreamPage {
+    pub records: Vec<StoredRecord>,
+    pub reached_end: bool,
 }

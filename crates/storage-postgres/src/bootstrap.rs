@@ -9,31 +9,33 @@
 use ferrodyn_storage::{StorageError, DATA_FORMAT, FORMAT_TAG};
 use tokio_postgres::Client;
 
-use crate::{connection, PostgresStorage};
+use crate::PostgresStorage;
 
 /// Our tables; any other table in the schema makes the database foreign.
 const OURS: [&str; 2] = ["ferrodyn_kv", "ferrodyn_meta"];
 
 impl PostgresStorage {
     pub(crate) fn bootstrap(&self) -> Result<(), StorageError> {
-        let target = self.target.clone();
-        self.run(move |pools| async move {
-            let client = connection(&pools.read).await.map_err(|e| {
-                StorageError::Unavailable(format!("cannot reach PostgreSQL at {target}: {e}"))
-            })?;
-            let mut last = None;
-            for _ in 0..5 {
-                match check_or_create(&client, &target).await {
-                    Ok(()) => return Ok(()),
-                    Err(BootError::Refused(e)) => return Err(e),
-                    Err(BootError::Database(e)) => last = Some(e),
-                }
+        let target = &self.target;
+        let deadline = std::time::Instant::now() + crate::OPERATION_TIMEOUT;
+        let leased = self.pools.read.get(deadline).map_err(|e| {
+            StorageError::Unavailable(format!("cannot reach PostgreSQL at {target}: {e}"))
+        })?;
+        let conn = leased.conn();
+        let mut last = None;
+        for _ in 0..5 {
+            let deadline = std::time::Instant::now() + crate::OPERATION_TIMEOUT;
+            match conn.block_on(check_or_create(&conn.client, target), deadline) {
+                Some(Ok(())) => return Ok(()),
+                Some(Err(BootError::Refused(e))) => return Err(e),
+                Some(Err(BootError::Database(e))) => last = Some(e.to_string()),
+                None => last = Some("no answer in time".into()),
             }
-            Err(StorageError::Unavailable(format!(
-                "cannot set up Ferrodyn's tables in {target}: {}",
-                last.map(|e| e.to_string()).unwrap_or_default()
-            )))
-        })
+        }
+        Err(StorageError::Unavailable(format!(
+            "cannot set up Ferrodyn's tables in {target}: {}",
+            last.unwrap_or_default()
+        )))
     }
 }
 

@@ -20,37 +20,33 @@
 //!   YugabyteDB YSQL accept the same statements (YugabyteDB needs the
 //!   `PRIMARY KEY (k ASC)` that bootstrap uses there) but are not tested.
 //!
-//! Client crates: `tokio-postgres` (the maintained native Rust client of the
-//! rust-postgres project; the blocking `postgres` wrapper runs its own
-//! runtime per call and panics inside tokio, where the engine runs) with
-//! `deadpool-postgres` (a small, maintained async pool with wait/create
-//! timeouts, which is what bounds an outage).
+//! Client crate: `tokio-postgres` (the maintained native Rust client of the
+//! rust-postgres project; its blocking `postgres` wrapper would do what
+//! `connection.rs` does, but hides the runtime it blocks on).
 //!
-//! The blocking boundary: the trait is synchronous, so each call is spawned
-//! onto a small runtime owned by this backend ([`PostgresStorage::run`]) and
-//! the caller blocks on a channel for the answer. Because callers then wait
-//! on the network, [`Storage::shared`] is true and the server runs every
-//! request on tokio's blocking pool, never on an async worker. Statements of
-//! one write are pipelined: BEGIN, the check, DELETE, INSERT and COMMIT go
-//! out together, one round trip (the check fails the transaction itself;
-//! `sql.rs`).
+//! The blocking boundary: the trait is synchronous and callers wait on the
+//! network, so [`Storage::shared`] is true and the server runs every request
+//! on tokio's blocking pool, never on an async worker. Each call takes a
+//! pooled connection and drives it on the calling thread (`connection.rs`):
+//! no thread hand-off per statement. A write is one statement (`sql.rs`),
+//! one round trip.
 
-use std::future::Future;
 use std::ops::Bound;
 use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, Timeouts};
+use connection::{Conn, Leased, Pool};
 use ferrodyn_storage::{validate_ops, Key, ReadCheck, Storage, StorageError, Value, WriteOp};
 use tokio_postgres::error::SqlState;
-use tokio_postgres::NoTls;
 
 mod bootstrap;
+mod connection;
 mod sql;
 
-/// Longest any storage call may take, connection included, before it fails
-/// with [`StorageError::Unavailable`] (the server answers 500 then).
+/// Longest any storage call may take, the wait for a pooled connection and
+/// a new connection included, before it fails with
+/// [`StorageError::Unavailable`] (the server answers 500 then).
 pub const OPERATION_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Connections each Ferrodyn process keeps to the database at most, per
@@ -58,11 +54,10 @@ pub const OPERATION_TIMEOUT: Duration = Duration::from_secs(5);
 pub const POOL_SIZE: usize = 16;
 
 /// How long a connection attempt may take.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// A PostgreSQL-protocol database as Ferrodyn's ordered key-value store.
 pub struct PostgresStorage {
-    runtime: tokio::runtime::Runtime,
     pools: Pools,
     /// The connection string without its password, for messages.
     target: String,
@@ -91,11 +86,6 @@ impl PostgresStorage {
         config.connect_timeout(CONNECT_TIMEOUT);
         config.keepalives_idle(Duration::from_secs(5));
         config.application_name("ferrodyn");
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .thread_name("ferrodyn-postgres")
-            .enable_all()
-            .build()?;
         // Writers' sessions default to SERIALIZABLE, so a write is one
         // statement in an implicit transaction; readers keep the default.
         let mut serializable = config.clone();
@@ -103,94 +93,68 @@ impl PostgresStorage {
         serializable
             .options(format!("{options} -c default_transaction_isolation=serializable").trim());
         let pools = Pools {
-            read: build_pool(&runtime, config, &target)?,
-            write: build_pool(&runtime, serializable, &target)?,
+            read: Pool::new(config, &target, POOL_SIZE),
+            write: Pool::new(serializable, &target, POOL_SIZE),
         };
-        let storage = PostgresStorage {
-            runtime,
-            pools,
-            target,
-        };
+        let storage = PostgresStorage { pools, target };
         storage.bootstrap()?;
         Ok(storage)
     }
 
-    /// Runs `work` on this backend's runtime and blocks the calling thread
-    /// until it answers or [`OPERATION_TIMEOUT`] passes. Safe to call from
-    /// any thread, a tokio worker included (it never enters a runtime).
-    fn run<T, F>(&self, work: impl FnOnce(Pools) -> F) -> Result<T, StorageError>
-    where
-        T: Send + 'static,
-        F: Future<Output = Result<T, StorageError>> + Send + 'static,
-    {
-        let (tx, rx) = std::sync::mpsc::sync_channel(1);
-        let future = work(self.pools.clone());
-        let target = self.target.clone();
-        self.runtime.spawn(async move {
-            let answer = match tokio::time::timeout(OPERATION_TIMEOUT, future).await {
-                Ok(answer) => answer,
-                Err(_) => Err(StorageError::Unavailable(format!(
-                    "{target} did not answer within {} s",
-                    OPERATION_TIMEOUT.as_secs()
-                ))),
-            };
-            let _ = tx.send(answer);
-        });
-        rx.recv().unwrap_or_else(|_| {
-            Err(StorageError::Unavailable(
-                "the PostgreSQL client runtime stopped".into(),
-            ))
-        })
+    /// Runs `work` (statements on one connection of `pool`) on the calling
+    /// thread: its answer, or Unavailable after [`OPERATION_TIMEOUT`].
+    fn call<T>(
+        &self,
+        pool: &Pool,
+        work: impl AsyncFnOnce(&Conn) -> Result<T, tokio_postgres::Error>,
+    ) -> Result<T, StorageError> {
+        let deadline = std::time::Instant::now() + OPERATION_TIMEOUT;
+        let leased = pool.get(deadline)?;
+        let answer = leased.conn().block_on(work(leased.conn()), deadline);
+        settle(leased, &self.target, answer)
+    }
+}
+
+/// The end of one call: its answer, or the error it met, closing the
+/// connection when that error leaves it unusable (or the call timed out).
+fn settle<T>(
+    leased: Leased<'_>,
+    target: &str,
+    answer: Option<Result<T, tokio_postgres::Error>>,
+) -> Result<T, StorageError> {
+    match answer {
+        Some(Ok(value)) => Ok(value),
+        Some(Err(e)) => {
+            let (error, broken) = map_error(e);
+            if broken {
+                leased.discard();
+            }
+            Err(error)
+        }
+        None => {
+            leased.discard();
+            Err(StorageError::Unavailable(format!(
+                "{target} did not answer within {} s",
+                OPERATION_TIMEOUT.as_secs()
+            )))
+        }
     }
 }
 
 /// The backend's connection pools: readers' sessions at the database's
 /// default isolation (each read is one statement: one snapshot), writers'
 /// at SERIALIZABLE.
-#[derive(Clone)]
 pub(crate) struct Pools {
     pub(crate) read: Pool,
     pub(crate) write: Pool,
 }
 
-fn build_pool(
-    runtime: &tokio::runtime::Runtime,
-    config: tokio_postgres::Config,
-    target: &str,
-) -> Result<Pool, StorageError> {
-    let manager = Manager::from_config(
-        config,
-        NoTls,
-        ManagerConfig {
-            recycling_method: RecyclingMethod::Fast,
-        },
-    );
-    let timeouts = Timeouts {
-        wait: Some(OPERATION_TIMEOUT),
-        create: Some(CONNECT_TIMEOUT),
-        recycle: Some(CONNECT_TIMEOUT),
-    };
-    let _entered = runtime.enter();
-    Pool::builder(manager)
-        .max_size(POOL_SIZE)
-        .timeouts(timeouts)
-        .runtime(deadpool_postgres::Runtime::Tokio1)
-        .build()
-        .map_err(|e| StorageError::Config(format!("{target}: {e}")))
-}
-
-/// A pooled connection, or Unavailable naming the database.
-async fn connection(pool: &Pool) -> Result<Object, StorageError> {
-    pool.get()
-        .await
-        .map_err(|e| StorageError::Unavailable(format!("cannot get a database connection: {e}")))
-}
-
 /// Maps a client error: serialization failures and deadlocks (and a
 /// duplicate-key race between two inserts) are conflicts; lost connections,
-/// shutdowns and read-only (standby) servers are outages. A connection that
-/// failed below SQL is dropped from the pool rather than reused.
-fn map_error(error: tokio_postgres::Error, client: Option<Object>) -> StorageError {
+/// shutdowns and read-only (standby) servers are outages. The flag says
+/// whether the connection is unusable (an outage, or a failure below SQL):
+/// it is closed then, not reused.
+fn map_error(error: tokio_postgres::Error) -> (StorageError, bool) {
     let code = error.code().cloned();
     let conflict = [
         SqlState::T_R_SERIALIZATION_FAILURE,
@@ -198,16 +162,16 @@ fn map_error(error: tokio_postgres::Error, client: Option<Object>) -> StorageErr
         SqlState::UNIQUE_VIOLATION,
     ];
     match code {
-        Some(code) if conflict.contains(&code) => StorageError::Conflict { key: None },
-        Some(code) if is_outage(&code) => {
-            client.map(Object::take);
-            StorageError::Unavailable(format!("database unavailable: {error}"))
-        }
-        Some(_) => StorageError::Backend(Box::new(error)),
-        None => {
-            client.map(Object::take);
-            StorageError::Unavailable(format!("database connection failed: {error}"))
-        }
+        Some(code) if conflict.contains(&code) => (StorageError::Conflict { key: None }, false),
+        Some(code) if is_outage(&code) => (
+            StorageError::Unavailable(format!("database unavailable: {error}")),
+            true,
+        ),
+        Some(_) => (StorageError::Backend(Box::new(error)), false),
+        None => (
+            StorageError::Unavailable(format!("database connection failed: {error}")),
+            true,
+        ),
     }
 }
 
@@ -261,14 +225,7 @@ fn last_ops(ops: Vec<WriteOp>) -> Split {
 
 impl Storage for PostgresStorage {
     fn get(&self, key: &[u8]) -> Result<Option<Value>, StorageError> {
-        let key = key.to_vec();
-        self.run(move |pools| async move {
-            let client = connection(&pools.read).await?;
-            match sql::get(&client, &key).await {
-                Ok(value) => Ok(value),
-                Err(e) => Err(map_error(e, Some(client))),
-            }
-        })
+        self.call(&self.pools.read, async |conn| sql::get(conn, key).await)
     }
 
     fn scan(
@@ -282,13 +239,7 @@ impl Storage for PostgresStorage {
             return Ok(Vec::new());
         }
         let range = sql::ScanRange::new(start, end, reverse, limit);
-        self.run(move |pools| async move {
-            let client = connection(&pools.read).await?;
-            match sql::scan(&client, &range).await {
-                Ok(rows) => Ok(rows),
-                Err(e) => Err(map_error(e, Some(client))),
-            }
-        })
+        self.call(&self.pools.read, async |conn| sql::scan(conn, &range).await)
     }
 
     fn write(&self, ops: Vec<WriteOp>) -> Result<(), StorageError> {
@@ -301,13 +252,9 @@ impl Storage for PostgresStorage {
         if checks.is_empty() && changes.0.is_empty() && changes.1.is_empty() {
             return Ok(());
         }
-        self.run(move |pools| async move {
-            let mut client = connection(&pools.write).await?;
-            match sql::checked_write(&mut client, &checks, changes).await {
-                Ok(outcome) => outcome,
-                Err(e) => Err(map_error(e, Some(client))),
-            }
-        })
+        self.call(&self.pools.write, async |conn| {
+            sql::checked_write(conn, &checks, changes).await
+        })?
     }
 
     /// Commits are durable when COMMIT returns (per the database's own

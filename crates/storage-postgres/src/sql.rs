@@ -1,15 +1,16 @@
 //! Every statement the backend sends, in the subset PostgreSQL, CockroachDB
-//! and YugabyteDB YSQL all run: point and range reads, and a write as one
+//! and YugabyteDB YSQL all run (and one session setting, ignored where it is
+//! unknown): point and range reads, and a write as one
 //! statement of data-modifying CTEs (its read set's check, DELETE ... =
 //! ANY, INSERT ... SELECT FROM UNNEST ... ON CONFLICT DO UPDATE), an
 //! implicit transaction at SERIALIZABLE (the write pool's session default),
 //! whose first CTE divides by zero when a checked key changed. Statements
-//! are prepared once per connection (deadpool's statement cache): a write
-//! is one statement and one round trip.
+//! are prepared once per connection (`connection.rs`): a write is one
+//! statement and one round trip.
 
 use std::ops::Bound;
 
-use deadpool_postgres::Object;
+use crate::connection::Conn;
 use ferrodyn_storage::{Key, ReadCheck, StorageError, Value};
 use tokio_postgres::error::SqlState;
 
@@ -34,6 +35,36 @@ const WRITE: &str = "WITH chk AS (\
        WHERE (SELECT ok FROM chk) = 1 \
        ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v RETURNING 1) \
      SELECT (SELECT ok FROM chk), (SELECT count(*) FROM del), (SELECT count(*) FROM ins)";
+
+/// [`WRITE`] for a batch that deletes nothing (most item writes): one
+/// data-modifying CTE less to plan and run.
+const UPSERT: &str = "WITH chk AS (\
+       SELECT 1 / (CASE WHEN coalesce(bool_and( \
+                     (SELECT kv.v FROM ferrodyn_kv kv WHERE kv.k = c.k) IS NOT DISTINCT FROM c.v), \
+                   true) THEN 1 ELSE 0 END) AS ok \
+       FROM UNNEST($1::bytea[], $2::bytea[]) AS c(k, v)), \
+     ins AS (INSERT INTO ferrodyn_kv (k, v) \
+       SELECT n.k, n.v FROM UNNEST($3::bytea[], $4::bytea[]) AS n(k, v) \
+       WHERE (SELECT ok FROM chk) = 1 \
+       ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v RETURNING 1) \
+     SELECT (SELECT ok FROM chk), (SELECT count(*) FROM ins)";
+
+/// Run once on every new connection, each on its own (an engine without a
+/// setting refuses it, which is ignored):
+/// - `enable_seqscan = off`: every statement here is a point or range
+///   lookup by `k`, but once autovacuum has analyzed a small table (a young
+///   database, a test's) the planner prefers a sequential scan for the
+///   checks, and under SERIALIZABLE a sequential scan predicate-locks the
+///   whole table: unrelated writers then fail each other as serialization
+///   conflicts (seen as TransactionConflict on a quiet server).
+/// - `plan_cache_mode = force_generic_plan`: statements are planned once and
+///   the plan kept (PostgreSQL 12+). Left to choose, PostgreSQL re-planned
+///   the write statement for every call's arrays; with this and [`UPSERT`]
+///   its CPU per PutItem fell from about 400 to 290 µs (BENCHMARKS.md).
+pub(crate) const SESSION_SETUP: [&str; 2] = [
+    "SET enable_seqscan = off",
+    "SET plan_cache_mode = force_generic_plan",
+];
 
 /// A scan's bounds, direction and limit, owned so the query can run on the
 /// backend's runtime.
@@ -81,28 +112,25 @@ impl ScanRange {
     }
 }
 
-pub(crate) async fn get(
-    client: &Object,
-    key: &[u8],
-) -> Result<Option<Value>, tokio_postgres::Error> {
-    let statement = client.prepare_cached(GET).await?;
-    let row = client.query_opt(&statement, &[&key]).await?;
+pub(crate) async fn get(conn: &Conn, key: &[u8]) -> Result<Option<Value>, tokio_postgres::Error> {
+    let statement = conn.prepared(GET).await?;
+    let row = conn.client.query_opt(&statement, &[&key]).await?;
     Ok(row.map(|r| r.get(0)))
 }
 
 /// One statement, so one snapshot: a scan never sees half of a write.
 pub(crate) async fn scan(
-    client: &Object,
+    conn: &Conn,
     range: &ScanRange,
 ) -> Result<Vec<(Key, Value)>, tokio_postgres::Error> {
     let (sql, keys) = range.statement();
-    let statement = client.prepare_cached(&sql).await?;
+    let statement = conn.prepared(&sql).await?;
     let mut params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = Vec::new();
     for key in &keys {
         params.push(*key);
     }
     params.push(&range.limit);
-    let rows = client.query(&statement, &params).await?;
+    let rows = conn.client.query(&statement, &params).await?;
     Ok(rows.into_iter().map(|r| (r.get(0), r.get(1))).collect())
 }
 
@@ -111,16 +139,24 @@ pub(crate) async fn scan(
 /// is the database's; the inner one a check that failed (then nothing was
 /// written).
 pub(crate) async fn checked_write(
-    client: &mut Object,
+    conn: &Conn,
     checks: &[ReadCheck],
     (deletes, keys, values): (Vec<Key>, Vec<Key>, Vec<Value>),
 ) -> Result<Result<(), StorageError>, tokio_postgres::Error> {
-    let write = client.prepare_cached(WRITE).await?;
     let checked_keys: Vec<&[u8]> = checks.iter().map(|c| c.key.as_slice()).collect();
     let expected: Vec<Option<&[u8]>> = checks.iter().map(|c| c.expected.as_deref()).collect();
-    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 5] =
-        [&checked_keys, &expected, &deletes, &keys, &values];
-    match client.query_one(&write, &params).await {
+    let written = if deletes.is_empty() {
+        let upsert = conn.prepared(UPSERT).await?;
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 4] =
+            [&checked_keys, &expected, &keys, &values];
+        conn.client.query_one(&upsert, &params).await
+    } else {
+        let write = conn.prepared(WRITE).await?;
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 5] =
+            [&checked_keys, &expected, &deletes, &keys, &values];
+        conn.client.query_one(&write, &params).await
+    };
+    match written {
         Ok(_) => Ok(Ok(())),
         Err(e) if e.code() == Some(&SqlState::DIVISION_BY_ZERO) => {
             Ok(Err(StorageError::Conflict { key: None }))

@@ -12,7 +12,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use aws_sdk_dynamodb::types::{Get, TransactGetItem};
+use aws_sdk_dynamodb::error::ProvideErrorMetadata;
+use aws_sdk_dynamodb::types::{Get, StreamViewType, TransactGetItem};
 use aws_sdk_dynamodb::Client;
 use common::txn::{self, Item};
 use common::{client_for, item, n, s, ServerProcess};
@@ -385,18 +386,16 @@ async fn stream_records(endpoint: &str, arn: &str) -> Vec<serde_json::Value> {
     records
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn stream_records_written_through_three_nodes_are_unique_and_ordered_per_item() {
-    let Some((nodes, clients)) = three_nodes() else {
-        return;
-    };
-    let table = common::unique_name("stream");
+/// A new on-demand table (hash key PK) with a stream of `view`, created
+/// through `client`: its name and stream ARN.
+async fn stream_table(client: &Client, prefix: &str, view: StreamViewType) -> (String, String) {
+    let table = common::unique_name(prefix);
     let spec = aws_sdk_dynamodb::types::StreamSpecification::builder()
         .stream_enabled(true)
-        .stream_view_type(aws_sdk_dynamodb::types::StreamViewType::NewImage)
+        .stream_view_type(view)
         .build()
         .unwrap();
-    let created = clients[0]
+    let created = client
         .create_table()
         .table_name(&table)
         .billing_mode(aws_sdk_dynamodb::types::BillingMode::PayPerRequest)
@@ -408,13 +407,18 @@ async fn stream_records_written_through_three_nodes_are_unique_and_ordered_per_i
         .stream_specification(spec)
         .send()
         .await
-        .unwrap();
-    let arn = created
-        .table_description()
-        .unwrap()
-        .latest_stream_arn()
-        .unwrap()
-        .to_string();
+        .expect("CreateTable with a stream succeeds");
+    let description = created.table_description().unwrap();
+    let arn = description.latest_stream_arn().unwrap().to_string();
+    (table, arn)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn stream_records_written_through_three_nodes_are_unique_and_ordered_per_item() {
+    let Some((nodes, clients)) = three_nodes() else {
+        return;
+    };
+    let (table, arn) = stream_table(&clients[0], "stream", StreamViewType::NewImage).await;
     // Three writers per item, one per node, each setting v to its next
     // version under a condition, so the item's versions are a total order.
     let mut writers = Vec::new();
@@ -503,12 +507,37 @@ fn bad_storage_settings_are_named_at_start_up() {
     }
 }
 
+/// Adds the GSI `by_k` (hash key `k`, all attributes) to `table`.
+async fn create_index_by_k(client: &Client, table: &str) {
+    use aws_sdk_dynamodb::types::{
+        CreateGlobalSecondaryIndexAction, GlobalSecondaryIndexUpdate, KeyType, Projection,
+        ProjectionType, ScalarAttributeType,
+    };
+    let create = CreateGlobalSecondaryIndexAction::builder()
+        .index_name("by_k")
+        .key_schema(common::key("k", KeyType::Hash))
+        .projection(
+            Projection::builder()
+                .projection_type(ProjectionType::All)
+                .build(),
+        )
+        .build()
+        .unwrap();
+    client
+        .update_table()
+        .table_name(table)
+        .attribute_definitions(common::attr_def("k", ScalarAttributeType::S))
+        .global_secondary_index_updates(
+            GlobalSecondaryIndexUpdate::builder().create(create).build(),
+        )
+        .send()
+        .await
+        .expect("UpdateTable adding by_k succeeds");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_gsi_created_through_one_node_is_backfilled_and_kept_by_all() {
-    use aws_sdk_dynamodb::types::{
-        CreateGlobalSecondaryIndexAction, GlobalSecondaryIndexUpdate, IndexStatus, KeyType,
-        Projection, ProjectionType, ScalarAttributeType,
-    };
+    use aws_sdk_dynamodb::types::IndexStatus;
     let Some((_nodes, clients)) = three_nodes() else {
         return;
     };
@@ -526,26 +555,7 @@ async fn a_gsi_created_through_one_node_is_backfilled_and_kept_by_all() {
             .await
             .unwrap();
     }
-    let create = CreateGlobalSecondaryIndexAction::builder()
-        .index_name("by_k")
-        .key_schema(common::key("k", KeyType::Hash))
-        .projection(
-            Projection::builder()
-                .projection_type(ProjectionType::All)
-                .build(),
-        )
-        .build()
-        .unwrap();
-    clients[1]
-        .update_table()
-        .table_name(&table)
-        .attribute_definitions(common::attr_def("k", ScalarAttributeType::S))
-        .global_secondary_index_updates(
-            GlobalSecondaryIndexUpdate::builder().create(create).build(),
-        )
-        .send()
-        .await
-        .expect("UpdateTable through B succeeds");
+    create_index_by_k(&clients[1], &table).await;
     // Writes through every node while the lease holder backfills: each
     // commit checks the catalog record, so each maintains the new index.
     for i in 0..30 {
@@ -667,4 +677,221 @@ async fn background_work_moves_to_another_node_when_the_lease_holder_dies() {
         },
     )
     .await;
+}
+
+/// Puts `count` items into `table` through `client`, 25 to a BatchWriteItem
+/// (each item leaves a statistics delta row for the lease holder to fold),
+/// keys prefixed with `prefix`.
+async fn fill(client: Client, table: String, prefix: String, count: usize) {
+    for chunk in 0..count.div_ceil(25) {
+        let requests: Vec<_> = (0..25)
+            .map(|i| {
+                let it = item(&[("PK", s(&format!("{prefix}{chunk}-{i}"))), ("v", n("1"))]);
+                let put = aws_sdk_dynamodb::types::PutRequest::builder()
+                    .set_item(Some(it))
+                    .build()
+                    .unwrap();
+                aws_sdk_dynamodb::types::WriteRequest::builder()
+                    .put_request(put)
+                    .build()
+            })
+            .collect();
+        // Concurrent inserts into a small table can meet PostgreSQL's
+        // page-level SERIALIZABLE conflicts past the retries inside; a
+        // client retries those (not what this test is about).
+        let mut tries = 0;
+        let written = loop {
+            let sent = (client.batch_write_item())
+                .request_items(&table, requests.clone())
+                .send()
+                .await;
+            match sent {
+                Err(e) if tries < 20 && e.code() == Some("TransactionConflictException") => {
+                    tries += 1
+                }
+                other => break other.expect("BatchWriteItem succeeds"),
+            }
+        };
+        assert!(
+            written.unprocessed_items().is_none_or(|u| u.is_empty()),
+            "no throttling on an on-demand table"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn tables_deleted_while_the_lease_holder_folds_their_statistics_are_deleted() {
+    let Some((_nodes, clients)) = three_nodes() else {
+        return;
+    };
+    // Six writers through the three nodes leave deltas faster than the
+    // lease holder folds them (a fold round per second, in batches of a
+    // thousand), so the DeleteTable right after meets a fold in flight.
+    // DDL must not fail because of the cluster's own background work.
+    for round in 0..4 {
+        let table = table_on(&clients[round % 3]).await;
+        let fillers: Vec<_> = (0..6)
+            .map(|w| {
+                let client = clients[w % 3].clone();
+                tokio::spawn(fill(client, table.clone(), format!("w{w}-"), 600))
+            })
+            .collect();
+        for filler in fillers {
+            filler.await.unwrap();
+        }
+        let deleter = &clients[(round + 1) % 3];
+        deleter
+            .delete_table()
+            .table_name(&table)
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("round {round}: DeleteTable failed: {e:?}"));
+        let err = deleter.describe_table().table_name(&table).send().await;
+        assert_eq!(common::service_error(err).code, "ResourceNotFoundException");
+    }
+}
+
+/// Runs `sql` on the database `url` with psql; its output, unaligned.
+fn psql(url: &str, sql: &str) -> String {
+    let output = std::process::Command::new("psql")
+        .arg(url)
+        .args(["-qAt", "-v", "ON_ERROR_STOP=1", "-c", sql])
+        .output()
+        .expect("psql can be run (PostgreSQL's client)");
+    assert!(
+        output.status.success(),
+        "{sql}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).trim().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn index_keys_a_dead_node_did_not_purge_are_swept_by_the_next_lease_holder() {
+    use aws_sdk_dynamodb::types::{
+        DeleteGlobalSecondaryIndexAction, GlobalSecondaryIndexUpdate, IndexStatus,
+    };
+    let Ok(server) = std::env::var("FERRODYN_TEST_STORAGE") else {
+        eprintln!("skipped: FERRODYN_TEST_STORAGE is not set (scripts/test.sh starts PostgreSQL)");
+        return;
+    };
+    let url = fresh_postgres_database(&server);
+    let first = ServerProcess::spawn(&["--storage", &url]);
+    let a = client_for(first.endpoint());
+    let table = table_on(&a).await;
+    a.put_item()
+        .table_name(&table)
+        .set_item(Some(item(&[("PK", s("p")), ("k", s("g"))])))
+        .send()
+        .await
+        .unwrap();
+    create_index_by_k(&a, &table).await;
+    common::poll_until(
+        "the index is backfilled",
+        Duration::from_secs(30),
+        || async {
+            let described = a.describe_table().table_name(&table).send().await.unwrap();
+            let index = &described.table().unwrap().global_secondary_indexes()[0];
+            (index.index_status() == Some(&IndexStatus::Active)).then_some(())
+        },
+    )
+    .await;
+    let delete = DeleteGlobalSecondaryIndexAction::builder()
+        .index_name("by_k")
+        .build()
+        .unwrap();
+    a.update_table()
+        .table_name(&table)
+        .global_secondary_index_updates(
+            GlobalSecondaryIndexUpdate::builder().delete(delete).build(),
+        )
+        .send()
+        .await
+        .unwrap();
+    // What the index's purge leaves when its node dies part way: an entry
+    // ('x' table index ...) and a statistics delta ('q' table index n) of
+    // the deleted index (id 1, the table's first).
+    let leftovers = "(SELECT substring(k from 2 for 8) AS t FROM ferrodyn_kv \
+                     WHERE get_byte(k, 0) = 105 LIMIT 1)";
+    tokio::time::sleep(Duration::from_millis(500)).await; // the node's own purge is over
+    psql(
+        &url,
+        &format!(
+            "INSERT INTO ferrodyn_kv (k, v) \
+             SELECT '\\x78'::bytea || t || '\\x0000000101'::bytea, '\\x00'::bytea FROM {leftovers} l \
+             UNION ALL \
+             SELECT '\\x71'::bytea || t || '\\x000000010000000000000001'::bytea, '\\x00'::bytea FROM {leftovers} l"
+        ),
+    );
+    let orphans = "SELECT count(*) FROM ferrodyn_kv WHERE get_byte(k, 0) IN (113, 120)";
+    assert_eq!(psql(&url, orphans), "2");
+    // The lease holder dies; the node that takes the lease over sweeps.
+    first.kill();
+    let second = ServerProcess::spawn(&["--storage", &url]);
+    common::poll_until(
+        "the orphaned index keys are swept",
+        Duration::from_secs(30),
+        || async { (psql(&url, orphans) == "0").then_some(()) },
+    )
+    .await;
+    // The table and its item are untouched.
+    let b = client_for(second.endpoint());
+    assert!(get(&b, &table, "p").await.is_some());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_disabled_stream_read_to_its_end_has_no_next_iterator() {
+    let Some((nodes, clients)) = three_nodes() else {
+        return;
+    };
+    let (table, arn) = stream_table(&clients[0], "closed", StreamViewType::KeysOnly).await;
+    let endpoint = nodes[1].endpoint();
+    let described = streams_call(
+        endpoint,
+        "DescribeStream",
+        serde_json::json!({ "StreamArn": arn }),
+    )
+    .await;
+    let shard = described["StreamDescription"]["Shards"][0]["ShardId"].clone();
+    let latest = streams_call(
+        endpoint,
+        "GetShardIterator",
+        serde_json::json!({ "StreamArn": arn, "ShardId": shard, "ShardIteratorType": "LATEST" }),
+    )
+    .await;
+    // One write (and its statistics delta: both take sequence numbers of
+    // the hybrid clock), then the stream is disabled through another node.
+    clients[2]
+        .put_item()
+        .table_name(&table)
+        .set_item(Some(item(&[("PK", s("k"))])))
+        .send()
+        .await
+        .unwrap();
+    let off = aws_sdk_dynamodb::types::StreamSpecification::builder()
+        .stream_enabled(false)
+        .build()
+        .unwrap();
+    clients[0]
+        .update_table()
+        .table_name(&table)
+        .stream_specification(off)
+        .send()
+        .await
+        .unwrap();
+    // Node B's catalog catches up within its one-second reload.
+    let page = common::poll_until("the shard is closed for B", Duration::from_secs(5), || {
+        let latest = latest["ShardIterator"].clone();
+        async move {
+            let page = streams_call(
+                endpoint,
+                "GetRecords",
+                serde_json::json!({ "ShardIterator": latest }),
+            )
+            .await;
+            page.get("NextShardIterator").is_none().then_some(page)
+        }
+    })
+    .await;
+    assert_eq!(page["Records"].as_array().unwrap().len(), 1, "{page}");
 }

@@ -308,24 +308,22 @@ pub fn get_records(engine: &Engine, request: GetRecordsRequest) -> Result<Vec<u8
         ));
     }
     let (table, stream) = engine
-        .list_streams(None)
-        .into_iter()
-        .find(|(t, s)| t.id == iterator.table_id && s.start_seq == iterator.stream_start)
+        .find_stream_of(iterator.table_id, iterator.stream_start)
         .ok_or_else(|| {
             DynamoError::resource_not_found("Requested resource not found: Stream not found")
         })?;
     let limit = request.limit.unwrap_or(MAX_RECORDS) as usize;
     let last = stream.end_seq.unwrap_or(u64::MAX);
-    let records = engine.read_stream(&table, iterator.position, last, limit)?;
-    let next_position = records.last().map_or(iterator.position, |r| r.seq + 1);
+    let page = engine.read_stream_page(&table, iterator.position, last, limit)?;
+    let next_position = (page.records.last()).map_or(iterator.position, |r| r.seq + 1);
+    // A disabled stream's shard is closed: once it is read to the end there
+    // is no next iterator.
+    let closed = stream.end_seq.is_some() && page.reached_end;
     let mut body = ResponseBody::default();
     body.value(
         "Records",
-        Value::Array(records.into_iter().map(|r| r.record).collect()),
+        Value::Array(page.records.into_iter().map(|r| r.record).collect()),
     );
-    // A disabled stream's shard is closed: once it is read to the end there
-    // is no next iterator.
-    let closed = stream.end_seq.is_some_and(|end| next_position > end);
     if !closed {
         let next = Iterator {
             position: next_position,
