@@ -93,10 +93,14 @@ pub fn condition_failed(old: Option<&Item>, return_old: bool) -> DynamoError {
 impl Engine {
     /// Reads one item by its (validated) key.
     pub fn get_item(&self, table: &Table, key: &Item) -> Result<Option<StoredItem>> {
-        let storage_key = table.schema.encode(table.id, key);
+        self.get_stored(&table.schema.encode(table.id, key))
+    }
+
+    /// Reads one item by its storage key.
+    pub(crate) fn get_stored(&self, storage_key: &[u8]) -> Result<Option<StoredItem>> {
         match self
             .storage
-            .get(&storage_key)
+            .get(storage_key)
             .map_err(crate::storage_error)?
         {
             Some(bytes) => Ok(Some(StoredItem::decode(bytes)?)),
@@ -115,11 +119,14 @@ impl Engine {
         return_old_on_failure: bool,
     ) -> Result<WriteOutcome> {
         let _writers = table.writers();
-        let keys = self.write_keys(table, key);
+        let mut keys = Vec::with_capacity(2);
+        self.push_write_keys(table, key, &mut keys);
         let _held = self
             .locks
-            .acquire(Holder::Write, keys)
+            .acquire(Holder::Write, &keys)
             .map_err(|_| transaction_conflict())?;
+        // The item's lock key is its storage key: planning takes it.
+        let mut storage_key = Some(keys.swap_remove(0).key);
         // Shared storage: a storage conflict (another node wrote a key this
         // plan read) re-plans on the table as now stored (cluster.rs); only
         // then is a spare copy of the mutation kept.
@@ -128,21 +135,32 @@ impl Engine {
         self.retry_conflicts(|retry| {
             let table = &self.refresh_table_on_retry(table, retry)?;
             let mutation = first.take().or_else(|| spare.clone()).expect("a mutation");
-            let mut planned =
-                self.plan_write(table, key, mutation, condition, return_old_on_failure)?;
+            let storage_key = storage_key
+                .take()
+                .unwrap_or_else(|| table.schema.encode(table.id, key));
+            self.check_table_live(table)?;
+            let mut planned = self.plan_write(
+                table,
+                key,
+                storage_key,
+                mutation,
+                condition,
+                return_old_on_failure,
+            )?;
             self.admit_collection(&mut CollectionTracker::default(), &mut planned)?;
-            self.commit(std::slice::from_ref(&planned))?;
+            self.commit(std::slice::from_mut(&mut planned))?;
             Ok(planned.into_outcome())
         })
     }
 
-    /// The keys a write of `key` holds: the item, and on a table with an LSI
-    /// the size record of its item collection.
-    pub(crate) fn write_keys(&self, table: &Table, key: &Item) -> Vec<LockKey> {
-        let mut keys = vec![LockKey {
+    /// Appends the keys a write of `key` holds: the item's storage key
+    /// (first), and on a table with an LSI the size record of its item
+    /// collection.
+    pub(crate) fn push_write_keys(&self, table: &Table, key: &Item, keys: &mut Vec<LockKey>) {
+        keys.push(LockKey {
             key: table.schema.encode(table.id, key),
             item: true,
-        }];
+        });
         if tracks_collections(table) {
             if let Some(value) = key.get(&table.schema.hash.name) {
                 keys.push(LockKey {
@@ -151,22 +169,12 @@ impl Engine {
                 });
             }
         }
-        keys
     }
 
-    /// Reads the current item, checks the condition and computes the new
-    /// item, without writing. Callers hold the item's lock (and the table's
-    /// writers guard) from planning to [`Engine::commit`], which is what
-    /// makes read-check-write atomic.
-    pub(crate) fn plan_write(
-        &self,
-        table: &Arc<Table>,
-        key: &Item,
-        mutation: Mutation<'_>,
-        condition: Option<&Condition>,
-        return_old_on_failure: bool,
-    ) -> Result<PlannedWrite> {
-        // The table may have been deleted while we waited for its guard.
+    /// Fails if `table` is no longer the table of its name: it may have
+    /// been deleted while the caller waited for its writers guard (which,
+    /// once held, keeps it from being deleted until the write is done).
+    pub(crate) fn check_table_live(&self, table: &Table) -> Result<()> {
         if self
             .tables
             .read()
@@ -177,7 +185,24 @@ impl Engine {
                 "Requested resource not found",
             ));
         }
-        let storage_key = table.schema.encode(table.id, key);
+        Ok(())
+    }
+
+    /// Reads the current item, checks the condition and computes the new
+    /// item, without writing. `storage_key` is `key` encoded for `table`
+    /// (the caller's lock key). Callers hold the item's lock (and the
+    /// table's writers guard, having checked the table is live) from
+    /// planning to [`Engine::commit`], which is what makes
+    /// read-check-write atomic.
+    pub(crate) fn plan_write(
+        &self,
+        table: &Arc<Table>,
+        key: &Item,
+        storage_key: Vec<u8>,
+        mutation: Mutation<'_>,
+        condition: Option<&Condition>,
+        return_old_on_failure: bool,
+    ) -> Result<PlannedWrite> {
         // Shared storage: the schema this plan uses, then the item (cluster.rs).
         let mut read = self.catalog_read(table);
         let found = self
@@ -234,25 +259,31 @@ impl Engine {
     }
 
     /// Commits planned writes, with each touched table's statistics, in one
-    /// atomic storage batch. The caller holds the writes' locks.
-    pub(crate) fn commit(&self, writes: &[PlannedWrite]) -> Result<()> {
+    /// atomic storage batch. The caller holds the writes' locks. The writes'
+    /// storage keys move into the batch: a write is committed once.
+    pub(crate) fn commit(&self, writes: &mut [PlannedWrite]) -> Result<()> {
         self.commit_from(writes, ChangeSource::Application)
     }
 
     /// [`Engine::commit`], naming who made the change (for stream records).
-    pub(crate) fn commit_from(&self, writes: &[PlannedWrite], source: ChangeSource) -> Result<()> {
+    pub(crate) fn commit_from(
+        &self,
+        writes: &mut [PlannedWrite],
+        source: ChangeSource,
+    ) -> Result<()> {
+        let keys: Vec<Vec<u8>> = (writes.iter_mut())
+            .map(|w| std::mem::take(&mut w.storage_key))
+            .collect();
+        let writes = &*writes;
         // Shared storage: what planning read, checked at commit (cluster.rs).
         let mut checks = self.read_set(writes)?;
         let mut ops = Vec::with_capacity(writes.len() + 1);
         let mut deltas: Vec<(&Arc<Table>, TableStats)> = Vec::new();
         let mut index_deltas: Vec<(&Arc<Index>, u64, TableStats)> = Vec::new();
-        for write in writes.iter().filter(|w| w.changes) {
+        for (write, key) in writes.iter().zip(keys).filter(|(w, _)| w.changes) {
             match &write.new {
-                Some(item) => ops.push(WriteOp::Put(
-                    write.storage_key.clone(),
-                    StoredItem::encode(item),
-                )),
-                None if write.old.is_some() => ops.push(WriteOp::Delete(write.storage_key.clone())),
+                Some(item) => ops.push(WriteOp::Put(key, StoredItem::encode(item))),
+                None if write.old.is_some() => ops.push(WriteOp::Delete(key)),
                 None => continue,
             }
             match deltas.iter_mut().find(|(t, _)| t.id == write.table.id) {
