@@ -24,6 +24,7 @@ use ferrodyn_expr::{Condition, Path, UpdateExpression};
 use ferrodyn_storage::WriteOp;
 use ferrodyn_types::limits::MAX_ATTRIBUTE_NAME_BYTES;
 use ferrodyn_types::{item_size, DynamoError, ErrorKind, Item, Result, MAX_ITEM_SIZE};
+use smallvec::SmallVec;
 use std::sync::Arc;
 
 pub use crate::stored::{parse_item_json, StoredItem};
@@ -119,7 +120,7 @@ impl Engine {
         return_old_on_failure: bool,
     ) -> Result<WriteOutcome> {
         let _writers = table.writers();
-        let mut keys = Vec::with_capacity(2);
+        let mut keys: SmallVec<[LockKey; 2]> = SmallVec::new();
         self.push_write_keys(table, key, &mut keys);
         let _held = self
             .locks
@@ -156,17 +157,22 @@ impl Engine {
     /// Appends the keys a write of `key` holds: the item's storage key
     /// (first), and on a table with an LSI the size record of its item
     /// collection.
-    pub(crate) fn push_write_keys(&self, table: &Table, key: &Item, keys: &mut Vec<LockKey>) {
-        keys.push(LockKey {
+    pub(crate) fn push_write_keys(
+        &self,
+        table: &Table,
+        key: &Item,
+        keys: &mut impl Extend<LockKey>,
+    ) {
+        keys.extend([LockKey {
             key: table.schema.encode(table.id, key),
             item: true,
-        });
+        }]);
         if tracks_collections(table) {
             if let Some(value) = key.get(&table.schema.hash.name) {
-                keys.push(LockKey {
+                keys.extend([LockKey {
                     key: crate::collections::record_key(table.id, value),
                     item: false,
-                });
+                }]);
             }
         }
     }
@@ -271,41 +277,18 @@ impl Engine {
         writes: &mut [PlannedWrite],
         source: ChangeSource,
     ) -> Result<()> {
-        let keys: Vec<Vec<u8>> = (writes.iter_mut())
-            .map(|w| std::mem::take(&mut w.storage_key))
-            .collect();
-        let writes = &*writes;
         // Shared storage: what planning read, checked at commit (cluster.rs).
         let mut checks = self.read_set(writes)?;
         let mut ops = Vec::with_capacity(writes.len() + 1);
-        let mut deltas: Vec<(&Arc<Table>, TableStats)> = Vec::new();
-        let mut index_deltas: Vec<(&Arc<Index>, u64, TableStats)> = Vec::new();
-        for (write, key) in writes.iter().zip(keys).filter(|(w, _)| w.changes) {
-            match &write.new {
-                Some(item) => ops.push(WriteOp::Put(key, StoredItem::encode(item))),
-                None if write.old.is_some() => ops.push(WriteOp::Delete(key)),
-                None => continue,
-            }
-            match deltas.iter_mut().find(|(t, _)| t.id == write.table.id) {
-                Some((_, delta)) => *delta = delta.plus(write.delta),
-                None => deltas.push((&write.table, write.delta)),
-            }
-            for change in &write.index_changes {
-                if let Some(key) = &change.delete {
-                    ops.push(WriteOp::Delete(key.clone()));
-                }
-                if let Some((key, value)) = &change.put {
-                    ops.push(WriteOp::Put(key.clone(), value.clone()));
-                }
-                match index_deltas
-                    .iter_mut()
-                    .find(|(i, _, _)| Arc::ptr_eq(i, &change.index))
-                {
-                    Some((_, _, delta)) => *delta = delta.plus(change.delta),
-                    None => index_deltas.push((&change.index, write.table.id, change.delta)),
-                }
-            }
+        let mut deltas = StatsDeltas::default();
+        for write in writes.iter_mut().filter(|w| w.changes) {
+            write.take_ops(&mut ops, &mut deltas);
         }
+        let writes = &*writes;
+        let StatsDeltas {
+            tables: deltas,
+            indexes: index_deltas,
+        } = deltas;
         if ops.is_empty() {
             return Ok(());
         }
@@ -507,7 +490,57 @@ impl Engine {
     }
 }
 
+/// The statistics changes of a commit: one entry per table and per index.
+#[derive(Default)]
+struct StatsDeltas {
+    tables: Vec<(Arc<Table>, TableStats)>,
+    /// Each index with its table's id.
+    indexes: Vec<(Arc<Index>, u64, TableStats)>,
+}
+
+impl StatsDeltas {
+    fn add_table(&mut self, table: &Arc<Table>, delta: TableStats) {
+        match self.tables.iter_mut().find(|(t, _)| t.id == table.id) {
+            Some((_, total)) => *total = total.plus(delta),
+            None => self.tables.push((Arc::clone(table), delta)),
+        }
+    }
+
+    fn add_index(&mut self, index: &Arc<Index>, table_id: u64, delta: TableStats) {
+        match self
+            .indexes
+            .iter_mut()
+            .find(|(i, _, _)| Arc::ptr_eq(i, index))
+        {
+            Some((_, _, total)) => *total = total.plus(delta),
+            None => self.indexes.push((Arc::clone(index), table_id, delta)),
+        }
+    }
+}
+
 impl PlannedWrite {
+    /// Moves this write's storage operations (the item, its index entries)
+    /// into `ops`, adding its statistics changes to `deltas`. A write is
+    /// committed once: its keys and entries are taken, not copied.
+    fn take_ops(&mut self, ops: &mut Vec<WriteOp>, deltas: &mut StatsDeltas) {
+        let key = std::mem::take(&mut self.storage_key);
+        match &self.new {
+            Some(item) => ops.push(WriteOp::Put(key, StoredItem::encode(item))),
+            None if self.old.is_some() => ops.push(WriteOp::Delete(key)),
+            None => return,
+        }
+        deltas.add_table(&self.table, self.delta);
+        for change in &mut self.index_changes {
+            if let Some(key) = change.delete.take() {
+                ops.push(WriteOp::Delete(key));
+            }
+            if let Some((key, value)) = change.put.take() {
+                ops.push(WriteOp::Put(key, value));
+            }
+            deltas.add_index(&change.index, self.table.id, change.delta);
+        }
+    }
+
     /// Write units spent on each index, by index name.
     pub fn index_units(&self) -> Vec<(String, IndexKind, f64)> {
         self.index_changes

@@ -38,6 +38,7 @@
 
 use hashbrown::HashTable;
 use parking_lot::{Condvar, Mutex};
+use smallvec::SmallVec;
 
 /// Shards of the lock table (a power of two).
 const SHARDS: usize = 64;
@@ -214,7 +215,7 @@ struct Grant {
 pub struct LockSet<'a> {
     table: &'a LockTable,
     holder: Holder,
-    grants: Vec<Grant>,
+    grants: SmallVec<[Grant; 2]>,
 }
 
 /// A request that met a conflicting holder: the positions (in the caller's
@@ -248,7 +249,7 @@ impl LockTable {
     /// and the conflicting positions are returned (the request never waits
     /// once it knows it will fail).
     pub fn acquire(&self, holder: Holder, keys: &[LockKey]) -> Result<LockSet<'_>, Conflict> {
-        let mut order: Vec<(usize, u64)> = (keys.iter().enumerate())
+        let mut order: SmallVec<[(usize, u64); 2]> = (keys.iter().enumerate())
             .map(|(position, wanted)| (position, key_hash(&wanted.key)))
             .collect();
         if order.len() > 1 {
@@ -258,7 +259,7 @@ impl LockTable {
         let mut set = LockSet {
             table: self,
             holder,
-            grants: Vec::with_capacity(order.len()),
+            grants: SmallVec::with_capacity(order.len()),
         };
         let mut conflicts = Vec::new();
         for (position, hash) in order {

@@ -286,12 +286,13 @@ impl Engine {
         }
         // A commit that meets a conflict (see `items::commit_failed`) cancels
         // the transaction with a TransactionConflict reason for every action.
-        self.commit(&mut planned).map_err(|error| match error.kind {
-            ErrorKind::TransactionConflict => {
-                cancellation_error(&vec![CancellationReason::conflict(); planned.len()])
-            }
-            _ => error,
-        })?;
+        self.commit(&mut planned)
+            .map_err(|error| match error.kind {
+                ErrorKind::TransactionConflict => {
+                    cancellation_error(&vec![CancellationReason::conflict(); planned.len()])
+                }
+                _ => error,
+            })?;
         Ok(planned)
     }
 
@@ -340,7 +341,8 @@ impl Engine {
                     self.check_table_live(&table)?;
                     live.push(table.id);
                 }
-                let mut write = self.plan_write(&table, &key, storage_key, mutation, None, false)?;
+                let mut write =
+                    self.plan_write(&table, &key, storage_key, mutation, None, false)?;
                 self.admit_collection(&mut collections, &mut write)?;
                 planned.push(write);
             }
