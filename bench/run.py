@@ -321,12 +321,13 @@ def run_wrk(url, op, secs, conns, threads, table, keys, groups):
             "sock_errors": sum(int(kv[k]) for k in ("connect", "read", "write", "timeout"))}
 
 
-def measure(s, op, a):
-    """Warm up, then measure one op on one server, with CPU accounting around the measured run."""
-    run_wrk(s["url"], op, a.warmup, a.conns, a.threads, a.table, a.keys, a.groups)
+def measure(s, op, conns, a):
+    """Warm up, then measure one op on one server with `conns` connections, with CPU accounting
+    around the measured run."""
+    run_wrk(s["url"], op, a.warmup, conns, a.threads, a.table, a.keys, a.groups)
     pid = s.get("pid")
     srv0, busy0, ch0, t0 = proc_cpu_ticks(pid) if pid else None, machine_busy_ticks(), children_ticks(), time.time()
-    r = run_wrk(s["url"], op, a.secs, a.conns, a.threads, a.table, a.keys, a.groups)
+    r = run_wrk(s["url"], op, a.secs, conns, a.threads, a.table, a.keys, a.groups)
     srv1, busy1, ch1, t1 = proc_cpu_ticks(pid) if pid else None, machine_busy_ticks(), children_ticks(), time.time()
     wall = (t1 - t0) * CLK
     wrk_t = ch1 - ch0
@@ -411,7 +412,11 @@ def main():
     ap.add_argument("servers", nargs="*", metavar="NAME=URL")
     ap.add_argument("--secs", type=int, default=8, help="measured seconds per op and server (default 8)")
     ap.add_argument("--warmup", type=int, default=2, help="warm-up seconds before each measurement (default 2)")
-    ap.add_argument("--conns", type=int, default=16, help="wrk connections (default 16)")
+    ap.add_argument("--conns", default="16",
+                    help="wrk connections (default 16); a list (1,64) measures every op at each, back to back, "
+                         "as rows OP@N, with a ratio table against the first")
+    ap.add_argument("--op-conns", default="", metavar="OP=N,...",
+                    help="connections for these ops instead of --conns (e.g. hot=64)")
     ap.add_argument("--threads", type=int, default=1, help="wrk threads (default 1: the machine has 2 cores)")
     ap.add_argument("--ops", default=",".join(OPS), help="comma-separated, from " + ",".join(OPS))
     ap.add_argument("--rounds", type=int, default=1, help="repeat every measurement; report the median")
@@ -443,6 +448,14 @@ def main():
     bad = [o for o in ops if o not in OPS]
     if bad:
         ap.error(f"unknown ops {bad}; choose from {OPS}")
+    conns = [int(c) for c in a.conns.split(",") if c]
+    op_conns = {k: int(v) for k, v in (x.split("=", 1) for x in a.op_conns.split(",") if x)}
+    # Every measurement: (label, op, connections), in the order they run each round.
+    plan = []
+    for op in ops:
+        for c in ([op_conns[op]] if op in op_conns else conns):
+            plan.append((f"{op}@{c}" if len(conns) > 1 or op in op_conns else op, op, c))
+    labels = [label for label, _, _ in plan]
 
     pids = dict(p.split("=", 1) for p in a.pid)
     servers = []
@@ -486,23 +499,23 @@ def main():
         c.close()
 
     for rnd in range(a.rounds):
-        for op in ops:
+        for label, op, c in plan:
             for s in servers:
                 if op in s["skipped"] or (s["ceiling"] and op not in ("put", "get")):
                     continue
-                log(f"round {rnd + 1}/{a.rounds}: {op} on {s['name']} ...")
-                r = last = measure(s, op, a)
+                log(f"round {rnd + 1}/{a.rounds}: {label} on {s['name']} ({c} connections) ...")
+                r = last = measure(s, op, c, a)
                 for retry in range(a.retries):
                     if last["other_cpu"] is None or last["other_cpu"] <= a.max_other:
                         break
                     log(f"   noisy ({last['other_cpu']:.0f}% other CPU, {last['rps']:,.0f} req/s): measuring again "
                         f"({retry + 1}/{a.retries}) after {a.retry_pause} s")
                     time.sleep(a.retry_pause)
-                    r2 = last = measure(s, op, a)
+                    r2 = last = measure(s, op, c, a)
                     r2["noisy_attempts"] = r.get("noisy_attempts", 0) + 1
                     r = r2 if r2["other_cpu"] is not None and r2["other_cpu"] < r["other_cpu"] else \
                         dict(r, noisy_attempts=r2["noisy_attempts"])
-                s["results"].setdefault(op, []).append(r)
+                s["results"].setdefault(label, []).append(r)
                 log(f"   {r['rps']:,.0f} req/s  p50 {r['p50_ms']:.2f} ms  p99 {r['p99_ms']:.2f} ms  "
                     f"non-2xx {r['non2xx']}  server CPU {r['srv_cpu'] or 0:.0f}%  other {r['other_cpu'] or 0:.0f}%  "
                     f"load {r['load1']}")
@@ -526,19 +539,20 @@ def main():
         return m
 
     P = print
-    P(f"wrk -t{a.threads} -c{a.conns}, {a.secs} s per op after a {a.warmup} s warm-up, "
+    overrides = "".join(f", {op} -c{n}" for op, n in op_conns.items() if op in ops)
+    P(f"wrk -t{a.threads} -c{a.conns}{overrides}, {a.secs} s per op after a {a.warmup} s warm-up, "
       f"{a.rounds} round(s){' (median shown)' if a.rounds > 1 else ''}; "
       f"load average {report['load_start'].split()[0]} at start, {report['load_end'].split()[0]} at end.\n")
     P("| op | server | requests/s | p50 ms | p99 ms | non-2xx | server CPU | other CPU |")
     P("|---|---|---:|---:|---:|---:|---:|---:|")
-    for op in ops:
+    for label, op, _ in plan:
         for s in servers:
             if s["ceiling"] and op not in ("put", "get"):
                 continue
             if op in s["skipped"]:
-                P(f"| {op} | {s['name']} | skipped: {s['skipped'][op]} | | | | | |")
+                P(f"| {label} | {s['name']} | skipped: {s['skipped'][op]} | | | | | |")
                 continue
-            m = med(s, op)
+            m = med(s, label)
             if not m:
                 continue
             rps = f"{m['rps']:,.0f}"
@@ -548,7 +562,7 @@ def main():
             if m["sock_errors"]:
                 bad += f" + {m['sock_errors']} socket errors"
             cpu = lambda v: "?" if v is None else f"{v:.0f}%"
-            P(f"| {op} | {s['name']} | {rps} | {fmt_ms(m['p50_ms'])} | {fmt_ms(m['p99_ms'])} | {bad} | "
+            P(f"| {label} | {s['name']} | {rps} | {fmt_ms(m['p50_ms'])} | {fmt_ms(m['p99_ms'])} | {bad} | "
               f"{cpu(m['srv_cpu'])} | {cpu(m['other_cpu'])} |")
     P("\nserver CPU: the server process's CPU time during the measured seconds (100% = one core); "
       "other CPU: everything on the machine except the server and wrk (noise).")
@@ -557,10 +571,10 @@ def main():
     for s in servers:
         for op, e in s["probe_errors"].items():
             notes.append(f"{s['name']} answered the {op} probe with {e}")
-        for op in ops:
-            m = med(s, op)
+        for label in labels:
+            m = med(s, label)
             if m and m["non2xx"] and m["non2xx"] >= 0.5 * m["requests"]:
-                notes.append(f"{s['name']} {op}: {m['non2xx']:,} of {m['requests']:,} answers were errors "
+                notes.append(f"{s['name']} {label}: {m['non2xx']:,} of {m['requests']:,} answers were errors "
                              "(its requests/s is not a result)")
     if notes:
         P("\nNotes:\n" + "\n".join("- " + n for n in notes))
@@ -572,19 +586,26 @@ def main():
         cols = [f"× {p}" for p in peers] + (["% of ceiling"] if ceiling else [])
         P("\n| op | server | " + " | ".join(cols) + " |")
         P("|---|---|" + "---:|" * len(cols))
-        for op in ops:
+        for label in labels:
             for s in others:
-                m = med(s, op)
+                m = med(s, label)
                 if not m:
                     continue
                 cells = []
                 for p in peers:
-                    pm = med(next(x for x in servers if x["name"] == p), op)
-                    cells.append(f"{m['rps'] / pm['rps']:.1f}×" if pm and pm["rps"] else "–")
+                    peer = next(x for x in servers if x["name"] == p)
+                    pm = med(peer, label)
+                    cell = f"{m['rps'] / pm['rps']:.2f}×" if pm and pm["rps"] else "–"
+                    if a.rounds > 1 and pm:
+                        # Round by round: the two were measured back to back, a paired sample.
+                        paired = zip(s["results"][label], peer["results"][label])
+                        cell += " (" + ", ".join(f"{x['rps'] / y['rps']:.2f}" for x, y in paired if y["rps"]) + ")"
+                    cells.append(cell)
                 if ceiling:
-                    cm = med(ceiling, op)
+                    cm = med(ceiling, label)
                     cells.append(f"{100 * m['rps'] / cm['rps']:.0f}%" if cm and cm["rps"] else "–")
-                P(f"| {op} | {s['name']} | " + " | ".join(cells) + " |")
+                P(f"| {label} | {s['name']} | " + " | ".join(cells) + " |")
+    connection_ratios(P, servers, plan, a.rounds)
 
     P("\n| server | RSS idle (before load) | RSS loaded | RSS after the run | peak RSS (VmHWM) | loaded with |")
     P("|---|---:|---:|---:|---:|---|")
@@ -612,6 +633,27 @@ def main():
             report["servers"][s["name"]] = {k: v for k, v in s.items()}
         with open(a.json_out, "w") as f:
             json.dump(report, f, indent=1, default=str)
+
+
+def connection_ratios(P, servers, plan, rounds):
+    """With several connection counts: each op's requests/s at every count against its first, per
+    server, round by round (rounds run back to back, so each round's ratio is one paired sample)."""
+    firsts = {}
+    for label, op, c in plan:
+        firsts.setdefault(op, (label, c))
+    pairs = [(label, op, c) for label, op, c in plan if firsts[op][0] != label]
+    if not pairs:
+        return
+    P("\n| op | server | ratio to the first count, median (per round) |")
+    P("|---|---|---:|")
+    for label, op, c in pairs:
+        base_label, base_c = firsts[op]
+        for s in servers:
+            mine, base = s["results"].get(label, []), s["results"].get(base_label, [])
+            ratios = [m["rps"] / b["rps"] for m, b in zip(mine, base) if b["rps"]]
+            if ratios:
+                each = ", ".join(f"{r:.2f}" for r in ratios)
+                P(f"| {op} -c{c} ÷ -c{base_c} | {s['name']} | {statistics.median(ratios):.2f}× ({each}) |")
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ use ferrodyn_expr::{Condition, Path, UpdateExpression};
 use ferrodyn_storage::WriteOp;
 use ferrodyn_types::limits::MAX_ATTRIBUTE_NAME_BYTES;
 use ferrodyn_types::{item_size, DynamoError, ErrorKind, Item, Result, MAX_ITEM_SIZE};
+use smallvec::SmallVec;
 use std::sync::Arc;
 
 pub use crate::stored::{parse_item_json, StoredItem};
@@ -93,10 +94,14 @@ pub fn condition_failed(old: Option<&Item>, return_old: bool) -> DynamoError {
 impl Engine {
     /// Reads one item by its (validated) key.
     pub fn get_item(&self, table: &Table, key: &Item) -> Result<Option<StoredItem>> {
-        let storage_key = table.schema.encode(table.id, key);
+        self.get_stored(&table.schema.encode(table.id, key))
+    }
+
+    /// Reads one item by its storage key.
+    pub(crate) fn get_stored(&self, storage_key: &[u8]) -> Result<Option<StoredItem>> {
         match self
             .storage
-            .get(&storage_key)
+            .get(storage_key)
             .map_err(crate::storage_error)?
         {
             Some(bytes) => Ok(Some(StoredItem::decode(bytes)?)),
@@ -115,11 +120,14 @@ impl Engine {
         return_old_on_failure: bool,
     ) -> Result<WriteOutcome> {
         let _writers = table.writers();
-        let keys = self.write_keys(table, key);
+        let mut keys: SmallVec<[LockKey; 2]> = SmallVec::new();
+        self.push_write_keys(table, key, &mut keys);
         let _held = self
             .locks
-            .acquire(Holder::Write, keys)
+            .acquire(Holder::Write, &keys)
             .map_err(|_| transaction_conflict())?;
+        // The item's lock key is its storage key: planning takes it.
+        let mut storage_key = Some(keys.swap_remove(0).key);
         // Shared storage: a storage conflict (another node wrote a key this
         // plan read) re-plans on the table as now stored (cluster.rs); only
         // then is a spare copy of the mutation kept.
@@ -128,45 +136,51 @@ impl Engine {
         self.retry_conflicts(|retry| {
             let table = &self.refresh_table_on_retry(table, retry)?;
             let mutation = first.take().or_else(|| spare.clone()).expect("a mutation");
-            let mut planned =
-                self.plan_write(table, key, mutation, condition, return_old_on_failure)?;
+            let storage_key = storage_key
+                .take()
+                .unwrap_or_else(|| table.schema.encode(table.id, key));
+            self.check_table_live(table)?;
+            let mut planned = self.plan_write(
+                table,
+                key,
+                storage_key,
+                mutation,
+                condition,
+                return_old_on_failure,
+            )?;
             self.admit_collection(&mut CollectionTracker::default(), &mut planned)?;
-            self.commit(std::slice::from_ref(&planned))?;
+            self.commit(std::slice::from_mut(&mut planned))?;
             Ok(planned.into_outcome())
         })
     }
 
-    /// The keys a write of `key` holds: the item, and on a table with an LSI
-    /// the size record of its item collection.
-    pub(crate) fn write_keys(&self, table: &Table, key: &Item) -> Vec<LockKey> {
-        let mut keys = vec![LockKey {
+    /// Appends the keys a write of `key` holds: the item's storage key
+    /// (first), and on a table with an LSI the size record of its item
+    /// collection.
+    pub(crate) fn push_write_keys(
+        &self,
+        table: &Table,
+        key: &Item,
+        keys: &mut impl Extend<LockKey>,
+    ) {
+        keys.extend([LockKey {
             key: table.schema.encode(table.id, key),
             item: true,
-        }];
+        }]);
         if tracks_collections(table) {
             if let Some(value) = key.get(&table.schema.hash.name) {
-                keys.push(LockKey {
+                keys.extend([LockKey {
                     key: crate::collections::record_key(table.id, value),
                     item: false,
-                });
+                }]);
             }
         }
-        keys
     }
 
-    /// Reads the current item, checks the condition and computes the new
-    /// item, without writing. Callers hold the item's lock (and the table's
-    /// writers guard) from planning to [`Engine::commit`], which is what
-    /// makes read-check-write atomic.
-    pub(crate) fn plan_write(
-        &self,
-        table: &Arc<Table>,
-        key: &Item,
-        mutation: Mutation<'_>,
-        condition: Option<&Condition>,
-        return_old_on_failure: bool,
-    ) -> Result<PlannedWrite> {
-        // The table may have been deleted while we waited for its guard.
+    /// Fails if `table` is no longer the table of its name: it may have
+    /// been deleted while the caller waited for its writers guard (which,
+    /// once held, keeps it from being deleted until the write is done).
+    pub(crate) fn check_table_live(&self, table: &Table) -> Result<()> {
         if self
             .tables
             .read()
@@ -177,7 +191,24 @@ impl Engine {
                 "Requested resource not found",
             ));
         }
-        let storage_key = table.schema.encode(table.id, key);
+        Ok(())
+    }
+
+    /// Reads the current item, checks the condition and computes the new
+    /// item, without writing. `storage_key` is `key` encoded for `table`
+    /// (the caller's lock key). Callers hold the item's lock (and the
+    /// table's writers guard, having checked the table is live) from
+    /// planning to [`Engine::commit`], which is what makes
+    /// read-check-write atomic.
+    pub(crate) fn plan_write(
+        &self,
+        table: &Arc<Table>,
+        key: &Item,
+        storage_key: Vec<u8>,
+        mutation: Mutation<'_>,
+        condition: Option<&Condition>,
+        return_old_on_failure: bool,
+    ) -> Result<PlannedWrite> {
         // Shared storage: the schema this plan uses, then the item (cluster.rs).
         let mut read = self.catalog_read(table);
         let found = self
@@ -234,47 +265,30 @@ impl Engine {
     }
 
     /// Commits planned writes, with each touched table's statistics, in one
-    /// atomic storage batch. The caller holds the writes' locks.
-    pub(crate) fn commit(&self, writes: &[PlannedWrite]) -> Result<()> {
+    /// atomic storage batch. The caller holds the writes' locks. The writes'
+    /// storage keys move into the batch: a write is committed once.
+    pub(crate) fn commit(&self, writes: &mut [PlannedWrite]) -> Result<()> {
         self.commit_from(writes, ChangeSource::Application)
     }
 
     /// [`Engine::commit`], naming who made the change (for stream records).
-    pub(crate) fn commit_from(&self, writes: &[PlannedWrite], source: ChangeSource) -> Result<()> {
+    pub(crate) fn commit_from(
+        &self,
+        writes: &mut [PlannedWrite],
+        source: ChangeSource,
+    ) -> Result<()> {
         // Shared storage: what planning read, checked at commit (cluster.rs).
         let mut checks = self.read_set(writes)?;
         let mut ops = Vec::with_capacity(writes.len() + 1);
-        let mut deltas: Vec<(&Arc<Table>, TableStats)> = Vec::new();
-        let mut index_deltas: Vec<(&Arc<Index>, u64, TableStats)> = Vec::new();
-        for write in writes.iter().filter(|w| w.changes) {
-            match &write.new {
-                Some(item) => ops.push(WriteOp::Put(
-                    write.storage_key.clone(),
-                    StoredItem::encode(item),
-                )),
-                None if write.old.is_some() => ops.push(WriteOp::Delete(write.storage_key.clone())),
-                None => continue,
-            }
-            match deltas.iter_mut().find(|(t, _)| t.id == write.table.id) {
-                Some((_, delta)) => *delta = delta.plus(write.delta),
-                None => deltas.push((&write.table, write.delta)),
-            }
-            for change in &write.index_changes {
-                if let Some(key) = &change.delete {
-                    ops.push(WriteOp::Delete(key.clone()));
-                }
-                if let Some((key, value)) = &change.put {
-                    ops.push(WriteOp::Put(key.clone(), value.clone()));
-                }
-                match index_deltas
-                    .iter_mut()
-                    .find(|(i, _, _)| Arc::ptr_eq(i, &change.index))
-                {
-                    Some((_, _, delta)) => *delta = delta.plus(change.delta),
-                    None => index_deltas.push((&change.index, write.table.id, change.delta)),
-                }
-            }
+        let mut deltas = StatsDeltas::default();
+        for write in writes.iter_mut().filter(|w| w.changes) {
+            write.take_ops(&mut ops, &mut deltas);
         }
+        let writes = &*writes;
+        let StatsDeltas {
+            tables: deltas,
+            indexes: index_deltas,
+        } = deltas;
         if ops.is_empty() {
             return Ok(());
         }
@@ -476,7 +490,57 @@ impl Engine {
     }
 }
 
+/// The statistics changes of a commit: one entry per table and per index.
+#[derive(Default)]
+struct StatsDeltas {
+    tables: Vec<(Arc<Table>, TableStats)>,
+    /// Each index with its table's id.
+    indexes: Vec<(Arc<Index>, u64, TableStats)>,
+}
+
+impl StatsDeltas {
+    fn add_table(&mut self, table: &Arc<Table>, delta: TableStats) {
+        match self.tables.iter_mut().find(|(t, _)| t.id == table.id) {
+            Some((_, total)) => *total = total.plus(delta),
+            None => self.tables.push((Arc::clone(table), delta)),
+        }
+    }
+
+    fn add_index(&mut self, index: &Arc<Index>, table_id: u64, delta: TableStats) {
+        match self
+            .indexes
+            .iter_mut()
+            .find(|(i, _, _)| Arc::ptr_eq(i, index))
+        {
+            Some((_, _, total)) => *total = total.plus(delta),
+            None => self.indexes.push((Arc::clone(index), table_id, delta)),
+        }
+    }
+}
+
 impl PlannedWrite {
+    /// Moves this write's storage operations (the item, its index entries)
+    /// into `ops`, adding its statistics changes to `deltas`. A write is
+    /// committed once: its keys and entries are taken, not copied.
+    fn take_ops(&mut self, ops: &mut Vec<WriteOp>, deltas: &mut StatsDeltas) {
+        let key = std::mem::take(&mut self.storage_key);
+        match &self.new {
+            Some(item) => ops.push(WriteOp::Put(key, StoredItem::encode(item))),
+            None if self.old.is_some() => ops.push(WriteOp::Delete(key)),
+            None => return,
+        }
+        deltas.add_table(&self.table, self.delta);
+        for change in &mut self.index_changes {
+            if let Some(key) = change.delete.take() {
+                ops.push(WriteOp::Delete(key));
+            }
+            if let Some((key, value)) = change.put.take() {
+                ops.push(WriteOp::Put(key, value));
+            }
+            deltas.add_index(&change.index, self.table.id, change.delta);
+        }
+    }
+
     /// Write units spent on each index, by index name.
     pub fn index_units(&self) -> Vec<(String, IndexKind, f64)> {
         self.index_changes

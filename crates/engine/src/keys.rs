@@ -121,19 +121,28 @@ impl KeySchema {
 
     /// The key attributes of an item (which must carry them).
     pub fn extract(&self, item: &Item) -> Item {
-        self.attributes()
-            .filter_map(|a| item.get(&a.name).map(|v| (a.name.clone(), v.clone())))
-            .collect()
+        // Inserted one by one: collecting would sort a vector of them first.
+        let mut key = Item::new();
+        for attribute in self.attributes() {
+            if let Some(value) = item.get(&attribute.name) {
+                key.insert(attribute.name.clone(), value.clone());
+            }
+        }
+        key
     }
 
     /// Storage key of the item with this key under `table_id`.
     pub fn encode(&self, table_id: u64, key: &Item) -> Vec<u8> {
-        let mut out = crate::keyspace::table_items(table_id);
         let hash_value = &key[&self.hash.name];
+        let range_value = self.range.as_ref().map(|range| &key[&range.name]);
+        // Sized up front: every write encodes its key, and growing the
+        // vector step by step cost more than the encoding itself.
+        let room = 8 + 4 + encoded_len(hash_value) + range_value.map_or(0, encoded_len);
+        let mut out = crate::keyspace::table_items_with_room(table_id, room);
         out.extend_from_slice(&partition_hash(hash_value).to_be_bytes());
         encode_partition_value(hash_value, &mut out);
-        if let Some(range) = &self.range {
-            encode_sort_value(&key[&range.name], &mut out);
+        if let Some(value) = range_value {
+            encode_sort_value(value, &mut out);
         }
         out
     }
@@ -310,6 +319,16 @@ pub fn partition_hash(value: &AttributeValue) -> u64 {
     hash = hash.wrapping_mul(0xff51_afd7_ed55_8ccd);
     hash ^= hash >> 33;
     hash
+}
+
+/// The bytes a key value's encoding takes (at most, for a number: its
+/// ordered encoding is never longer than 22 bytes).
+fn encoded_len(value: &AttributeValue) -> usize {
+    match value {
+        AttributeValue::S(s) => s.len(),
+        AttributeValue::B(b) => b.len(),
+        _ => 22,
+    }
 }
 
 fn encode_partition_value(value: &AttributeValue, out: &mut Vec<u8>) {

@@ -55,7 +55,12 @@ pub const COLLECTION_RECORD_ID: u32 = u32::MAX;
 const TABLE_PREFIX_LEN: usize = 1 + 8;
 
 fn with_table(prefix: u8, table_id: u64) -> Vec<u8> {
-    let mut key = Vec::with_capacity(TABLE_PREFIX_LEN + 16);
+    with_table_and_room(prefix, table_id, 16)
+}
+
+/// `prefix | table id`, with room for `room` more bytes.
+fn with_table_and_room(prefix: u8, table_id: u64, room: usize) -> Vec<u8> {
+    let mut key = Vec::with_capacity(TABLE_PREFIX_LEN + room);
     key.push(prefix);
     key.extend_from_slice(&table_id.to_be_bytes());
     key
@@ -122,6 +127,12 @@ pub fn purged_table_of(key: &[u8]) -> Option<u64> {
 /// The prefix under which all of a table's items live.
 pub fn table_items(table_id: u64) -> Vec<u8> {
     with_table(ITEM, table_id)
+}
+
+/// [`table_items`] with room for `room` more bytes: an item key encoded
+/// into it needs no reallocation (and is stored without spare capacity).
+pub fn table_items_with_room(table_id: u64, room: usize) -> Vec<u8> {
+    with_table_and_room(ITEM, table_id, room)
 }
 
 /// The prefix of every entry of one secondary index.

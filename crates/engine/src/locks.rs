@@ -28,13 +28,17 @@
 //! item-collection records) always wait. Under [`ConflictPolicy::Queue`]
 //! every conflict waits instead, like DynamoDB Local's serial execution.
 //!
-//! The table is split into shards by key hash, each a mutex-protected map
-//! of the keys currently held plus a condition variable for waiters; an
-//! unheld key has no entry.
+//! The table is split into shards by key hash, each a mutex-protected
+//! table of the keys currently held plus a condition variable for waiters;
+//! an unheld key has no entry. A key is hashed once per request: the hash
+//! picks the shard and finds the key's slot, and the lock set remembers
+//! it with the slot's id, so releasing neither hashes nor compares keys
+//! again and the caller keeps its keys (planning uses them as the storage
+//! keys of its writes).
 
+use hashbrown::HashTable;
 use parking_lot::{Condvar, Mutex};
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use smallvec::SmallVec;
 
 /// Shards of the lock table (a power of two).
 const SHARDS: usize = 64;
@@ -112,41 +116,86 @@ impl Entry {
     }
 }
 
-/// A word-at-a-time multiplicative hash (FxHash's mixing step): keys are
-/// short and the maps small (only keys held right now), so a cheap hash
-/// beats SipHash; flooding one shard with colliding keys would need that
-/// many requests in flight at once.
+/// A word-at-a-time multiplicative hash (FxHash's mixing step) with a
+/// final avalanche, so that the shard (middle bits) and the slot (low and
+/// top bits) are both well spread: keys are short and the tables small
+/// (only keys held right now), so a cheap hash beats SipHash; flooding one
+/// shard with colliding keys would need that many requests in flight.
+fn key_hash(bytes: &[u8]) -> u64 {
+    let mut hash: u64 = 0;
+    let mut mix = |word: u64| {
+        hash = (hash.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95);
+    };
+    let mut chunks = bytes.chunks_exact(8);
+    for chunk in &mut chunks {
+        mix(u64::from_le_bytes(chunk.try_into().expect("8 bytes")));
+    }
+    let mut tail = [0u8; 8];
+    let rest = chunks.remainder();
+    tail[..rest.len()].copy_from_slice(rest);
+    mix(u64::from_le_bytes(tail) ^ ((rest.len() as u64) << 56));
+    hash ^= hash >> 33;
+    hash = hash.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    hash ^ (hash >> 33)
+}
+
+/// The shard of a key hash: bits the shard's own table does not use (it
+/// takes the low bits for the slot and the top seven as a tag).
+fn shard_of(hash: u64) -> usize {
+    (hash >> 40) as usize & (SHARDS - 1)
+}
+
+/// One held key.
+struct Slot {
+    key: Box<[u8]>,
+    hash: u64,
+    /// Tells this slot from every other of its shard while it exists.
+    id: u64,
+    entry: Entry,
+}
+
+/// The keys of one shard held right now.
 #[derive(Default)]
-struct KeyHasher(u64);
-
-impl KeyHasher {
-    fn mix(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95);
-    }
+struct Slots {
+    table: HashTable<Slot>,
+    next_id: u64,
 }
 
-impl Hasher for KeyHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for chunk in &mut chunks {
-            self.mix(u64::from_le_bytes(chunk.try_into().expect("8 bytes")));
+impl Slots {
+    /// The id of the slot of `key`, created if absent.
+    fn slot_for(&mut self, hash: u64, key: &[u8]) -> u64 {
+        if let Some(slot) = self.table.find(hash, |s| *s.key == *key) {
+            return slot.id;
         }
-        let mut tail = [0u8; 8];
-        let rest = chunks.remainder();
-        tail[..rest.len()].copy_from_slice(rest);
-        self.mix(u64::from_le_bytes(tail) ^ ((rest.len() as u64) << 56));
+        self.next_id += 1;
+        let slot = Slot {
+            key: key.into(),
+            hash,
+            id: self.next_id,
+            entry: Entry::default(),
+        };
+        self.table.insert_unique(hash, slot, |s| s.hash);
+        self.next_id
     }
 
-    fn finish(&self) -> u64 {
-        self.0
+    fn entry(&mut self, hash: u64, id: u64) -> &mut Entry {
+        let slot = self.table.find_mut(hash, |s| s.id == id);
+        &mut slot.expect("a held or awaited key keeps its slot").entry
+    }
+
+    /// Drops the slot if no one holds or awaits it any more.
+    fn remove_if_unused(&mut self, hash: u64, id: u64) {
+        if let Ok(slot) = self.table.find_entry(hash, |s| s.id == id) {
+            if slot.get().entry.unused() {
+                slot.remove();
+            }
+        }
     }
 }
-
-type KeyMap<V> = HashMap<Vec<u8>, V, BuildHasherDefault<KeyHasher>>;
 
 #[derive(Default)]
 struct Shard {
-    held: Mutex<KeyMap<Entry>>,
+    held: Mutex<Slots>,
     released: Condvar,
 }
 
@@ -156,11 +205,17 @@ pub struct LockTable {
     policy: ConflictPolicy,
 }
 
+/// A key a lock set holds: where its slot is.
+struct Grant {
+    hash: u64,
+    id: u64,
+}
+
 /// Keys a request holds; dropping it releases them.
 pub struct LockSet<'a> {
     table: &'a LockTable,
     holder: Holder,
-    keys: Vec<Vec<u8>>,
+    grants: SmallVec<[Grant; 2]>,
 }
 
 /// A request that met a conflicting holder: the positions (in the caller's
@@ -171,7 +226,7 @@ pub struct Conflict {
 }
 
 enum Outcome {
-    Granted,
+    Granted(Grant),
     Conflict,
     /// Not acquired because the request has already failed.
     Skipped,
@@ -189,30 +244,27 @@ impl LockTable {
         self.policy
     }
 
-    fn shard(&self, key: &[u8]) -> &Shard {
-        let mut hasher = KeyHasher::default();
-        hasher.write(key);
-        // The high bits: a multiplicative hash's low bits mix least.
-        &self.shards[(hasher.finish() >> 58) as usize & (SHARDS - 1)]
-    }
-
     /// Acquires every key for `holder`, in ascending key order, waiting
     /// where the rules say wait. If any item key conflicts, nothing is held
     /// and the conflicting positions are returned (the request never waits
     /// once it knows it will fail).
-    pub fn acquire(&self, holder: Holder, keys: Vec<LockKey>) -> Result<LockSet<'_>, Conflict> {
-        let mut order: Vec<(usize, LockKey)> = keys.into_iter().enumerate().collect();
-        order.sort_by(|a, b| a.1.key.cmp(&b.1.key));
-        order.dedup_by(|a, b| a.1.key == b.1.key);
+    pub fn acquire(&self, holder: Holder, keys: &[LockKey]) -> Result<LockSet<'_>, Conflict> {
+        let mut order: SmallVec<[(usize, u64); 2]> = (keys.iter().enumerate())
+            .map(|(position, wanted)| (position, key_hash(&wanted.key)))
+            .collect();
+        if order.len() > 1 {
+            order.sort_unstable_by(|a, b| keys[a.0].key.cmp(&keys[b.0].key));
+            order.dedup_by(|a, b| a.1 == b.1 && keys[a.0].key == keys[b.0].key);
+        }
         let mut set = LockSet {
             table: self,
             holder,
-            keys: Vec::with_capacity(order.len()),
+            grants: SmallVec::with_capacity(order.len()),
         };
         let mut conflicts = Vec::new();
-        for (position, wanted) in order {
-            match self.acquire_one(holder, &wanted, !conflicts.is_empty()) {
-                Outcome::Granted => set.keys.push(wanted.key),
+        for (position, hash) in order {
+            match self.acquire_one(holder, &keys[position], hash, !conflicts.is_empty()) {
+                Outcome::Granted(grant) => set.grants.push(grant),
                 Outcome::Conflict => conflicts.push(position),
                 Outcome::Skipped => {}
             }
@@ -227,25 +279,24 @@ impl LockTable {
         }
     }
 
-    fn acquire_one(&self, holder: Holder, wanted: &LockKey, failing: bool) -> Outcome {
-        let shard = self.shard(&wanted.key);
+    fn acquire_one(&self, holder: Holder, wanted: &LockKey, hash: u64, failing: bool) -> Outcome {
+        let shard = &self.shards[shard_of(hash)];
         let mut held = shard.held.lock();
+        let id = held.slot_for(hash, &wanted.key);
         loop {
-            let entry = held.entry(wanted.key.clone()).or_default();
+            let entry = held.entry(hash, id);
             if entry.grants(holder) {
                 match holder {
                     Holder::Read => entry.readers += 1,
                     _ => entry.exclusive = Some(holder),
                 }
-                return Outcome::Granted;
+                return Outcome::Granted(Grant { hash, id });
             }
             let rejected = wanted.item
                 && self.policy == ConflictPolicy::Reject
                 && holder.rejected_by(entry.holder());
             if rejected || failing {
-                if entry.unused() {
-                    held.remove(&wanted.key);
-                }
+                held.remove_if_unused(hash, id);
                 return if rejected {
                     Outcome::Conflict
                 } else {
@@ -254,26 +305,20 @@ impl LockTable {
             }
             entry.waiters += 1;
             shard.released.wait(&mut held);
-            let entry = held.get_mut(&wanted.key).expect("a waiter keeps its entry");
-            entry.waiters -= 1;
+            held.entry(hash, id).waiters -= 1;
         }
     }
 
-    fn release(&self, holder: Holder, key: &[u8]) {
-        let shard = self.shard(key);
+    fn release(&self, holder: Holder, grant: &Grant) {
+        let shard = &self.shards[shard_of(grant.hash)];
         let mut held = shard.held.lock();
-        let Some(entry) = held.get_mut(key) else {
-            debug_assert!(false, "released a key that was not held");
-            return;
-        };
+        let entry = held.entry(grant.hash, grant.id);
         match holder {
             Holder::Read => entry.readers -= 1,
             _ => entry.exclusive = None,
         }
         let waiting = entry.waiters > 0;
-        if entry.unused() {
-            held.remove(key);
-        }
+        held.remove_if_unused(grant.hash, grant.id);
         drop(held);
         if waiting {
             shard.released.notify_all();
@@ -282,14 +327,14 @@ impl LockTable {
 
     /// How many keys are held right now (tests).
     pub fn held_keys(&self) -> usize {
-        self.shards.iter().map(|s| s.held.lock().len()).sum()
+        self.shards.iter().map(|s| s.held.lock().table.len()).sum()
     }
 }
 
 impl Drop for LockSet<'_> {
     fn drop(&mut self) {
-        for key in self.keys.drain(..) {
-            self.table.release(self.holder, &key);
+        for grant in &self.grants {
+            self.table.release(self.holder, grant);
         }
     }
 }
@@ -318,33 +363,33 @@ mod tests {
     #[test]
     fn a_transaction_rejects_writes_and_transactions_on_its_items() {
         let locks = LockTable::new(ConflictPolicy::Reject);
-        let held = locks.acquire(Holder::Transaction, vec![item("a"), item("b")]);
+        let held = locks.acquire(Holder::Transaction, &[item("a"), item("b")]);
         let held = held.expect("free keys are granted");
         let conflict = locks
-            .acquire(Holder::Transaction, vec![item("c"), item("b"), item("a")])
+            .acquire(Holder::Transaction, &[item("c"), item("b"), item("a")])
             .err()
             .expect("held items conflict");
         assert_eq!(conflict.positions, vec![1, 2]);
-        assert!(locks.acquire(Holder::Write, vec![item("a")]).is_err());
-        assert!(locks.acquire(Holder::Read, vec![item("b")]).is_err());
+        assert!(locks.acquire(Holder::Write, &[item("a")]).is_err());
+        assert!(locks.acquire(Holder::Read, &[item("b")]).is_err());
         // A failed request holds nothing: only the transaction's two keys.
         assert_eq!(locks.held_keys(), 2);
         drop(held);
         assert_eq!(locks.held_keys(), 0);
-        assert!(locks.acquire(Holder::Write, vec![item("a")]).is_ok());
+        assert!(locks.acquire(Holder::Write, &[item("a")]).is_ok());
     }
 
     #[test]
     fn transact_get_conflicts_with_any_write_and_shares_with_reads() {
         let locks = LockTable::new(ConflictPolicy::Reject);
-        let write = locks.acquire(Holder::Write, vec![item("a")]).unwrap();
-        assert!(locks.acquire(Holder::Read, vec![item("a")]).is_err());
+        let write = locks.acquire(Holder::Write, &[item("a")]).unwrap();
+        assert!(locks.acquire(Holder::Read, &[item("a")]).is_err());
         drop(write);
-        let batch = locks.acquire(Holder::Batch, vec![item("a")]).unwrap();
-        assert!(locks.acquire(Holder::Read, vec![item("a")]).is_err());
+        let batch = locks.acquire(Holder::Batch, &[item("a")]).unwrap();
+        assert!(locks.acquire(Holder::Read, &[item("a")]).is_err());
         drop(batch);
-        let first = locks.acquire(Holder::Read, vec![item("a")]).unwrap();
-        let second = locks.acquire(Holder::Read, vec![item("a")]).unwrap();
+        let first = locks.acquire(Holder::Read, &[item("a")]).unwrap();
+        let second = locks.acquire(Holder::Read, &[item("a")]).unwrap();
         drop((first, second));
         assert_eq!(locks.held_keys(), 0);
     }
@@ -352,12 +397,12 @@ mod tests {
     /// Runs `request` on a thread while `holder` holds key "a"; returns
     /// whether it finished before the hold ended (it should wait).
     fn waits_for(locks: Arc<LockTable>, holder: Holder, newcomer: Holder, key: LockKey) -> bool {
-        let held = locks.acquire(holder, vec![item("a")]).unwrap();
+        let held = locks.acquire(holder, &[item("a")]).unwrap();
         let finished = Arc::new(AtomicBool::new(false));
         let thread = {
             let (locks, finished) = (Arc::clone(&locks), Arc::clone(&finished));
             std::thread::spawn(move || {
-                let granted = locks.acquire(newcomer, vec![key]).is_ok();
+                let granted = locks.acquire(newcomer, &[key]).is_ok();
                 finished.store(true, Ordering::SeqCst);
                 granted
             })
@@ -431,7 +476,7 @@ mod tests {
                         if (t + i) % 2 == 0 {
                             keys.reverse();
                         }
-                        let held = locks.acquire(Holder::Transaction, keys).unwrap();
+                        let held = locks.acquire(Holder::Transaction, &keys).unwrap();
                         drop(held);
                     }
                 })

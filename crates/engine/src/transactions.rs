@@ -148,51 +148,67 @@ impl Engine {
             .map(|(t, _)| Arc::clone(t))
             .collect();
         let writers = table_writers(&tables);
-        let held = (valid.as_deref())
-            .map(|items| self.lock_for(Holder::Transaction, items))
-            .transpose()?;
+        let (held, keys) = match valid.as_deref() {
+            Some(items) => {
+                let (held, keys) = self.lock_for(Holder::Transaction, items)?;
+                (Some(held), Some(keys))
+            }
+            None => (None, None),
+        };
         if let (Some(hold), Some(_)) = (hold, &held) {
             std::thread::sleep(hold);
         }
-        let result = self.plan_and_commit_retrying(actions);
+        let result = self.plan_and_commit_retrying(actions, keys);
         drop(held);
         drop(writers);
         result
     }
 
-    /// Takes the locks of these items for `holder`; a conflict is reported
-    /// as DynamoDB's cancellation, TransactionConflict at each conflicting
-    /// item's position.
-    fn lock_for(&self, holder: Holder, items: &[(&Arc<Table>, &Item)]) -> Result<LockSet<'_>> {
+    /// Takes the locks of these items for `holder`, and returns them with
+    /// each item's storage key (its lock key), in item order; a conflict is
+    /// reported as DynamoDB's cancellation, TransactionConflict at each
+    /// conflicting item's position.
+    fn lock_for(
+        &self,
+        holder: Holder,
+        items: &[(&Arc<Table>, &Item)],
+    ) -> Result<(LockSet<'_>, Vec<Vec<u8>>)> {
         let mut keys = Vec::with_capacity(items.len());
         let mut positions = Vec::with_capacity(items.len());
         for (position, (table, key)) in items.iter().enumerate() {
-            let wanted = match holder {
-                Holder::Read => vec![LockKey {
+            match holder {
+                Holder::Read => keys.push(LockKey {
                     key: table.schema.encode(table.id, key),
                     item: true,
-                }],
-                _ => self.write_keys(table, key),
-            };
-            positions.extend(std::iter::repeat_n(position, wanted.len()));
-            keys.extend(wanted);
+                }),
+                _ => self.push_write_keys(table, key, &mut keys),
+            }
+            positions.resize(keys.len(), position);
         }
-        self.locks.acquire(holder, keys).map_err(|conflict| {
+        let held = self.locks.acquire(holder, &keys).map_err(|conflict| {
             let mut reasons = vec![CancellationReason::none(); items.len()];
             for at in conflict.positions {
                 reasons[positions[at]] = CancellationReason::conflict();
             }
             cancellation_error(&reasons)
-        })
+        })?;
+        // Each item has exactly one item key, in item order.
+        let item_keys = (keys.into_iter().filter(|k| k.item))
+            .map(|k| k.key)
+            .collect();
+        Ok((held, item_keys))
     }
 
     /// [`Engine::plan_and_commit`], again after a storage conflict (shared
     /// storage: another node wrote a key the plan read; cluster.rs), on the
     /// tables as now stored; a conflict left after the retries cancels the
     /// transaction with TransactionConflict reasons.
+    /// `keys` are the actions' storage keys (when they were locked), used
+    /// by the first attempt; a retry encodes them for the refreshed tables.
     fn plan_and_commit_retrying(
         &self,
         actions: Vec<Result<TransactWrite<'_>>>,
+        mut keys: Option<Vec<Vec<u8>>>,
     ) -> Result<Vec<PlannedWrite>> {
         let spare = self.shared().then(|| actions.clone());
         let count = actions.len();
@@ -204,7 +220,7 @@ impl Engine {
                     action.table = self.refresh_table(&action.table)?;
                 }
             }
-            self.plan_and_commit(actions)
+            self.plan_and_commit(actions, keys.take())
         });
         match result {
             Err(e) if e.kind == ErrorKind::TransactionConflict => Err(cancellation_error(&vec![
@@ -215,12 +231,15 @@ impl Engine {
         }
     }
 
-    /// Plans every action (the caller holds their locks) and commits them
+    /// Plans every action (the caller holds their locks; `keys`, when
+    /// given, are their storage keys in action order) and commits them
     /// all, or reports why the transaction is cancelled.
     fn plan_and_commit(
         &self,
         actions: Vec<Result<TransactWrite<'_>>>,
+        keys: Option<Vec<Vec<u8>>>,
     ) -> Result<Vec<PlannedWrite>> {
+        let mut keys = keys.map(Vec::into_iter);
         let mut planned = Vec::with_capacity(actions.len());
         let mut reasons = Vec::with_capacity(actions.len());
         let mut failed = false;
@@ -235,9 +254,13 @@ impl Engine {
                 continue;
             }
             let outcome = action.and_then(|a| {
+                let storage_key = (keys.as_mut().and_then(Iterator::next))
+                    .unwrap_or_else(|| a.table.schema.encode(a.table.id, &a.key));
+                self.check_table_live(&a.table)?;
                 let mut write = self.plan_write(
                     &a.table,
                     &a.key,
+                    storage_key,
                     a.mutation,
                     a.condition,
                     a.return_old_on_failure,
@@ -263,12 +286,13 @@ impl Engine {
         }
         // A commit that meets a conflict (see `items::commit_failed`) cancels
         // the transaction with a TransactionConflict reason for every action.
-        self.commit(&planned).map_err(|error| match error.kind {
-            ErrorKind::TransactionConflict => {
-                cancellation_error(&vec![CancellationReason::conflict(); planned.len()])
-            }
-            _ => error,
-        })?;
+        self.commit(&mut planned)
+            .map_err(|error| match error.kind {
+                ErrorKind::TransactionConflict => {
+                    cancellation_error(&vec![CancellationReason::conflict(); planned.len()])
+                }
+                _ => error,
+            })?;
         Ok(planned)
     }
 
@@ -277,13 +301,11 @@ impl Engine {
     /// cancels the read with TransactionConflict.
     pub fn transact_get(&self, gets: &[(Arc<Table>, Item)]) -> Result<Vec<Option<StoredItem>>> {
         let items: Vec<(&Arc<Table>, &Item)> = gets.iter().map(|(t, k)| (t, k)).collect();
-        let _held = self.lock_for(Holder::Read, &items)?;
+        let (_held, keys) = self.lock_for(Holder::Read, &items)?;
         if self.shared() {
             return self.transact_get_checked(gets); // other nodes write too
         }
-        gets.iter()
-            .map(|(table, key)| self.get_item(table, key))
-            .collect()
+        keys.iter().map(|key| self.get_stored(key)).collect()
     }
 
     /// Writes several items without conditions (BatchWriteItem): each one
@@ -297,21 +319,34 @@ impl Engine {
         let tables: Vec<Arc<Table>> = writes.iter().map(|(t, _, _)| Arc::clone(t)).collect();
         let _writers = table_writers(&tables);
         let items: Vec<(&Arc<Table>, &Item)> = writes.iter().map(|(t, k, _)| (t, k)).collect();
-        let _held = self.lock_for(Holder::Batch, &items)?;
-        // Shared storage: re-planned after a storage conflict (cluster.rs).
+        let (_held, keys) = self.lock_for(Holder::Batch, &items)?;
+        // Shared storage: re-planned after a storage conflict (cluster.rs),
+        // the storage keys encoded again for the refreshed tables.
         let spare = self.shared().then(|| writes.clone());
-        let mut first = Some(writes);
+        let mut first = Some((writes, keys));
         self.retry_conflicts(|retry| {
-            let writes = first.take().or_else(|| spare.clone()).expect("writes");
+            let (writes, keys) = match first.take() {
+                Some((writes, keys)) => (writes, Some(keys)),
+                None => (spare.clone().expect("writes"), None),
+            };
+            let mut keys = keys.map(Vec::into_iter);
             let mut planned = Vec::with_capacity(writes.len());
             let mut collections = CollectionTracker::default();
+            let mut live = Vec::new();
             for (table, key, mutation) in writes {
                 let table = self.refresh_table_on_retry(&table, retry)?;
-                let mut write = self.plan_write(&table, &key, mutation, None, false)?;
+                let storage_key = (keys.as_mut().and_then(Iterator::next))
+                    .unwrap_or_else(|| table.schema.encode(table.id, &key));
+                if !live.contains(&table.id) {
+                    self.check_table_live(&table)?;
+                    live.push(table.id);
+                }
+                let mut write =
+                    self.plan_write(&table, &key, storage_key, mutation, None, false)?;
                 self.admit_collection(&mut collections, &mut write)?;
                 planned.push(write);
             }
-            self.commit(&planned)?;
+            self.commit(&mut planned)?;
             Ok(planned)
         })
     }

@@ -103,26 +103,31 @@ impl Engine {
                 return Ok(Walk::Continue);
             }
             let _writers = table.writers();
-            let keys: Vec<LockKey> = candidates
-                .iter()
-                .flat_map(|key| self.write_keys(table, key))
-                .collect();
+            let mut keys: Vec<LockKey> = Vec::with_capacity(candidates.len());
+            for key in &candidates {
+                self.push_write_keys(table, key, &mut keys);
+            }
             let _held = self
                 .locks
-                .acquire(Holder::Batch, keys)
+                .acquire(Holder::Batch, &keys)
                 .expect("batch requests are never rejected");
+            let storage_keys = keys.into_iter().filter(|k| k.item).map(|k| k.key);
             let mut planned = Vec::new();
-            for key in candidates {
+            for (key, storage_key) in candidates.into_iter().zip(storage_keys) {
                 // Re-check under the locks: the item may have changed.
-                let Some(current) = self.get_item(table, &key)? else {
+                let Some(current) = self.get_stored(&storage_key)? else {
                     continue;
                 };
                 if expired(&current.parse()?, attribute, now) {
-                    planned.push(self.plan_write(table, &key, Mutation::Delete, None, false)?);
+                    if planned.is_empty() {
+                        self.check_table_live(table)?;
+                    }
+                    let delete = Mutation::Delete;
+                    planned.push(self.plan_write(table, &key, storage_key, delete, None, false)?);
                 }
             }
             deleted += planned.len();
-            self.commit_from(&planned, ChangeSource::TimeToLive)?;
+            self.commit_from(&mut planned, ChangeSource::TimeToLive)?;
             Ok(Walk::Continue)
         })?;
         Ok(deleted)

@@ -25,6 +25,7 @@ use std::sync::Arc;
 mod error;
 mod fjall;
 mod format;
+mod group_sync;
 mod memory;
 
 pub use crate::error::StorageError;

@@ -8,6 +8,7 @@
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use parking_lot::RwLock;
 
@@ -16,9 +17,14 @@ use crate::{
     WriteOp,
 };
 
-/// A batch deleting at least this many entries (a dropped table being purged)
-/// hands freed memory back to the operating system.
-const RELEASE_AFTER_DELETES: usize = 1000;
+/// Once deletes have freed this many bytes of keys and values since the last
+/// time (a dropped table being purged), freed memory goes back to the
+/// operating system. Counted in bytes, not per batch: `malloc_trim` walks the
+/// whole heap, and the statistics folder deletes 1,000 small delta records a
+/// batch several times a second under write load; trimming after each such
+/// batch (as a 1,000-delete threshold did) cost more than the writes and
+/// collapsed in-memory throughput.
+const RELEASE_AFTER_BYTES: usize = 16 << 20;
 
 /// Returns freed heap pages to the OS. glibc keeps freed memory for reuse, so
 /// without this a server that deleted a big in-memory table would keep its
@@ -42,6 +48,8 @@ type Bytes = Box<[u8]>;
 #[derive(Debug, Default)]
 pub struct MemoryStorage {
     map: RwLock<BTreeMap<Bytes, Bytes>>,
+    /// Bytes deleted since freed memory was last handed back.
+    freed: AtomicUsize,
 }
 
 impl MemoryStorage {
@@ -83,10 +91,7 @@ impl Storage for MemoryStorage {
     /// Checks and applies under one hold of the map's write lock.
     fn write_checked(&self, checks: Vec<ReadCheck>, ops: Vec<WriteOp>) -> Result<(), StorageError> {
         validate_ops(&ops)?;
-        let deletes = ops
-            .iter()
-            .filter(|op| matches!(op, WriteOp::Delete(_)))
-            .count();
+        let mut freed = 0;
         let mut map = self.map.write();
         let changed = first_failed_check(&checks, |k| Ok(map.get(k).map(|v| v.to_vec())))?;
         if let Some(key) = changed {
@@ -98,12 +103,17 @@ impl Storage for MemoryStorage {
                     map.insert(k.into_boxed_slice(), v.into_boxed_slice());
                 }
                 WriteOp::Delete(k) => {
-                    map.remove(k.as_slice());
+                    if let Some(value) = map.remove(k.as_slice()) {
+                        freed += k.len() + value.len();
+                    }
                 }
             }
         }
         drop(map);
-        if deletes >= RELEASE_AFTER_DELETES {
+        if freed > 0
+            && self.freed.fetch_add(freed, Ordering::Relaxed) + freed >= RELEASE_AFTER_BYTES
+        {
+            self.freed.store(0, Ordering::Relaxed);
             release_free_memory();
         }
         Ok(())
