@@ -10,6 +10,15 @@ mod serve;
 
 use clap::{Parser, Subcommand};
 
+/// mimalloc instead of glibc's allocator. Measured side by side on this
+/// machine (bench/results/2026-12-02-allocator.md): the in-memory store's
+/// BTreeMap of small boxed keys and values, under steady writes, spent a
+/// quarter of its time in glibc's `_int_malloc` and lost half its
+/// throughput as the heap grew; with mimalloc BatchWriteItem ran ~1.8x and
+/// PutItem ~1.1-1.9x faster, with no slow-down as the table grew.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(
     name = "ferrodyn",
