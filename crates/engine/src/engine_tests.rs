@@ -1,7 +1,7 @@
 //! Engine tests on memory storage (no HTTP) of the paths every operation
 //! shares: a transaction's all-or-nothing commit and its cancellation
-//! reasons, the stream records writes leave, and the storage range a Query
-//! reads.
+//! reasons, the stream records writes leave, the storage range a Query
+//! reads, and what BatchWriteItem leaves unprocessed on shared storage.
 
 use crate::read::{query_range, QueryKeys};
 use crate::schema::{BillingMode, StreamSpecification};
@@ -9,7 +9,7 @@ use crate::table::Table;
 use crate::transactions::TransactWrite;
 use crate::{Engine, EngineOptions, Mutation, NewTable};
 use ferrodyn_expr::{parse_condition, parse_update, Condition, ExpressionContext, KeyOp};
-use ferrodyn_storage::open_memory;
+use ferrodyn_storage::{open_memory, ReadCheck, StorageError, WriteOp};
 use ferrodyn_types::{AttributeValue, ErrorKind, Item};
 use serde_json::json;
 use std::collections::HashMap;
@@ -185,4 +185,69 @@ fn a_query_range_holds_one_partition_narrowed_by_the_sort_condition() {
     assert_eq!(sorted_keys(None, true), ["a/o#1", "a/o#2", "a/x#1"]);
     assert_eq!(sorted_keys(Some(&prefix), true), ["a/o#1", "a/o#2"]);
     assert_eq!(sorted_keys(Some(&prefix), false), ["a/o#2", "a/o#1"]);
+}
+
+/// Memory storage that says it is shared (as PostgreSQL does) and, once
+/// `conflicting` is set, fails every checked write with a conflict, as a
+/// database does when other nodes keep winning its serialization checks.
+struct ConflictingShared {
+    inner: Arc<dyn ferrodyn_storage::Storage>,
+    conflicting: std::sync::atomic::AtomicBool,
+}
+
+impl ferrodyn_storage::Storage for ConflictingShared {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StorageError> {
+        self.inner.get(key)
+    }
+    fn scan(
+        &self,
+        start: std::ops::Bound<&[u8]>,
+        end: std::ops::Bound<&[u8]>,
+        reverse: bool,
+        limit: usize,
+    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>, StorageError> {
+        self.inner.scan(start, end, reverse, limit)
+    }
+    fn write(&self, ops: Vec<WriteOp>) -> Result<(), StorageError> {
+        self.inner.write(ops)
+    }
+    fn write_checked(&self, checks: Vec<ReadCheck>, ops: Vec<WriteOp>) -> Result<(), StorageError> {
+        if self.conflicting.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(StorageError::Conflict { key: None });
+        }
+        self.inner.write_checked(checks, ops)
+    }
+    fn shared(&self) -> bool {
+        true
+    }
+    fn flush(&self) -> Result<(), StorageError> {
+        self.inner.flush()
+    }
+}
+
+#[test]
+fn batch_writes_that_keep_conflicting_on_shared_storage_are_left_unprocessed() {
+    let storage = Arc::new(ConflictingShared {
+        inner: open_memory(),
+        conflicting: false.into(),
+    });
+    let engine = Engine::open(storage.clone(), EngineOptions::default()).expect("engine opens");
+    let t = table(&engine, false);
+    storage
+        .conflicting
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    let writes = ["a", "b", "c"]
+        .iter()
+        .map(|p| {
+            let put = Mutation::Put(item(&[("p", p), ("v", "1")]));
+            (Arc::clone(&t), item(&[("p", p)]), put)
+        })
+        .collect();
+    let out = engine.api().batch_write_item(writes, |_| false).unwrap();
+    assert!(out.planned.is_empty());
+    assert_eq!(out.unprocessed, vec![0, 1, 2]);
+    storage
+        .conflicting
+        .store(false, std::sync::atomic::Ordering::SeqCst);
+    assert!(engine.get_item(&t, &item(&[("p", "a")])).unwrap().is_none());
 }

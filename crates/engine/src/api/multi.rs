@@ -10,7 +10,7 @@ use crate::items::{Mutation, PlannedWrite, StoredItem};
 use crate::table::Table;
 use crate::throughput::Capacity;
 use crate::transactions::TransactWrite;
-use ferrodyn_types::{DynamoError, Item, Result};
+use ferrodyn_types::{DynamoError, ErrorKind, Item, Result};
 use std::sync::Arc;
 
 /// BatchWriteItem's answer.
@@ -109,6 +109,11 @@ impl Api<'_> {
     /// BatchWriteItem: writes whose table (or a GSI of it) has no write
     /// capacity now, and writes `leave` picks, are left unprocessed; when
     /// none is admitted because of capacity, the whole call is throttled.
+    /// On shared storage, writes still meeting other nodes' writers after
+    /// the engine's retries are left unprocessed too: DynamoDB returns
+    /// writes it could not do for internal reasons in UnprocessedItems,
+    /// which every SDK's batch loop retries (embedded storage never
+    /// conflicts here: a batch waits for the items it needs).
     pub fn batch_write_item(
         &self,
         writes: Vec<(Arc<Table>, Item, Mutation<'_>)>,
@@ -116,6 +121,7 @@ impl Api<'_> {
     ) -> Result<BatchWriteOutput> {
         let mut unprocessed = Vec::new();
         let mut admitted = Vec::with_capacity(writes.len());
+        let mut admitted_positions = Vec::with_capacity(writes.len());
         let mut throttled = false;
         for (position, (table, key, mutation)) in writes.into_iter().enumerate() {
             let no_capacity = !table.has_write_capacity();
@@ -124,12 +130,20 @@ impl Api<'_> {
                 unprocessed.push(position);
             } else {
                 admitted.push((table, key, mutation));
+                admitted_positions.push(position);
             }
         }
         if admitted.is_empty() && throttled {
             return Err(crate::throughput::exceeded());
         }
-        let planned = self.engine.batch_write(admitted)?;
+        let planned = match self.engine.batch_write(admitted) {
+            Err(e) if e.kind == ErrorKind::TransactionConflict => {
+                unprocessed.extend(admitted_positions);
+                unprocessed.sort_unstable();
+                Vec::new()
+            }
+            other => other?,
+        };
         for write in &planned {
             write
                 .table
