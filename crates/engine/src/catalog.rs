@@ -257,17 +257,7 @@ impl Engine {
     fn create_table_once(&self, new: NewTable) -> Result<TableDescription> {
         let region = self.request_region();
         let catalog_name = self.catalog_name_in(&region, &new.name);
-        if self.tables.read().contains_key(&catalog_name) {
-            return Err(DynamoError::new(
-                ferrodyn_types::ErrorKind::ResourceInUse,
-                format!("Table already exists: {}", new.name),
-            ));
-        }
-        let in_region = (self.tables.read().keys())
-            .filter(|key| self.name_in_region(key, &region).is_some())
-            .count();
-        self.check_table_quota(in_region)?;
-        self.check_table_operations()?;
+        self.admit_new_table(&region, &catalog_name, &new.name)?;
         let (id, id_check) = self.allocate_table_id()?;
         let now = now_seconds();
         let arn = self.table_arn(&region, &new.name);
@@ -333,12 +323,24 @@ impl Engine {
         self.retry_ddl_conflicts(|| self.save_catalog_record(&table))?;
         // The table is usable at once, but like DynamoDB the creating call
         // reports CREATING; the next DescribeTable reports ACTIVE.
-        let mut reported = description;
-        reported.table_status = "CREATING".into();
-        for gsi in reported.global_secondary_indexes.iter_mut().flatten() {
-            gsi.index_status = Some("CREATING".into());
+        Ok(as_creating(description))
+    }
+
+    /// CreateTable's refusals before anything is written: a name already
+    /// taken in the region, the region's table quota, the rate of table
+    /// operations.
+    fn admit_new_table(&self, region: &str, catalog_name: &str, name: &str) -> Result<()> {
+        if self.tables.read().contains_key(catalog_name) {
+            return Err(DynamoError::new(
+                ferrodyn_types::ErrorKind::ResourceInUse,
+                format!("Table already exists: {name}"),
+            ));
         }
-        Ok(reported)
+        let in_region = (self.tables.read().keys())
+            .filter(|key| self.name_in_region(key, region).is_some())
+            .count();
+        self.check_table_quota(in_region)?;
+        self.check_table_operations()
     }
 
     pub fn describe_table(&self, name: &str) -> Result<TableDescription> {
@@ -636,4 +638,14 @@ fn uuid_like(id: u64, now: f64) -> String {
         (b >> 48) & 0x3fff | 0x8000,
         b & 0xffff_ffff_ffff
     )
+}
+
+/// A new table's description as the creating call reports it: the table
+/// and its GSIs CREATING.
+fn as_creating(mut description: TableDescription) -> TableDescription {
+    description.table_status = "CREATING".into();
+    for gsi in description.global_secondary_indexes.iter_mut().flatten() {
+        gsi.index_status = Some("CREATING".into());
+    }
+    description
 }

@@ -228,19 +228,7 @@ fn check(request: Request) -> Result<Checked> {
     let lsis = request
         .local_secondary_indexes
         .map(|list| check_indexes(&mut v, "localSecondaryIndexes", list, 2));
-    let tags = match &request.tags {
-        Some(tags) => {
-            let pairs = crate::ops::tags::validate_tags(&mut v, "tags", tags);
-            v.count(
-                "tags",
-                Some(tags.as_slice()),
-                0,
-                ferrodyn_engine::tags::MAX_TAGS,
-            );
-            pairs
-        }
-        None => Vec::new(),
-    };
+    let tags = check_tags(&mut v, request.tags.as_deref());
     let billing_mode = match request.billing_mode.as_deref() {
         Some("PAY_PER_REQUEST") => BillingMode::PayPerRequest,
         _ => BillingMode::Provisioned,
@@ -267,6 +255,17 @@ fn check(request: Request) -> Result<Checked> {
         })
     })();
     v.finish_with(checked)
+}
+
+/// CreateTable's Tags: each tag checked as TagResource checks it, and at
+/// most [`ferrodyn_engine::tags::MAX_TAGS`] of them.
+fn check_tags(v: &mut Violations, tags: Option<&[crate::ops::tags::Tag]>) -> Vec<(String, String)> {
+    let Some(tags) = tags else {
+        return Vec::new();
+    };
+    let pairs = crate::ops::tags::validate_tags(v, "tags", tags);
+    v.count("tags", Some(tags), 0, ferrodyn_engine::tags::MAX_TAGS);
+    pairs
 }
 
 /// StreamSpecification: StreamEnabled required, StreamViewType one of four.
