@@ -69,10 +69,12 @@ pub fn run(engine: &Engine, faults: &Faults, request: Request) -> Result<Vec<u8>
     }
     // Requests the table has no capacity for now (or that a fault rule
     // picks) are returned for the caller to retry, as DynamoDB does.
+    // Each original keeps its table by reference count, not by a copy of
+    // its name (a String per write: 0.8 % of a 25-put request by callgrind).
     let (originals, writes): (Vec<_>, Vec<_>) = writes
         .into_iter()
         .map(|(table, key, mutation, original)| {
-            ((table.name.clone(), original), (table, key, mutation))
+            ((Arc::clone(&table), original), (table, key, mutation))
         })
         .unzip();
     let output = engine.api().batch_write_item(writes, |table| {
@@ -80,9 +82,9 @@ pub fn run(engine: &Engine, faults: &Faults, request: Request) -> Result<Vec<u8>
     })?;
     let mut unprocessed: serde_json::Map<String, Value> = serde_json::Map::new();
     for position in output.unprocessed {
-        let (table_name, original) = &originals[position];
+        let (table, original) = &originals[position];
         unprocessed
-            .entry(table_name.clone())
+            .entry(table.name.clone())
             .or_insert_with(|| json!([]))
             .as_array_mut()
             .expect("array")
