@@ -541,35 +541,11 @@ async fn a_gsi_created_through_one_node_is_backfilled_and_kept_by_all() {
         return;
     };
     let table = table_on(&clients[0]).await;
-    for i in 0..60 {
-        let it = item(&[
-            ("PK", s(&format!("old{i}"))),
-            ("k", s(&format!("g{}", i % 6))),
-        ]);
-        clients[i % 3]
-            .put_item()
-            .table_name(&table)
-            .set_item(Some(it))
-            .send()
-            .await
-            .unwrap();
-    }
+    put_spread(&clients, &table, "old", 60).await;
     create_index_by_k(&clients[1], &table).await;
     // Writes through every node while the lease holder backfills: each
     // commit checks the catalog record, so each maintains the new index.
-    for i in 0..30 {
-        let it = item(&[
-            ("PK", s(&format!("new{i}"))),
-            ("k", s(&format!("g{}", i % 6))),
-        ]);
-        clients[i % 3]
-            .put_item()
-            .table_name(&table)
-            .set_item(Some(it))
-            .send()
-            .await
-            .unwrap();
-    }
+    put_spread(&clients, &table, "new", 30).await;
     let c = clients[2].clone();
     common::poll_until(
         "the GSI to become ACTIVE on C",
@@ -893,4 +869,22 @@ async fn a_disabled_stream_read_to_its_end_has_no_next_iterator() {
     })
     .await;
     assert_eq!(page["Records"].as_array().unwrap().len(), 1, "{page}");
+}
+
+/// Puts `count` items (`PK` = prefix + i, `k` one of six values) through
+/// the nodes in turn.
+async fn put_spread(clients: &[Client], table: &str, prefix: &str, count: usize) {
+    for i in 0..count {
+        let it = item(&[
+            ("PK", s(&format!("{prefix}{i}"))),
+            ("k", s(&format!("g{}", i % 6))),
+        ]);
+        clients[i % clients.len()]
+            .put_item()
+            .table_name(table)
+            .set_item(Some(it))
+            .send()
+            .await
+            .unwrap();
+    }
 }

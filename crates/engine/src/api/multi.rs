@@ -119,9 +119,9 @@ impl Api<'_> {
         writes: Vec<(Arc<Table>, Item, Mutation<'_>)>,
         mut leave: impl FnMut(&Table) -> bool,
     ) -> Result<BatchWriteOutput> {
+        let total = writes.len();
         let mut unprocessed = Vec::new();
-        let mut admitted = Vec::with_capacity(writes.len());
-        let mut admitted_positions = Vec::with_capacity(writes.len());
+        let mut admitted = Vec::with_capacity(total);
         let mut throttled = false;
         for (position, (table, key, mutation)) in writes.into_iter().enumerate() {
             let no_capacity = !table.has_write_capacity();
@@ -130,16 +130,15 @@ impl Api<'_> {
                 unprocessed.push(position);
             } else {
                 admitted.push((table, key, mutation));
-                admitted_positions.push(position);
             }
         }
         if admitted.is_empty() && throttled {
             return Err(crate::throughput::exceeded());
         }
         let planned = match self.engine.batch_write(admitted) {
+            // Every write was either left out above or admitted and failed.
             Err(e) if e.kind == ErrorKind::TransactionConflict => {
-                unprocessed.extend(admitted_positions);
-                unprocessed.sort_unstable();
+                unprocessed = (0..total).collect();
                 Vec::new()
             }
             other => other?,
