@@ -187,12 +187,12 @@ fn a_query_range_holds_one_partition_narrowed_by_the_sort_condition() {
     assert_eq!(sorted_keys(Some(&prefix), false), ["a/o#2", "a/o#1"]);
 }
 
-/// Memory storage that says it is shared (as PostgreSQL does) and, once
-/// `conflicting` is set, fails every checked write with a conflict, as a
-/// database does when other nodes keep winning its serialization checks.
+/// Memory storage that says it is shared (as PostgreSQL does) and fails
+/// the next `conflicts` checked writes with a conflict, as a database does
+/// when other nodes win its serialization checks.
 struct ConflictingShared {
     inner: Arc<dyn ferrodyn_storage::Storage>,
-    conflicting: std::sync::atomic::AtomicBool,
+    conflicts: std::sync::atomic::AtomicU32,
 }
 
 impl ferrodyn_storage::Storage for ConflictingShared {
@@ -212,7 +212,13 @@ impl ferrodyn_storage::Storage for ConflictingShared {
         self.inner.write(ops)
     }
     fn write_checked(&self, checks: Vec<ReadCheck>, ops: Vec<WriteOp>) -> Result<(), StorageError> {
-        if self.conflicting.load(std::sync::atomic::Ordering::SeqCst) {
+        let take = |n: u32| n.checked_sub(1);
+        let ordering = std::sync::atomic::Ordering::SeqCst;
+        if self
+            .conflicts
+            .fetch_update(ordering, ordering, take)
+            .is_ok()
+        {
             return Err(StorageError::Conflict { key: None });
         }
         self.inner.write_checked(checks, ops)
@@ -225,17 +231,22 @@ impl ferrodyn_storage::Storage for ConflictingShared {
     }
 }
 
-#[test]
-fn batch_writes_that_keep_conflicting_on_shared_storage_are_left_unprocessed() {
+fn conflicting_engine() -> (Arc<ConflictingShared>, Arc<Engine>, Arc<Table>) {
     let storage = Arc::new(ConflictingShared {
         inner: open_memory(),
-        conflicting: false.into(),
+        conflicts: 0.into(),
     });
     let engine = Engine::open(storage.clone(), EngineOptions::default()).expect("engine opens");
     let t = table(&engine, false);
+    (storage, engine, t)
+}
+
+#[test]
+fn batch_writes_that_keep_conflicting_on_shared_storage_are_left_unprocessed() {
+    let (storage, engine, t) = conflicting_engine();
     storage
-        .conflicting
-        .store(true, std::sync::atomic::Ordering::SeqCst);
+        .conflicts
+        .store(u32::MAX, std::sync::atomic::Ordering::SeqCst);
     let writes = ["a", "b", "c"]
         .iter()
         .map(|p| {
@@ -247,7 +258,33 @@ fn batch_writes_that_keep_conflicting_on_shared_storage_are_left_unprocessed() {
     assert!(out.planned.is_empty());
     assert_eq!(out.unprocessed, vec![0, 1, 2]);
     storage
-        .conflicting
-        .store(false, std::sync::atomic::Ordering::SeqCst);
+        .conflicts
+        .store(0, std::sync::atomic::Ordering::SeqCst);
     assert!(engine.get_item(&t, &item(&[("p", "a")])).unwrap().is_none());
+}
+
+/// A serialization failure at commit re-plans the transaction (shared
+/// storage); it is not a cancellation while retries remain.
+#[test]
+fn a_transaction_that_meets_a_storage_conflict_is_retried_and_commits() {
+    let (storage, engine, t) = conflicting_engine();
+    storage
+        .conflicts
+        .store(3, std::sync::atomic::Ordering::SeqCst);
+    let actions = ["a", "b"]
+        .iter()
+        .map(|p| {
+            Ok(TransactWrite {
+                table: Arc::clone(&t),
+                key: item(&[("p", p)]),
+                mutation: Mutation::Put(item(&[("p", p), ("v", "1")])),
+                condition: None,
+                return_old_on_failure: false,
+            })
+        })
+        .collect();
+    engine
+        .transact_write_holding(actions, None)
+        .expect("commits after the retries");
+    assert!(engine.get_item(&t, &item(&[("p", "b")])).unwrap().is_some());
 }

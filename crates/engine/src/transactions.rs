@@ -284,15 +284,13 @@ impl Engine {
         if failed {
             return Err(cancellation_error(&reasons));
         }
-        // A commit that meets a conflict (see `items::commit_failed`) cancels
-        // the transaction with a TransactionConflict reason for every action.
-        self.commit(&mut planned)
-            .map_err(|error| match error.kind {
-                ErrorKind::TransactionConflict => {
-                    cancellation_error(&vec![CancellationReason::conflict(); planned.len()])
-                }
-                _ => error,
-            })?;
+        // A commit that meets a conflict (see `items::commit_failed`) returns
+        // it as TransactionConflict, so that `plan_and_commit_retrying`
+        // re-plans on shared storage; only a conflict left after its retries
+        // becomes the cancellation (a reason for every action). Mapping it
+        // to the cancellation here hid it from the retry loop: every
+        // serialization failure cancelled the transaction at once.
+        self.commit(&mut planned)?;
         Ok(planned)
     }
 
