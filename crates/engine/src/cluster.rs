@@ -71,7 +71,7 @@ pub(crate) struct Cluster {
     /// A random id naming this process in the lease.
     node: u64,
     /// The last sequence number handed out.
-    last_seq: Mutex<u64>,
+    pub(crate) last_seq: Mutex<u64>,
     /// Until when (ms since the epoch) this node holds the lease; 0: not.
     lease_until: AtomicU64,
     /// Background jobs this node runs now, by name (no job twice).
@@ -176,6 +176,12 @@ impl Engine {
                 expected: None,
             });
         }
+    }
+
+    /// This process's random 64-bit node id (the lease holder's name; its
+    /// low 8 bits are the hybrid clock's node slot).
+    pub(crate) fn node_id(&self) -> u64 {
+        self.cluster.node
     }
 
     /// The next sequence number: the engine-wide counter on embedded
@@ -427,7 +433,7 @@ impl Engine {
     }
 
     /// Up to `limit` delta records under the statistics base `base` (the
-    /// records stats.rs writes: the base key plus a sequence number).
+    /// records stats.rs writes: the base key plus a sequence number and node id).
     fn deltas(&self, base: &[u8], limit: usize) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
         let end = keyspace::prefix_end(base);
         let end = end.as_deref().map_or(Bound::Unbounded, Bound::Excluded);

@@ -284,6 +284,7 @@ impl Engine {
         for write in writes.iter_mut().filter(|w| w.changes) {
             write.take_ops(&mut ops, &mut deltas);
         }
+        deltas.drop_unchanged();
         let writes = &*writes;
         let StatsDeltas {
             tables: deltas,
@@ -499,6 +500,15 @@ struct StatsDeltas {
 }
 
 impl StatsDeltas {
+    /// Forgets the tables and indexes whose figures did not change (an
+    /// overwrite by an item of the same size): a zero delta record would cost
+    /// a storage write, and a tombstone when folded, for nothing.
+    fn drop_unchanged(&mut self) {
+        let unchanged = TableStats::default();
+        self.tables.retain(|(_, delta)| *delta != unchanged);
+        self.indexes.retain(|(_, _, delta)| *delta != unchanged);
+    }
+
     fn add_table(&mut self, table: &Arc<Table>, delta: TableStats) {
         match self.tables.iter_mut().find(|(t, _)| t.id == table.id) {
             Some((_, total)) => *total = total.plus(delta),

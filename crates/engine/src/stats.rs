@@ -5,7 +5,8 @@
 //! [`crate::index::Index`]). On disk each table (and index) has a base
 //! record (JSON), under its stats key, and delta records (two big-endian
 //! i64), under the stats key followed by an 8-byte engine-wide sequence
-//! number: every write puts the
+//! number (on shared storage the hybrid clock and the node's 64-bit id,
+//! unique across nodes): every write puts the
 //! change it made as a new delta record in the same storage batch as the
 //! item, so it is exact after a crash, and no two writers ever write the same
 //! key (an absolute record written by each writer would let a later batch
@@ -70,13 +71,18 @@ pub(crate) fn decode_delta(value: &[u8]) -> Result<TableStats> {
 impl Engine {
     /// The delta record of a write's change to the statistics under `base`.
     pub(crate) fn stats_delta(&self, mut base: Vec<u8>, delta: TableStats) -> WriteOp {
-        // Shared storage: unique across nodes (cluster.rs's hybrid clock).
-        let seq = if self.shared() {
-            self.allocate_sequence()
+        if self.shared() {
+            // The hybrid clock (cluster.rs) carries only 8 bits of the node
+            // id, so two nodes can draw the same number in one microsecond;
+            // the whole 64-bit node id after it keeps their records apart
+            // (these keys are not checked absent: an equal key would be a
+            // silent overwrite, a lost delta).
+            base.extend_from_slice(&self.allocate_sequence().to_be_bytes());
+            base.extend_from_slice(&self.node_id().to_be_bytes());
         } else {
-            self.next_stats_seq.fetch_add(1, Ordering::Relaxed)
-        };
-        base.extend_from_slice(&seq.to_be_bytes());
+            let seq = self.next_stats_seq.fetch_add(1, Ordering::Relaxed);
+            base.extend_from_slice(&seq.to_be_bytes());
+        }
         WriteOp::Put(base, encode_delta(delta))
     }
 
