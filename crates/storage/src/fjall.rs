@@ -55,6 +55,17 @@
 //! journal every [`JOURNAL_SYNC_INTERVAL`], so that fsync only finds the
 //! last interval's bytes. Side effect: the power-loss window of the default
 //! mode is bounded by that interval (a process crash never loses anything).
+//!
+//! Background CPU under sustained random-key writes (perf, BatchWriteItem):
+//! fjall's workers take about a third of the samples, and part of that is
+//! not compaction: with two or more workers, worker 0 hands every Compact
+//! message back to the queue to stay free for flushes (`worker_tick` in
+//! fjall 3.1.13's `worker_pool.rs`), so while worker 1 compacts, worker 0
+//! takes the same message again at once, a busy loop (`worker_tick` and
+//! flume's `send`: about 13 % of the server's samples). One worker avoids
+//! it but lets sealed memtables and the journal pile up (1.4 GB RSS and a
+//! 744 MB journal in 12 s; fjall issue 257 reports writes stuck the same
+//! way), so the default two stay. A fix belongs upstream.
 
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
@@ -85,12 +96,21 @@ pub struct FjallOptions {
     /// Block cache capacity in bytes (fjall's own default is 32 MiB too).
     pub cache_size_bytes: u64,
     /// Memtable size in bytes at which it is flushed to disk (fjall's default
-    /// is 64 MiB). This bounds resident memory more than anything else: after
-    /// a restart the journal is replayed into the memtable, and the allocator
-    /// keeps those pages even after a flush. Measured (release build, 50k
-    /// 200-byte items, then reopen): 8 MiB gives ~10 MB RSS after reopen,
-    /// 16 MiB ~20 MB. Only applies when the keyspace is first created
-    /// (fjall stores keyspace options in the database).
+    /// is 64 MiB). A trade of write throughput against memory:
+    /// - Random-key writes: every flush adds a level-0 table that overlaps
+    ///   all of level 1, so compaction rewrites level 1 once per flush, and
+    ///   on two cores that compaction takes CPU from the writers. Measured
+    ///   (bench/run.py bwrite, 25 random-key puts per request, alone beside
+    ///   an in-memory server): 8 MiB 6,410 req/s, 16 MiB 7,256, 32 MiB
+    ///   8,039, 64 MiB 8,506; PutItem within noise (BENCHMARKS.md).
+    /// - Memory: the journal is replayed into the memtable at a restart, and
+    ///   the allocator keeps those pages. After 4 s of batch writes and a
+    ///   kill -9: 35 MB RSS with 8 MiB, 53 MB with 32 MiB; peak RSS over
+    ///   the bench 187 / 229 / 335 MB for 8 / 32 / 64 MiB. A fresh server's
+    ///   idle RSS does not depend on it.
+    ///
+    /// 32 MiB. Only applies when the keyspace is first created (fjall stores
+    /// keyspace options in the database): older data directories keep 8.
     pub max_memtable_bytes: u64,
 }
 
@@ -99,7 +119,7 @@ impl Default for FjallOptions {
         Self {
             durability: Durability::Buffered,
             cache_size_bytes: 32 * 1024 * 1024,
-            max_memtable_bytes: 8 * 1024 * 1024,
+            max_memtable_bytes: 32 * 1024 * 1024,
         }
     }
 }
