@@ -428,9 +428,7 @@ impl Engine {
         for prefix in keyspace::table_data(id) {
             purged += self.purge_prefix(&prefix)?;
         }
-        self.storage
-            .write(vec![WriteOp::Delete(purge_key(id))])
-            .map_err(storage_error)?;
+        self.write_retrying_conflicts(vec![WriteOp::Delete(purge_key(id))])?;
         eprintln!(
             "ferrodyn: purged table {id} ({purged} keys) in {:.2} s",
             started.elapsed().as_secs_f64()
@@ -457,10 +455,24 @@ impl Engine {
                 .map(|(k, _)| WriteOp::Delete(k.clone()))
                 .collect();
             deleted += ops.len();
-            self.storage.write(ops).map_err(storage_error)?;
+            self.write_retrying_conflicts(ops)?;
             Ok(crate::read::Walk::Continue)
         })?;
         Ok(deleted)
+    }
+
+    /// A background write (a purge's batch) that a shared database may fail
+    /// as a serialization conflict with the writers around it: retried like
+    /// an item write's commit, not given up until the next upkeep round.
+    fn write_retrying_conflicts(&self, ops: Vec<WriteOp>) -> Result<()> {
+        if !self.shared() {
+            return self.storage.write(ops).map_err(storage_error);
+        }
+        self.retry_conflicts(|_| {
+            self.storage
+                .write(ops.clone())
+                .map_err(crate::items::commit_failed)
+        })
     }
 
     pub fn update_table(&self, name: &str, update: TableUpdate) -> Result<TableDescription> {

@@ -198,6 +198,18 @@ fn a_query_range_holds_one_partition_narrowed_by_the_sort_condition() {
 struct ConflictingShared {
     inner: Arc<dyn ferrodyn_storage::Storage>,
     conflicts: std::sync::atomic::AtomicU32,
+    /// The same for unchecked writes (a purge's batches).
+    write_conflicts: std::sync::atomic::AtomicU32,
+}
+
+impl ConflictingShared {
+    /// Takes one of `budget`'s conflicts, if any are left.
+    fn conflict(budget: &std::sync::atomic::AtomicU32) -> bool {
+        let ordering = std::sync::atomic::Ordering::SeqCst;
+        budget
+            .fetch_update(ordering, ordering, |n| n.checked_sub(1))
+            .is_ok()
+    }
 }
 
 impl ferrodyn_storage::Storage for ConflictingShared {
@@ -214,16 +226,13 @@ impl ferrodyn_storage::Storage for ConflictingShared {
         self.inner.scan(start, end, reverse, limit)
     }
     fn write(&self, ops: Vec<WriteOp>) -> Result<(), StorageError> {
+        if Self::conflict(&self.write_conflicts) {
+            return Err(StorageError::Conflict { key: None });
+        }
         self.inner.write(ops)
     }
     fn write_checked(&self, checks: Vec<ReadCheck>, ops: Vec<WriteOp>) -> Result<(), StorageError> {
-        let take = |n: u32| n.checked_sub(1);
-        let ordering = std::sync::atomic::Ordering::SeqCst;
-        if self
-            .conflicts
-            .fetch_update(ordering, ordering, take)
-            .is_ok()
-        {
+        if Self::conflict(&self.conflicts) {
             return Err(StorageError::Conflict { key: None });
         }
         self.inner.write_checked(checks, ops)
@@ -240,6 +249,7 @@ fn conflicting_engine() -> (Arc<ConflictingShared>, Arc<Engine>, Arc<Table>) {
     let storage = Arc::new(ConflictingShared {
         inner: open_memory(),
         conflicts: 0.into(),
+        write_conflicts: 0.into(),
     });
     let engine = Engine::open(storage.clone(), EngineOptions::default()).expect("engine opens");
     let t = table(&engine, false);
@@ -358,4 +368,24 @@ fn statistics_records_of_two_nodes_with_one_sequence_number_both_count() {
     }
     first.refresh_stats(&t).unwrap();
     assert_eq!(t.stats().item_count, 2);
+}
+
+/// A purge batch that a shared database fails as a serialization conflict
+/// is retried at once, not left for the next upkeep round.
+#[test]
+fn a_purge_that_meets_storage_conflicts_retries_and_finishes() {
+    let (storage, engine, t) = conflicting_engine();
+    for p in ["a", "b"] {
+        let put = Mutation::Put(item(&[("p", p)]));
+        engine
+            .write_item(&t, &item(&[("p", p)]), put, None, false)
+            .unwrap();
+    }
+    storage
+        .write_conflicts
+        .store(3, std::sync::atomic::Ordering::SeqCst);
+    engine
+        .purge_table_data(t.id)
+        .expect("purged after the retries");
+    assert!(engine.get_item(&t, &item(&[("p", "a")])).unwrap().is_none());
 }
