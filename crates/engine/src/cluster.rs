@@ -19,7 +19,8 @@
 //!   microseconds since the epoch shifted left 8 bits, plus an 8-bit node
 //!   slot, and always above the last one this node handed out. Stream
 //!   record keys are checked absent in the commit, so a collision between
-//!   nodes is a conflict and a retry, never an overwrite. Two writes of one
+//!   nodes is a conflict and a retry, never an overwrite; statistics delta
+//!   keys carry the whole node id after the number instead. Two writes of one
 //!   item are ordered by the database (each reads what the previous wrote),
 //!   so their records are ordered as long as node clocks agree to within
 //!   the time between the two writes (NTP-level skew; same clock on one
