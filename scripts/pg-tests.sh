@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Ferrodyn on shared PostgreSQL storage (issue 13), as scripts/test.sh runs it:
-# a throwaway primary on 127.0.0.1:55435 (scripts/pg-cluster.sh, installing
+# a throwaway primary on 127.0.0.1:25435 (scripts/pg-cluster.sh, installing
 # PostgreSQL from Debian packages when missing), then
 #   - the storage crate's shared backend suite on PostgreSQL,
 #   - a representative set of the AWS SDK tests on a PostgreSQL-backed server,
 #   - three nodes on one database (crates/tests/tests/cluster.rs),
 #   - failover under load: a primary with two synchronous standbys on
-#     55430-55432, stopped with an immediate shutdown, a standby promoted.
+#     25430-25432, stopped with an immediate shutdown, a standby promoted.
 # Everything started here is stopped on exit, Ctrl-C or kill. If PostgreSQL cannot be
 # installed, the stage is skipped with a message saying so.
 set -euo pipefail
@@ -24,9 +24,12 @@ if ! ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 && ! install_postgres; 
     exit 0
 fi
 # Ports may be moved (PG_TEST_PORT, PG_FAILOVER_PORT: the failover test also
-# uses the next two) when another run holds the defaults.
-port=${PG_TEST_PORT:-55435}
-failover_port=${PG_FAILOVER_PORT:-55430}
+# uses the next two) when another run holds the defaults. The defaults lie
+# below Linux's ephemeral range (32768-60999): a CI run failed when a
+# standby could not bind 55432, most likely held for a moment as the local
+# port of one of the many client connections the earlier tests open.
+port=${PG_TEST_PORT:-25435}
+failover_port=${PG_FAILOVER_PORT:-25430}
 # Stop what this run started however it ends: normally, on an error, or on
 # Ctrl-C / kill (INT and TERM exit through the EXIT trap). The failover test
 # starts its own cluster in /tmp/ferrodyn-failover-PID and stops it when the
