@@ -82,8 +82,13 @@ impl GroupSync {
                 Err(_) => state.failed = true,
             }
             self.rounds[parity(round)].notify_all();
-            // One of the writers that arrived meanwhile leads the next round.
-            self.rounds[parity(round + 1)].notify_one();
+            if result.is_ok() {
+                // One of the writers that arrived meanwhile leads the next round.
+                self.rounds[parity(round + 1)].notify_one();
+            } else {
+                // No round follows a failure: every waiter must see it.
+                self.rounds[parity(round + 1)].notify_all();
+            }
             result?;
         }
     }
@@ -205,6 +210,28 @@ mod tests {
         let failing = || Err(std::io::Error::other("disk gone").into());
         assert!(group.wait_durable(failing).is_err());
         assert!(group.wait_durable(|| Ok(())).is_err());
+    }
+
+    /// Writers waiting for the round after a failed fsync must all wake and
+    /// fail, not wait for a round that will never start.
+    #[test]
+    fn a_failed_fsync_wakes_every_waiting_writer() {
+        let group = Arc::new(GroupSync::default());
+        let (done, finished) = std::sync::mpsc::channel();
+        for _ in 0..8 {
+            let (group, done) = (Arc::clone(&group), done.clone());
+            std::thread::spawn(move || {
+                let failing = || {
+                    std::thread::sleep(Duration::from_millis(20));
+                    Err(std::io::Error::other("disk gone").into())
+                };
+                done.send(group.wait_durable(failing).is_err()).unwrap();
+            });
+        }
+        for _ in 0..8 {
+            let failed = finished.recv_timeout(Duration::from_secs(5));
+            assert_eq!(failed, Ok(true), "a writer still waits after the failure");
+        }
     }
 
     #[test]
