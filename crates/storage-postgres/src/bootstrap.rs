@@ -17,20 +17,24 @@ const OURS: [&str; 2] = ["ferrodyn_kv", "ferrodyn_meta"];
 impl PostgresStorage {
     pub(crate) fn bootstrap(&self) -> Result<(), StorageError> {
         let target = &self.target;
-        let deadline = std::time::Instant::now() + crate::OPERATION_TIMEOUT;
-        let leased = self.pools.read.get(deadline).map_err(|e| {
-            StorageError::Unavailable(format!("cannot reach PostgreSQL at {target}: {e}"))
-        })?;
-        let conn = leased.conn();
         let mut last = None;
         for _ in 0..5 {
             let deadline = std::time::Instant::now() + crate::OPERATION_TIMEOUT;
-            match conn.block_on(check_or_create(&conn.client, target), deadline) {
+            let leased = self.pools.read.get(deadline).map_err(|e| {
+                StorageError::Unavailable(format!("cannot reach PostgreSQL at {target}: {e}"))
+            })?;
+            let conn = leased.conn();
+            let failed = match conn.block_on(check_or_create(&conn.client, target), deadline) {
                 Some(Ok(())) => return Ok(()),
                 Some(Err(BootError::Refused(e))) => return Err(e),
-                Some(Err(BootError::Database(e))) => last = Some(e.to_string()),
-                None => last = Some("no answer in time".into()),
-            }
+                Some(Err(BootError::Database(e))) => e.to_string(),
+                None => "no answer in time".into(),
+            };
+            // A failed or cut-short attempt may leave its connection inside
+            // the creating transaction (or broken): it is closed, never
+            // returned to the pool, and the next try takes another.
+            leased.discard();
+            last = Some(failed);
         }
         Err(StorageError::Unavailable(format!(
             "cannot set up Ferrodyn's tables in {target}: {}",

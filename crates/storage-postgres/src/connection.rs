@@ -40,14 +40,23 @@ pub(crate) struct Conn {
     idle_since: Instant,
 }
 
+/// Runs `work` to completion on a connection's runtime, on the calling
+/// thread. From a multi-threaded runtime's worker (never the request path:
+/// the server calls storage on its blocking pool) it steps out of the worker
+/// first; elsewhere that step only runs the closure.
+fn drive<T>(runtime: &Runtime, work: impl Future<Output = T>) -> T {
+    tokio::task::block_in_place(|| runtime.block_on(work))
+}
+
 impl Conn {
     fn open(config: &Config, target: &str, deadline: Instant) -> Result<Conn, StorageError> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
         let allowed = deadline.saturating_duration_since(Instant::now());
-        let connected =
-            runtime.block_on(async { tokio::time::timeout(allowed, config.connect(NoTls)).await });
+        let connected = drive(&runtime, async {
+            tokio::time::timeout(allowed, config.connect(NoTls)).await
+        });
         let (client, connection) = match connected {
             Ok(Ok(pair)) => pair,
             Ok(Err(e)) => {
@@ -69,7 +78,18 @@ impl Conn {
         for setting in crate::sql::SESSION_SETUP {
             let allowed = deadline.saturating_duration_since(Instant::now());
             let setup = client.batch_execute(setting);
-            let _ = runtime.block_on(async { tokio::time::timeout(allowed, setup).await });
+            // A refusal (an engine without the setting) is ignored; no answer
+            // in time fails the open: a session without `enable_seqscan =
+            // off` would bring back the false serialization conflicts.
+            let answered = drive(&runtime, async {
+                tokio::time::timeout(allowed, setup).await
+            });
+            if answered.is_err() {
+                runtime.shutdown_background();
+                return Err(StorageError::Unavailable(format!(
+                    "cannot set up a session on {target}: no answer in time"
+                )));
+            }
         }
         Ok(Conn {
             runtime: Some(runtime),
@@ -88,11 +108,8 @@ impl Conn {
     ) -> Option<T> {
         let runtime = self.runtime.as_ref().expect("open until dropped");
         let allowed = deadline.saturating_duration_since(Instant::now());
-        // From a multi-threaded runtime's worker (never the request path:
-        // the server calls storage on its blocking pool), step out of the
-        // worker first; elsewhere this only runs the closure.
-        tokio::task::block_in_place(|| {
-            runtime.block_on(async { tokio::time::timeout(allowed, work).await.ok() })
+        drive(runtime, async {
+            tokio::time::timeout(allowed, work).await.ok()
         })
     }
 
