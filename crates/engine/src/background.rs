@@ -11,6 +11,7 @@
 //! of simultaneous table operations measures here.
 
 use crate::index::IndexState;
+use crate::table::Table;
 use crate::Engine;
 use ferrodyn_types::{DynamoError, Result};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -95,20 +96,35 @@ impl Engine {
     /// Restarts what a crash or shutdown cut short: purges of deleted tables,
     /// purges of deleted indexes' entries, and GSI backfills.
     pub(crate) fn resume_background_work(self: &Arc<Self>) -> Result<()> {
+        self.resume_table_purges()?;
+        let tables: Vec<_> = self.tables.read().values().cloned().collect();
+        if !tables.is_empty() {
+            self.spawn_orphan_sweep(tables.clone())?;
+        }
+        self.resume_backfills(tables)
+    }
+
+    /// Starts the purge of every deleted table whose purge marker is left.
+    pub(crate) fn resume_table_purges(self: &Arc<Self>) -> Result<()> {
         for id in self.unfinished_purges()? {
             self.spawn_background(format!("purge-table-{id}"), move |engine| {
                 engine.purge_table_data(id)
             })?;
         }
-        let tables: Vec<_> = self.tables.read().values().cloned().collect();
-        if !tables.is_empty() {
-            let orphans_of = tables.clone();
-            self.spawn_upkeep("purge-orphan-index-entries".into(), move |engine| {
-                orphans_of
-                    .iter()
-                    .try_for_each(|table| engine.purge_orphan_index_entries(table))
-            })?;
-        }
+        Ok(())
+    }
+
+    /// Starts the sweep of index keys whose index is gone, over `tables`.
+    pub(crate) fn spawn_orphan_sweep(self: &Arc<Self>, tables: Vec<Arc<Table>>) -> Result<()> {
+        self.spawn_upkeep("purge-orphan-index-entries".into(), move |engine| {
+            tables
+                .iter()
+                .try_for_each(|table| engine.purge_orphan_index_entries(table))
+        })
+    }
+
+    /// Starts the backfill of every index of `tables` still backfilling.
+    pub(crate) fn resume_backfills(self: &Arc<Self>, tables: Vec<Arc<Table>>) -> Result<()> {
         for table in tables {
             for index in table.indexes() {
                 if index.state() == IndexState::Backfilling {

@@ -36,7 +36,6 @@
 //!   and (every minute) the sweep of orphaned index keys; another node
 //!   takes it over when the holder stops renewing.
 
-use crate::index::IndexState;
 use crate::items::{PlannedWrite, StoredItem};
 use crate::keyspace::{self, catalog_key, LEASE};
 use crate::table::{Table, TableStats};
@@ -604,35 +603,15 @@ impl Engine {
     /// short by the death of the node that ran it: nothing stored names it,
     /// so the sweep looks for keys of index ids the catalog no longer has).
     fn resume_shared_jobs(self: &Arc<Self>) -> Result<()> {
+        let tables: Vec<_> = self.tables.read().values().cloned().collect();
         let now = now_millis();
         let last = self.cluster.last_orphan_sweep.load(Ordering::SeqCst);
         if now.saturating_sub(last) >= ORPHAN_SWEEP_MILLIS {
             self.cluster.last_orphan_sweep.store(now, Ordering::SeqCst);
-            let tables: Vec<_> = self.tables.read().values().cloned().collect();
-            self.spawn_upkeep("purge-orphan-index-entries".into(), move |engine| {
-                tables
-                    .iter()
-                    .try_for_each(|table| engine.purge_orphan_index_entries(table))
-            })?;
+            self.spawn_orphan_sweep(tables.clone())?;
         }
-        for id in self.unfinished_purges()? {
-            self.spawn_background(format!("purge-table-{id}"), move |engine| {
-                engine.purge_table_data(id)
-            })?;
-        }
-        let tables: Vec<_> = self.tables.read().values().cloned().collect();
-        for table in tables {
-            for index in table.indexes() {
-                if index.state() == IndexState::Backfilling {
-                    let table = Arc::clone(&table);
-                    let name = format!("backfill-{}", index.name);
-                    self.spawn_background(name, move |engine| {
-                        engine.backfill_index(&table, &index)
-                    })?;
-                }
-            }
-        }
-        Ok(())
+        self.resume_table_purges()?;
+        self.resume_backfills(tables)
     }
 }
 
