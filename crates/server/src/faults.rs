@@ -24,6 +24,7 @@
 //! Draws come from one seeded generator, so a run with the same seed and the
 //! same request sequence fails the same requests.
 
+use crate::ops::{Kind, Operation};
 use ferrodyn_engine::transactions::{cancellation_error, CancellationReason};
 use ferrodyn_types::{DynamoError, ErrorKind};
 use parking_lot::Mutex;
@@ -113,6 +114,17 @@ impl FaultRule {
     fn check(&self) -> Result<(), String> {
         if !(0.0..=1.0).contains(&self.rate) {
             return Err(format!("fault rate {} must be between 0 and 1", self.rate));
+        }
+        // A rule for a misspelt operation would never fire, silently.
+        if let Some(name) = self.operation.as_deref() {
+            if !Operation::ALL
+                .iter()
+                .any(|operation| operation.name() == name)
+            {
+                return Err(format!(
+                    "fault rule names no operation Ferrodyn serves: {name}"
+                ));
+            }
         }
         if self.fault == FaultKind::Hold {
             if self.operation.as_deref() != Some("TransactWriteItems") {
@@ -205,10 +217,11 @@ impl Faults {
     }
 
     /// A fault that fails the whole request, if one fires.
-    pub fn request_fault(&self, operation: &str, tables: &[&str]) -> Option<DynamoError> {
+    pub fn request_fault(&self, operation: Operation, tables: &[&str]) -> Option<DynamoError> {
         if !self.is_active() {
             return None;
         }
+        let (kind, operation) = (operation.kind(), operation.name());
         if self.fires(FaultKind::Internal, operation, tables) {
             return Some(DynamoError::internal(
                 "Internal server error (injected fault)",
@@ -223,9 +236,9 @@ impl Faults {
         if self.fires(FaultKind::Provisioned, operation, tables) {
             return Some(ferrodyn_engine::throughput::exceeded());
         }
-        if matches!(operation, "PutItem" | "UpdateItem" | "DeleteItem")
-            && self.fires(FaultKind::Conflict, operation, tables)
-        {
+        // Transactions and batches draw their conflicts per action
+        // (`transaction_conflict`).
+        if kind == Kind::ItemWrite && self.fires(FaultKind::Conflict, operation, tables) {
             return Some(DynamoError::new(
                 ErrorKind::TransactionConflict,
                 "Transaction is ongoing for the item",
@@ -307,11 +320,21 @@ mod tests {
     }
 
     #[test]
+    fn a_rule_for_an_unknown_operation_is_refused() {
+        let error = FaultRule::parse("PutItems=internal@1").unwrap_err();
+        assert_eq!(
+            error,
+            "fault rule names no operation Ferrodyn serves: PutItems"
+        );
+        assert!(FaultRule::parse("GetRecords=internal@1").is_ok());
+    }
+
+    #[test]
     fn rules_only_fire_for_their_operation_and_table() {
         let faults = Faults::new(vec![FaultRule::parse("PutItem:a=throttling@1").unwrap()], 1);
-        assert!(faults.request_fault("PutItem", &["a"]).is_some());
-        assert!(faults.request_fault("PutItem", &["b"]).is_none());
-        assert!(faults.request_fault("GetItem", &["a"]).is_none());
+        assert!(faults.request_fault(Operation::PutItem, &["a"]).is_some());
+        assert!(faults.request_fault(Operation::PutItem, &["b"]).is_none());
+        assert!(faults.request_fault(Operation::GetItem, &["a"]).is_none());
     }
 
     #[test]

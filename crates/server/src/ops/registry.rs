@@ -1,0 +1,213 @@
+//! Every operation Ferrodyn answers, declared once: its wire name, which API
+//! it belongs to (DynamoDB's or the Streams API's `X-Amz-Target` prefix), its
+//! kind and its handler. Dispatch, the blocking-pool decision and the fault
+//! rules all read these declarations; adding an operation is one line here
+//! plus its module (CONTRIBUTING.md walks through it).
+
+use super::*;
+
+/// The `X-Amz-Target` prefix an operation is called under.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Api {
+    DynamoDb,
+    Streams,
+}
+
+impl Api {
+    fn target_prefix(self) -> &'static str {
+        match self {
+            Api::DynamoDb => "DynamoDB_20120810.",
+            Api::Streams => "DynamoDBStreams_20120810.",
+        }
+    }
+}
+
+/// What an operation touches, which decides where it runs and what it may
+/// wait for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// Reads items without taking locks (GetItem, Query, Scan, BatchGetItem).
+    ItemRead,
+    /// Writes one item under its lock (PutItem, UpdateItem, DeleteItem).
+    ItemWrite,
+    /// Writes several items, or reads them under item locks (batches,
+    /// transactions, PartiQL statements, which may write).
+    MultiItem,
+    /// Reads a table's metadata.
+    TableRead,
+    /// Changes a table: writes the catalog, may start background work.
+    TableChange,
+    /// Reads a table's stream.
+    StreamRead,
+}
+
+/// Runs an operation on its raw JSON request body, returning the JSON
+/// response body.
+pub type Handler = fn(&Arc<Engine>, &Faults, &[u8]) -> Result<Vec<u8>>;
+
+/// Declares the [`Operation`] enum and everything derived from each
+/// declaration: `Name: Kind [in Api] => handler`.
+macro_rules! operations {
+    ($($name:ident: $kind:ident $(in $api:ident)? => $handler:expr,)*) => {
+        /// The operations Ferrodyn implements.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum Operation {
+            $($name,)*
+        }
+
+        impl Operation {
+            /// Every declared operation, in declaration order.
+            pub const ALL: &'static [Operation] = &[$(Operation::$name,)*];
+
+            /// The operation's wire name.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Operation::$name => stringify!($name),)*
+                }
+            }
+
+            pub fn kind(self) -> Kind {
+                match self {
+                    $(Operation::$name => Kind::$kind,)*
+                }
+            }
+
+            pub fn api(self) -> Api {
+                match self {
+                    $(Operation::$name => operations!(@api $($api)?),)*
+                }
+            }
+
+            pub(super) fn handler(self) -> Handler {
+                match self {
+                    $(Operation::$name => $handler,)*
+                }
+            }
+        }
+    };
+    (@api) => { Api::DynamoDb };
+    (@api $api:ident) => { Api::$api };
+}
+
+operations! {
+    CreateTable: TableChange => |engine, _, body| create_table::run(engine, create_table_request(engine, body)?),
+    DescribeTable: TableRead => |engine, _, body| describe_table::run(engine, parse_body(body)?),
+    ListTables: TableRead => |engine, _, body| list_tables::run(engine, parse_body(body)?),
+    DeleteTable: TableChange => |engine, _, body| delete_table::run(engine, parse_body(body)?),
+    UpdateTable: TableChange => |engine, _, body| update_table::run(engine, parse_body(body)?),
+    PutItem: ItemWrite => |engine, _, body| put_item::run(engine, parse_body(body)?),
+    GetItem: ItemRead => |engine, _, body| get_item::run(engine, parse_body(body)?),
+    UpdateItem: ItemWrite => |engine, _, body| update_item::run(engine, parse_body(body)?),
+    DeleteItem: ItemWrite => |engine, _, body| delete_item::run(engine, parse_body(body)?),
+    Query: ItemRead => |engine, _, body| query::run(engine, parse_body(body)?),
+    Scan: ItemRead => |engine, _, body| scan::run(engine, parse_body(body)?),
+    BatchGetItem: ItemRead => |engine, faults, body| batch_get_item::run(engine, faults, parse_body(body)?),
+    BatchWriteItem: MultiItem => |engine, faults, body| batch_write_item::run(engine, faults, parse_body(body)?),
+    TransactGetItems: MultiItem => |engine, faults, body| transact_get_items::run(engine, faults, parse_body(body)?),
+    TransactWriteItems: MultiItem => |engine, faults, body| {
+        transact_write_items::run(engine, faults, parse_body(body)?, body.len())
+    },
+    TagResource: TableChange => |engine, _, body| tags::tag(engine, parse_body(body)?),
+    UntagResource: TableChange => |engine, _, body| tags::untag(engine, parse_body(body)?),
+    ListTagsOfResource: TableRead => |engine, _, body| tags::list(engine, parse_body(body)?),
+    PutResourcePolicy: TableChange => |engine, _, body| resource_policy::put(engine, parse_body(body)?),
+    GetResourcePolicy: TableRead => |engine, _, body| resource_policy::get(engine, parse_body(body)?),
+    DeleteResourcePolicy: TableChange => |engine, _, body| resource_policy::delete(engine, parse_body(body)?),
+    ListStreams: StreamRead in Streams => |engine, _, body| streams::list_streams(engine, parse_body(body)?),
+    DescribeStream: StreamRead in Streams => |engine, _, body| streams::describe_stream(engine, parse_body(body)?),
+    GetShardIterator: StreamRead in Streams => |engine, _, body| streams::get_shard_iterator(engine, parse_body(body)?),
+    GetRecords: StreamRead in Streams => |engine, _, body| streams::get_records(engine, parse_body(body)?),
+    UpdateTimeToLive: TableChange => |engine, _, body| ttl::update(engine, parse_body(body)?),
+    DescribeTimeToLive: TableRead => |engine, _, body| ttl::describe(engine, parse_body(body)?),
+    DescribeContinuousBackups: TableRead => |engine, _, body| {
+        describe_table::continuous_backups(engine, parse_body(body)?)
+    },
+    ExecuteStatement: MultiItem => |engine, _, body| partiql::execute::run(engine, parse_body(body)?),
+    BatchExecuteStatement: MultiItem => |engine, _, body| partiql::batch::run(engine, parse_body(body)?),
+    ExecuteTransaction: MultiItem => |engine, faults, body| {
+        partiql::transaction::run(engine, faults, parse_body(body)?)
+    },
+}
+
+impl Operation {
+    /// Whether the operation runs on the blocking pool rather than inline on
+    /// an async worker: table changes do (they write the catalog and start
+    /// background work under the catalog lock, and wait for a table's
+    /// in-flight writes). Item reads and writes stay inline: the hop to the
+    /// pool costs GetItem two thirds of its throughput and PutItem a third
+    /// (measured, BENCHMARKS.md), while reads take no lock and writes hold
+    /// their items' locks for microseconds (unless writes may block, see
+    /// [`Operation::writes_items`]).
+    pub fn runs_on_blocking_pool(self) -> bool {
+        self.kind() == Kind::TableChange
+    }
+
+    /// Whether the operation writes items, or reads them under item locks
+    /// (TransactGetItems): it may wait for other requests' items.
+    pub fn writes_items(self) -> bool {
+        matches!(self.kind(), Kind::ItemWrite | Kind::MultiItem)
+    }
+
+    /// The operation an `X-Amz-Target` header names: DynamoDB's own
+    /// operations, or the Streams API's under its separate prefix.
+    pub fn from_target(target: &str) -> Option<Operation> {
+        Operation::ALL.iter().copied().find(|operation| {
+            target
+                .strip_prefix(operation.api().target_prefix())
+                .is_some_and(|name| name == operation.name())
+        })
+    }
+
+    /// The operation of DynamoDB's own API with this name, if we implement it.
+    pub fn from_name(name: &str) -> Option<Operation> {
+        Operation::ALL
+            .iter()
+            .copied()
+            .find(|operation| operation.api() == Api::DynamoDb && operation.name() == name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_operation_is_found_by_its_target_and_only_under_its_api() {
+        for &operation in Operation::ALL {
+            let target = format!("{}{}", operation.api().target_prefix(), operation.name());
+            assert_eq!(Operation::from_target(&target), Some(operation));
+            let other = match operation.api() {
+                Api::DynamoDb => Api::Streams,
+                Api::Streams => Api::DynamoDb,
+            };
+            let wrong = format!("{}{}", other.target_prefix(), operation.name());
+            assert_eq!(Operation::from_target(&wrong), None, "{wrong}");
+        }
+        assert_eq!(Operation::from_target("DynamoDB_20120810.Nope"), None);
+        assert_eq!(Operation::from_target("PutItem"), None);
+    }
+
+    #[test]
+    fn only_table_changes_run_on_the_blocking_pool() {
+        let pooled: Vec<&str> = Operation::ALL
+            .iter()
+            .filter(|op| op.runs_on_blocking_pool())
+            .map(|op| op.name())
+            .collect();
+        assert_eq!(
+            pooled,
+            [
+                "CreateTable",
+                "DeleteTable",
+                "UpdateTable",
+                "TagResource",
+                "UntagResource",
+                "PutResourcePolicy",
+                "DeleteResourcePolicy",
+                "UpdateTimeToLive"
+            ]
+        );
+        assert!(Operation::TransactGetItems.writes_items());
+        assert!(!Operation::Query.writes_items());
+    }
+}
