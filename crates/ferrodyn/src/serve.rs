@@ -345,6 +345,7 @@ fn connection_limits(args: &ServeArgs) -> Result<ferrodyn_server::ConnectionLimi
 
 /// Sets the soft open-file limit to `wanted` or else to the hard limit, and
 /// returns the limit in force.
+#[allow(unsafe_code)]
 fn raise_open_files_limit(wanted: Option<u64>) -> Result<u64, String> {
     let mut limit = libc::rlimit {
         rlim_cur: 0,

@@ -30,6 +30,7 @@ const RELEASE_AFTER_BYTES: usize = 16 << 20;
 /// without this a server that deleted a big in-memory table would keep its
 /// peak size forever.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[allow(unsafe_code)]
 fn release_free_memory() {
     // SAFETY: malloc_trim only walks glibc's own allocator state; it takes no
     // pointers from us and is documented as safe to call at any time.
