@@ -73,6 +73,7 @@ async fn wait_for_purges(server: &ServerProcess, count: usize) {
 
 #[tokio::test]
 async fn delete_table_answers_at_once_and_other_tables_stay_fast() {
+    let _heavy = util::heavy_test().await;
     if is_external() {
         return;
     }
@@ -156,6 +157,7 @@ async fn delete_table_answers_at_once_and_other_tables_stay_fast() {
 
 #[tokio::test]
 async fn after_kill_9_the_server_listens_at_once_and_finishes_purges_and_backfills() {
+    let _heavy = util::heavy_test().await;
     if is_external() {
         return;
     }

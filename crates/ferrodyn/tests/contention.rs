@@ -441,6 +441,7 @@ async fn check_lists(client: &Client, table: &str, history: &History) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn transfers_snapshots_and_appends_show_no_anomaly_in_memory() {
+    let _heavy = util::heavy_test().await;
     let Some((server, _)) = util::own_server(&[]) else {
         return;
     };
@@ -449,6 +450,7 @@ async fn transfers_snapshots_and_appends_show_no_anomaly_in_memory() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn transfers_snapshots_and_appends_show_no_anomaly_on_disk() {
+    let _heavy = util::heavy_test().await;
     if util::is_external() {
         eprintln!("skipped: needs its own server process");
         return;
@@ -464,6 +466,7 @@ async fn transfers_snapshots_and_appends_show_no_anomaly_on_disk() {
 /// happen, and the counter equals the committed transactions exactly.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_hot_item_meets_real_conflicts_and_counts_exactly() {
+    let _heavy = util::heavy_test().await;
     let fault = ["--fault", "TransactWriteItems=hold:2ms@0.05"];
     let Some((server, client)) = util::own_server(&fault) else {
         return;

@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use crate::util::txn::{self, Item};
 use crate::util::{self, get_n, get_s, item, n, s};
+use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::types::{
     AttributeValue, KeysAndAttributes, Put, PutRequest, ReturnConsumedCapacity,
     ReturnValuesOnConditionCheckFailure, ScalarAttributeType, Select, TransactWriteItem,
@@ -627,17 +628,29 @@ async fn concurrent_audit_appends_never_drift_from_the_count() {
                 async move { done.then_some(()) }
             })
             .await;
-            client
-                .update_item()
-                .table_name(&table)
-                .key("PK", s("TENANT#acme"))
-                .key("SK", s("PROFILE"))
-                .update_expression("SET #s = :s")
-                .expression_attribute_names("#s", "status")
-                .expression_attribute_values(":s", s("suspended"))
-                .send()
-                .await
-                .unwrap();
+            // The profile is read by every append's ConditionCheck, so this
+            // single write can meet one in flight: DynamoDB answers
+            // TransactionConflictException and says to retry.
+            loop {
+                let result = client
+                    .update_item()
+                    .table_name(&table)
+                    .key("PK", s("TENANT#acme"))
+                    .key("SK", s("PROFILE"))
+                    .update_expression("SET #s = :s")
+                    .expression_attribute_names("#s", "status")
+                    .expression_attribute_values(":s", s("suspended"))
+                    .send()
+                    .await;
+                let conflict = matches!(
+                    result.as_ref().map_err(|e| e.as_service_error()),
+                    Err(Some(UpdateItemError::TransactionConflictException(_)))
+                );
+                if !conflict {
+                    result.expect("the tenant is suspended");
+                    break;
+                }
+            }
         })
     };
     for task in tasks {

@@ -426,3 +426,13 @@ pub fn postgres_server() -> String {
         ),
     }
 }
+
+/// Held for the whole test by the tests that load the machine for long
+/// (bulk fills, isolation checkers) or bound the server's start-up time, so
+/// no two of them run at once: the one test binary runs its tests side by
+/// side, and a restart measured beside another test's bulk load on a 2-core
+/// machine took three times its bound.
+pub async fn heavy_test() -> tokio::sync::MutexGuard<'static, ()> {
+    static HEAVY: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+    HEAVY.lock().await
+}
