@@ -479,7 +479,7 @@ fn bad_storage_settings_are_named_at_start_up() {
         ),
         ("mysql://me@127.0.0.1/db", "--storage takes a postgres://"),
     ];
-    let binary = util::server_binary(); // built first, not timed
+    let binary = util::server_binary();
     for (url, expected) in cases {
         let started = Instant::now();
         let output = std::process::Command::new(binary)
