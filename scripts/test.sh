@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: formatting and lints, then every
-# crate's tests (unit tests, the storage crash tests, the client and CLI
-# tests, and the AWS SDK integration tests in crates/tests, which spawn the
-# server binary built here), then a boto3 and AWS CLI smoke test and moto's
-# AWS-verified tests.
+# crate's tests (unit tests, the storage crash tests, and the integration
+# tests: one binary, crates/ferrodyn/tests/tests.rs, driving the server Cargo
+# builds for it through the AWS SDK, the client library and the CLI), then
+# a boto3 and AWS CLI smoke test and moto's AWS-verified tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo fmt --all -- --check
@@ -14,7 +14,9 @@ python3 scripts/module_cycles.py crates/engine/src
 cargo build -p ferrodyn --bin ferrodyn
 cargo test --workspace
 # Shared storage on PostgreSQL: backend suite, SDK tests, three nodes, failover
-# (installs postgresql when missing; skipped with a message if it cannot).
+# (installs postgresql when missing; if it cannot, fails under CI=true and is
+# skipped with a message elsewhere). Those tests are #[ignore]d in the
+# `cargo test --workspace` above and run only here.
 ./scripts/pg-tests.sh
 # The other official clients: boto3 and the AWS CLI (installed locally by the script).
 ./scripts/smoke.sh

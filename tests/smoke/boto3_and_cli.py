@@ -1,5 +1,5 @@
 """Smoke test with the other official clients: boto3 and the AWS CLI against a
-spawned `ferrodyn serve --in-memory` (the Rust SDK tests live in crates/tests).
+spawned `ferrodyn serve --in-memory` (the Rust SDK tests live in crates/ferrodyn/tests).
 
 usage: python boto3_and_cli.py PATH_TO_FERRODYN AWS_CLI_PATH
 Fails loudly (non-zero exit) on any difference from what DynamoDB answers.

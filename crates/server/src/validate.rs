@@ -82,7 +82,7 @@ impl Violations {
     /// "greater than or equal to 1"); then, for a plain name, CreateTable's
     /// rules: the pattern and 3 to 255 characters (a 256-character name
     /// answers "less than or equal to 255", `xx` and `x!` are refused too).
-    /// The evidence, recorded from AWS, is cited in crates/tests/tests/fidelity.rs.
+    /// The evidence, recorded from AWS, is cited in crates/ferrodyn/tests/fidelity/.
     pub fn existing_table_rules(&mut self, field: &str, name: &str) {
         let len = name.chars().count();
         if len == 0 {

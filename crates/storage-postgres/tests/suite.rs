@@ -3,9 +3,10 @@
 //! clients (write skew), format and foreign-table refusals.
 //!
 //! Needs `FERRODYN_TEST_POSTGRES=postgres://USER@HOST:PORT` (a server where
-//! USER may create databases; `scripts/test.sh` starts one with
-//! `scripts/pg-cluster.sh`). Each test gets a database of its own. Without
-//! the variable every test prints that it was skipped and passes.
+//! USER may create databases). Every test here is ignored unless asked for:
+//! `scripts/pg-tests.sh` starts PostgreSQL with `scripts/pg-cluster.sh` and
+//! runs them with `--include-ignored`; run without the variable, they fail.
+//! Each test gets a database of its own.
 
 #[path = "../../storage/tests/common/mod.rs"]
 mod common;
@@ -49,8 +50,24 @@ fn admin_sql(admin: &str, sql: &str) -> Result<(), tokio_postgres::Error> {
     })
 }
 
-fn fresh_database() -> Option<Database> {
-    let admin = std::env::var("FERRODYN_TEST_POSTGRES").ok()?;
+/// Why every test here is ignored by a plain `cargo test`.
+macro_rules! needs_postgres {
+    () => {
+        "needs PostgreSQL: run by scripts/pg-tests.sh"
+    };
+}
+
+/// The PostgreSQL server given by `FERRODYN_TEST_POSTGRES`; a test run
+/// without it fails here instead of passing without testing anything.
+fn admin_url() -> String {
+    match std::env::var("FERRODYN_TEST_POSTGRES") {
+        Ok(url) if !url.is_empty() => url,
+        _ => panic!("FERRODYN_TEST_POSTGRES is not set: this test needs PostgreSQL (run scripts/pg-tests.sh)"),
+    }
+}
+
+fn fresh_database() -> Database {
+    let admin = admin_url();
     static SERIAL: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let name = format!(
         "ferrodyn_suite_{}_{}",
@@ -58,44 +75,26 @@ fn fresh_database() -> Option<Database> {
         SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     );
     admin_sql(&admin, &format!("CREATE DATABASE {name}")).expect("test database can be created");
-    Some(Database { admin, name })
+    Database { admin, name }
 }
 
-fn fresh() -> (Arc<dyn Storage>, Option<Database>) {
-    match fresh_database() {
-        Some(db) => (
-            Arc::new(PostgresStorage::open(&db.url()).unwrap()),
-            Some(db),
-        ),
-        // A store that skips: the suite's assertions would fail on it, so
-        // each test returns before using it (see `skip_without_postgres`).
-        None => (ferrodyn_storage::open_memory(), None),
-    }
-}
-
-fn skipped() -> bool {
-    let skip = std::env::var_os("FERRODYN_TEST_POSTGRES").is_none();
-    if skip {
-        eprintln!("skipped: FERRODYN_TEST_POSTGRES is not set (scripts/test.sh starts PostgreSQL)");
-    }
-    skip
+/// A PostgreSQL store over a fresh database, and the database's guard.
+fn fresh() -> (Arc<dyn Storage>, Database) {
+    let db = fresh_database();
+    (Arc::new(PostgresStorage::open(&db.url()).unwrap()), db)
 }
 
 mod postgres {
     use super::*;
-    // Without PostgreSQL the suite runs on the memory store instead, so it
-    // still exercises the suite; scripts/test.sh always sets the variable.
-    storage_suite!(fresh());
+    storage_suite!(fresh(), #[ignore = needs_postgres!()]);
 }
 
 /// Write skew is impossible: two checked writes that each read what the
 /// other writes cannot both commit (SSI aborts one with 40001, or the
 /// compare sees the other's commit).
 #[test]
+#[ignore = needs_postgres!()]
 fn crosswise_checked_writes_do_not_both_commit() {
-    if skipped() {
-        return;
-    }
     let (s, _db) = fresh();
     let mut conflicts = 0;
     for round in 0..20u8 {
@@ -131,10 +130,9 @@ fn crosswise_checked_writes_do_not_both_commit() {
 }
 
 #[test]
+#[ignore = needs_postgres!()]
 fn a_database_with_other_tables_is_refused() {
-    let Some(db) = fresh_database() else {
-        return assert!(skipped());
-    };
+    let db = fresh_database();
     let url = format!("{}/{}", db.admin, db.name);
     run_sql(&url, "CREATE TABLE invoices (id int)");
     let err = PostgresStorage::open(&url).err().unwrap().to_string();
@@ -142,10 +140,9 @@ fn a_database_with_other_tables_is_refused() {
 }
 
 #[test]
+#[ignore = needs_postgres!()]
 fn a_database_of_a_newer_format_is_refused() {
-    let Some(db) = fresh_database() else {
-        return assert!(skipped());
-    };
+    let db = fresh_database();
     let url = db.url();
     drop(PostgresStorage::open(&url).unwrap());
     run_sql(

@@ -497,11 +497,12 @@ pub fn check_concurrent_checked_increments(s: std::sync::Arc<dyn Storage>) {
 
 /// Expands to one `#[test]` per shared check. `$make` is an expression that
 /// yields `(Arc<dyn Storage>, guard)`; the guard (e.g. a temp dir) lives for
-/// the whole test.
+/// the whole test. Attributes after it (`storage_suite!(make(), #[ignore =
+/// "..."])`) go on every test.
 #[macro_export]
 macro_rules! storage_suite {
-    ($make:expr) => {
-        $crate::storage_suite!(@tests $make;
+    ($make:expr $(, #[$attr:meta])*) => {
+        $crate::storage_suite!(@tests [$(#[$attr])*] $make;
             check_get_put_delete,
             check_overwrite,
             check_empty_value,
@@ -517,24 +518,32 @@ macro_rules! storage_suite {
             check_reclaim_range,
             check_checked_write,
         );
+        $crate::storage_suite!(@test [$(#[$attr])*] $make;
+            check_concurrent_checked_increments, shared);
+        $crate::storage_suite!(@test [$(#[$attr])*] $make;
+            check_concurrent_readers_see_whole_batches, shared);
+    };
+    // The attributes travel as one bracketed token tree, so each test can
+    // repeat them.
+    (@tests $attrs:tt $make:expr; $($name:ident),* $(,)?) => {
+        $( $crate::storage_suite!(@test $attrs $make; $name, borrowed); )*
+    };
+    // `borrowed` checks take `&dyn Storage`, `shared` ones the `Arc` (they
+    // hand it to threads).
+    (@test [$(#[$attr:meta])*] $make:expr; $name:ident, borrowed) => {
+        $(#[$attr])*
         #[test]
-        fn check_concurrent_checked_increments() {
+        fn $name() {
             let (s, _guard) = $make;
-            common::check_concurrent_checked_increments(s);
-        }
-        #[test]
-        fn check_concurrent_readers_see_whole_batches() {
-            let (s, _guard) = $make;
-            common::check_concurrent_readers_see_whole_batches(s);
+            common::$name(&*s);
         }
     };
-    (@tests $make:expr; $($name:ident),* $(,)?) => {
-        $(
-            #[test]
-            fn $name() {
-                let (s, _guard) = $make;
-                common::$name(&*s);
-            }
-        )*
+    (@test [$(#[$attr:meta])*] $make:expr; $name:ident, shared) => {
+        $(#[$attr])*
+        #[test]
+        fn $name() {
+            let (s, _guard) = $make;
+            common::$name(s);
+        }
     };
 }

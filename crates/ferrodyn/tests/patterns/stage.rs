@@ -1,0 +1,167 @@
+//! Staged edits against a spawned Ferrodyn: commit, diff, a cancelled commit
+//! reported per change, idempotent retries and the atomicity limit.
+
+use super::{client, create_table, get, obj, unique_name};
+use ferrodyn_patterns::stage::{self, StageError, StageFile};
+use serde_json::json;
+
+#[test]
+fn a_stage_commits_all_its_changes_in_one_transaction() {
+    let api = client();
+    let table = unique_name("users");
+    create_table(&api, &table, "pk", None);
+    api.call("PutItem", &json!({"TableName": table, "Item": {"pk":{"S":"u1"},"status":{"S":"new"},"visits":{"N":"1"}}})).unwrap();
+    api.call(
+        "PutItem",
+        &json!({"TableName": table, "Item": {"pk":{"S":"u3"}}}),
+    )
+    .unwrap();
+
+    let mut s = StageFile::default();
+    stage::stage_put(
+        &api,
+        &mut s,
+        &table,
+        obj(json!({"pk":{"S":"u2"},"name":{"S":"Ada"}})),
+    )
+    .unwrap();
+    let set = obj(json!({"status":{"S":"active"}}));
+    stage::stage_update(
+        &api,
+        &mut s,
+        &table,
+        obj(json!({"pk":{"S":"u1"}})),
+        set,
+        &["visits".to_string()],
+    )
+    .unwrap();
+    stage::stage_delete(&api, &mut s, &table, obj(json!({"pk":{"S":"u3"}}))).unwrap();
+
+    let diffs = stage::diff(&api, &s).unwrap();
+    let text: Vec<String> = diffs.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        text[0],
+        format!("change 1 (put {table}/u2)\n    + name: \"Ada\"\n    + pk: \"u2\"\n")
+    );
+    assert_eq!(
+        text[1],
+        format!(
+            "change 2 (update {table}/u1)\n    ~ status: \"new\" → \"active\"\n    - visits: 1\n"
+        )
+    );
+    assert!(diffs.iter().all(|d| d.drift.is_empty()));
+
+    let report = stage::commit(&api, &s, false).unwrap();
+    assert_eq!((report.changes, report.transactions), (3, 1));
+    assert!(get(&api, &table, json!({"pk":{"S":"u2"}})).is_some());
+    let u1 = get(&api, &table, json!({"pk":{"S":"u1"}})).unwrap();
+    assert_eq!(u1["status"], json!({"S":"active"}));
+    assert!(!u1.contains_key("visits"));
+    assert!(get(&api, &table, json!({"pk":{"S":"u3"}})).is_none());
+
+    // The answer was "lost": committing the same stage again within the
+    // idempotency window is recognised by its token and writes nothing.
+    api.call(
+        "PutItem",
+        &json!({"TableName": table, "Item": {"pk":{"S":"u3"},"back":{"BOOL":true}}}),
+    )
+    .unwrap();
+    stage::commit(&api, &s, false).expect("a retried commit succeeds idempotently");
+    assert!(
+        get(&api, &table, json!({"pk":{"S":"u3"}})).is_some(),
+        "the delete was not applied twice"
+    );
+}
+
+#[test]
+fn a_cancelled_commit_names_the_staged_change_that_failed_and_why() {
+    let api = client();
+    let table = unique_name("users");
+    create_table(&api, &table, "pk", None);
+    api.call(
+        "PutItem",
+        &json!({"TableName": table, "Item": {"pk":{"S":"u1"},"status":{"S":"new"}}}),
+    )
+    .unwrap();
+
+    let mut s = StageFile::default();
+    stage::stage_put(&api, &mut s, &table, obj(json!({"pk":{"S":"u0"}}))).unwrap();
+    stage::stage_update(
+        &api,
+        &mut s,
+        &table,
+        obj(json!({"pk":{"S":"u1"}})),
+        obj(json!({"status":{"S":"active"}})),
+        &[],
+    )
+    .unwrap();
+    stage::stage_put(&api, &mut s, &table, obj(json!({"pk":{"S":"u9"}}))).unwrap();
+
+    // Someone else changes u1 and creates u9 after they were staged.
+    api.call(
+        "PutItem",
+        &json!({"TableName": table, "Item": {"pk":{"S":"u1"},"status":{"S":"closed"}}}),
+    )
+    .unwrap();
+    api.call(
+        "PutItem",
+        &json!({"TableName": table, "Item": {"pk":{"S":"u9"}}}),
+    )
+    .unwrap();
+
+    let diffs = stage::diff(&api, &s).unwrap();
+    assert!(diffs[1].to_string().contains("changed since staged"));
+    assert!(diffs[2].existence_drift.is_some());
+
+    let err = stage::commit(&api, &s, false).unwrap_err();
+    let StageError::Cancelled {
+        failures,
+        committed_changes,
+    } = &err
+    else {
+        panic!("expected a cancellation, got {err}");
+    };
+    assert_eq!(*committed_changes, 0);
+    let lines: Vec<String> = failures.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        lines,
+        vec![
+            format!("change 2 (update {table}/u1): ConditionalCheckFailed — item changed since staged (~ status: \"new\" → \"closed\")"),
+            format!("change 3 (put {table}/u9): ConditionalCheckFailed — item exists now but did not when staged"),
+        ]
+    );
+    // All or nothing: change 1 was not written either.
+    assert!(get(&api, &table, json!({"pk":{"S":"u0"}})).is_none());
+}
+
+#[test]
+fn a_stage_too_large_for_one_transaction_is_refused_unless_split() {
+    let api = client();
+    let table = unique_name("bulk");
+    create_table(&api, &table, "pk", None);
+    let mut s = StageFile::default();
+    for n in 0..101 {
+        stage::stage_put(
+            &api,
+            &mut s,
+            &table,
+            obj(json!({"pk":{"S":format!("i{n}")}})),
+        )
+        .unwrap();
+    }
+    let err = stage::commit(&api, &s, false).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            StageError::NotAtomic {
+                changes: 101,
+                transactions: 2
+            }
+        ),
+        "{err}"
+    );
+    assert!(get(&api, &table, json!({"pk":{"S":"i0"}})).is_none());
+    let report = stage::commit(&api, &s, true).unwrap();
+    assert_eq!(report.transactions, 2);
+    assert!(get(&api, &table, json!({"pk":{"S":"i100"}})).is_some());
+}
