@@ -190,25 +190,37 @@ impl<'de> Visitor<'de> for AttributeValueVisitor {
     }
 }
 
-/// An SS value: not empty, no duplicates; members sorted.
-fn string_set<E: de::Error>(members: Vec<String>) -> Result<AttributeValue, E> {
+/// An SS value: not empty, no duplicates, no null member; members sorted.
+fn string_set<E: de::Error>(members: Vec<Option<String>>) -> Result<AttributeValue, E> {
+    let shown: Vec<&str> = members
+        .iter()
+        .map(|m| m.as_deref().unwrap_or("null"))
+        .collect();
     check_set(
         &members,
-        &members.join(", "),
+        &shown.join(", "),
         "An string set  may not be empty",
     )?;
+    let members = without_nulls(members, || {
+        invalid("An string set may not have a null string as a member")
+    })?;
     Ok(AttributeValue::Ss(sorted(members)))
 }
 
 /// An NS value: valid numbers, not empty, no two equal in value; sorted.
-fn number_set<E: de::Error>(texts: Vec<String>) -> Result<AttributeValue, E> {
+fn number_set<E: de::Error>(texts: Vec<Option<String>>) -> Result<AttributeValue, E> {
+    if texts.is_empty() {
+        return Err(invalid("An number set  may not be empty"));
+    }
+    // DynamoDB Local words a null member as an unconvertible number, before
+    // looking at the other members.
+    let texts = without_nulls(texts, || {
+        validation("A value provided cannot be converted into a number")
+    })?;
     let members = texts
         .iter()
         .map(|t| parse_number(t))
         .collect::<Result<Vec<_>, _>>()?;
-    if members.is_empty() {
-        return Err(invalid("An number set  may not be empty"));
-    }
     if has_duplicates(&members) {
         // Numbers are duplicates when equal in value; DynamoDB words this
         // case without listing the members.
@@ -217,16 +229,38 @@ fn number_set<E: de::Error>(texts: Vec<String>) -> Result<AttributeValue, E> {
     Ok(AttributeValue::Ns(sorted(members)))
 }
 
-/// A BS value: not empty, no duplicates (shown as base64); sorted.
-fn binary_set<E: de::Error>(members: Vec<Binary>) -> Result<AttributeValue, E> {
-    let members: Vec<Vec<u8>> = members.into_iter().map(|b| b.0).collect();
-    let shown: Vec<String> = members.iter().map(|m| BASE64.encode(m)).collect();
+/// A BS value: not empty, no duplicates (shown as base64), no null member;
+/// sorted.
+fn binary_set<E: de::Error>(members: Vec<Option<Binary>>) -> Result<AttributeValue, E> {
+    let members: Vec<Option<Vec<u8>>> = members.into_iter().map(|b| b.map(|b| b.0)).collect();
+    let shown: Vec<String> = members
+        .iter()
+        .map(|m| {
+            m.as_ref()
+                .map_or_else(|| "null".to_owned(), |m| BASE64.encode(m))
+        })
+        .collect();
     check_set(
         &members,
         &shown.join(", "),
         "Binary sets should not be empty",
     )?;
+    // DynamoDB Local fails internally here; AWS's sentence for a null binary
+    // (CONFORMANCE.md, "Null set members").
+    let members = without_nulls(members, || {
+        invalid("An AttributeValue may not contain a null or empty binary type.")
+    })?;
     Ok(AttributeValue::Bs(sorted(members)))
+}
+
+/// The members of a set, or `error()` if one of them is JSON null: DynamoDB
+/// reads such a request and refuses it with a ValidationException, where a
+/// plain `Vec<String>` would fail as a SerializationException.
+fn without_nulls<T, E>(members: Vec<Option<T>>, error: impl FnOnce() -> E) -> Result<Vec<T>, E> {
+    members
+        .into_iter()
+        .collect::<Option<Vec<T>>>()
+        .ok_or_else(error)
 }
 
 /// Set members in the order DynamoDB Local and Dynoxide return them, which
@@ -429,6 +463,23 @@ mod tests {
     fn number_given_as_json_number_is_a_serialization_error() {
         let err = decode(r#"{"N":123}"#).unwrap_err();
         assert_eq!(err.kind.name(), "SerializationException");
+    }
+
+    #[test]
+    fn a_null_set_member_is_a_validation_error() {
+        let cases = [
+            (r#"{"SS":["a",null]}"#, "One or more parameter values were invalid: An string set may not have a null string as a member"),
+            (r#"{"SS":["a","a",null]}"#, "One or more parameter values were invalid: Input collection [a, a, null] contains duplicates"),
+            (r#"{"NS":["1",null]}"#, "A value provided cannot be converted into a number"),
+            (r#"{"NS":[null,"x"]}"#, "A value provided cannot be converted into a number"),
+            (r#"{"BS":[null]}"#, "One or more parameter values were invalid: An AttributeValue may not contain a null or empty binary type."),
+            (r#"{"L":[{"SS":[null]}]}"#, "One or more parameter values were invalid: An string set may not have a null string as a member"),
+        ];
+        for (text, message) in cases {
+            let err = decode(text).unwrap_err();
+            assert_eq!(err.kind.name(), "ValidationException", "{text}");
+            assert_eq!(err.message, message, "{text}");
+        }
     }
 
     #[test]
