@@ -23,7 +23,9 @@ use crate::Engine;
 use ferrodyn_expr::{Condition, Path, UpdateExpression};
 use ferrodyn_storage::WriteOp;
 use ferrodyn_types::limits::MAX_ATTRIBUTE_NAME_BYTES;
-use ferrodyn_types::{item_size, DynamoError, ErrorKind, Item, Result, MAX_ITEM_SIZE};
+use ferrodyn_types::{
+    item_size, DynamoError, ErrorKind, Item, Result, MAX_ITEM_SIZE, MAX_NESTING_DEPTH,
+};
 use smallvec::SmallVec;
 use std::sync::Arc;
 
@@ -230,6 +232,9 @@ impl Engine {
         let old_size = old.as_ref().map_or(0, item_size);
         let new_size = new.as_ref().map_or(0, item_size);
         check_new_size(new_size, &updated_paths)?;
+        if let Some(new) = &new {
+            check_nesting(new, &updated_paths)?;
+        }
         let index_changes = if changes {
             self.index_changes(table, old.as_ref(), new.as_ref(), &mut read)?
         } else {
@@ -388,6 +393,24 @@ fn check_new_size(new_size: usize, updated_paths: &[Path]) -> Result<()> {
         "Item size has exceeded the maximum allowed size"
     } else {
         "Item size to update has exceeded the maximum allowed size"
+    };
+    Err(DynamoError::validation(message))
+}
+
+/// Refuses a new item nested deeper than DynamoDB stores (the item itself
+/// counts as a level), worded as DynamoDB words it for a put and an update.
+/// A request's values may be one level deeper: a condition can compare them.
+fn check_nesting(item: &Item, updated_paths: &[Path]) -> Result<()> {
+    if !item
+        .values()
+        .any(|v| 1 + v.nesting_depth() > MAX_NESTING_DEPTH)
+    {
+        return Ok(());
+    }
+    let message = if updated_paths.is_empty() {
+        "Nesting Levels have exceeded supported limits: Attributes in the item have nested levels beyond supported limit"
+    } else {
+        "Nesting Levels have exceeded supported limits"
     };
     Err(DynamoError::validation(message))
 }
@@ -582,8 +605,8 @@ impl PlannedWrite {
     }
 }
 
-/// Rejects an item over DynamoDB's 400 KB limit, or with an attribute name
-/// over 64 KB, before any work is done.
+/// Rejects an item over DynamoDB's 400 KB limit, with an attribute name over
+/// 64 KB, or nested too deep, before any work is done.
 pub fn check_item_size(item: &Item) -> Result<()> {
     if item.keys().any(|n| n.is_empty()) {
         return Err(DynamoError::invalid_parameter("Empty attribute name"));
@@ -599,5 +622,5 @@ pub fn check_item_size(item: &Item) -> Result<()> {
             "Item size has exceeded the maximum allowed size",
         ));
     }
-    Ok(())
+    check_nesting(item, &[])
 }

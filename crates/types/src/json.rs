@@ -37,7 +37,10 @@ impl DepthGuard {
             d.get()
         });
         let guard = DepthGuard;
-        if depth >= MAX_NESTING_DEPTH {
+        // A request may carry a value of MAX_NESTING_DEPTH levels, which a
+        // condition can compare; only a stored item counts itself as a
+        // level too (checked where items are written, as DynamoDB does).
+        if depth > MAX_NESTING_DEPTH {
             return Err(validation(
                 "Nesting Levels have exceeded supported limits: Attributes in the item have nested levels beyond supported limit",
             ));
@@ -491,10 +494,10 @@ mod tests {
             }
             text
         };
-        assert!(decode(&deep(31)).is_ok());
-        let err = decode(&deep(32)).unwrap_err();
+        assert!(decode(&deep(32)).is_ok());
+        let err = decode(&deep(33)).unwrap_err();
         assert!(err.message.contains("Nesting Levels"), "{}", err.message);
         // The depth counter is reset after an error.
-        assert!(decode(&deep(31)).is_ok());
+        assert!(decode(&deep(32)).is_ok());
     }
 }

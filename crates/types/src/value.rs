@@ -53,6 +53,19 @@ impl ScalarType {
 }
 
 impl AttributeValue {
+    /// Levels of map and list nesting in this value: 0 for a scalar or a
+    /// set, 1 for a map or list of scalars.
+    pub fn nesting_depth(&self) -> usize {
+        let deepest = |values: &mut dyn Iterator<Item = &AttributeValue>| {
+            1 + values.map(AttributeValue::nesting_depth).max().unwrap_or(0)
+        };
+        match self {
+            AttributeValue::M(map) => deepest(&mut map.values()),
+            AttributeValue::L(list) => deepest(&mut list.iter()),
+            _ => 0,
+        }
+    }
+
     /// The type's name as it appears on the wire ("S", "NULL", "SS", ...).
     pub fn type_name(&self) -> &'static str {
         match self {
