@@ -240,23 +240,31 @@ impl Index {
     }
 
     /// Validates an ExclusiveStartKey for this index and returns its entry key.
+    /// A key naming other attributes than the table's and the index's keys
+    /// is "The provided starting key is invalid", bare (DynamoDB Local
+    /// 2026-01-16, for Query and Scan alike); a key attribute of the wrong
+    /// type also says why.
     pub fn start_key(&self, table_id: u64, base: &KeySchema, key: &Item) -> Result<Vec<u8>> {
         let wanted: Vec<&KeyAttribute> =
             base.attributes().chain(self.schema.attributes()).collect();
+        // An index may reuse a table key attribute: count each name once.
+        let mut names: Vec<&str> = wanted.iter().map(|a| a.name.as_str()).collect();
+        names.sort_unstable();
+        names.dedup();
+        let names_match = key.len() == names.len() && names.iter().all(|n| key.contains_key(*n));
+        if !names_match {
+            return Err(DynamoError::validation(
+                "The provided starting key is invalid",
+            ));
+        }
         let invalid = || {
             DynamoError::validation(
                 "The provided starting key is invalid: The provided key element does not match the schema",
             )
         };
-        for attribute in &wanted {
-            let value = key.get(&attribute.name).ok_or_else(invalid)?;
-            if value.scalar_type() != Some(attribute.ty) {
-                return Err(invalid());
-            }
-        }
-        if key
-            .keys()
-            .any(|name| !wanted.iter().any(|a| &a.name == name))
+        if wanted
+            .iter()
+            .any(|a| key[&a.name].scalar_type() != Some(a.ty))
         {
             return Err(invalid());
         }

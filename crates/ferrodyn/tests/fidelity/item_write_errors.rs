@@ -82,3 +82,45 @@ async fn item_writes_word_expression_checks_as_one_validation_error() {
         "Value provided in ExpressionAttributeNames unused in expressions: keys: {#count}",
     );
 }
+
+#[tokio::test]
+async fn values_without_an_expression_name_every_missing_expression() {
+    // DynamoDB Local 2026-01-16: the refusal names each expression the
+    // operation could have used, "X and Y are null".
+    let client = util::client();
+    let table = util::table_s(&client).await;
+    let values = serde_json::json!({":v": {"S": "x"}});
+    let prefix = "ExpressionAttributeValues can only be specified when using expressions: ";
+    let cases = [
+        (
+            "UpdateItem",
+            serde_json::json!({"TableName": table, "Key": {"p": {"S": "k"}},
+            "ExpressionAttributeValues": values}),
+            "UpdateExpression and ConditionExpression are null",
+        ),
+        (
+            "Query",
+            serde_json::json!({"TableName": table, "ExpressionAttributeValues": values,
+            "KeyConditions": {"p": {"ComparisonOperator": "EQ", "AttributeValueList": [{"S": "k"}]}}}),
+            "FilterExpression and KeyConditionExpression are null",
+        ),
+        (
+            "Scan",
+            serde_json::json!({"TableName": table, "ExpressionAttributeValues": values}),
+            "FilterExpression is null",
+        ),
+        (
+            "DeleteItem",
+            serde_json::json!({"TableName": table, "Key": {"p": {"S": "k"}},
+            "ExpressionAttributeValues": values}),
+            "ConditionExpression is null",
+        ),
+    ];
+    for (op, body, missing) in cases {
+        assert_eq!(
+            super::message_of(op, body).await,
+            format!("{prefix}{missing}"),
+            "{op}"
+        );
+    }
+}

@@ -29,7 +29,7 @@ use crate::util::{self, attr_def, key, raw};
 const ONE_ERROR: &str = "1 validation error detected: ";
 
 /// A table keyed by `p` with a GSI `gsi` on `x` projecting everything.
-async fn table_with_gsi(client: &Client) -> String {
+pub(super) async fn table_with_gsi(client: &Client) -> String {
     let name = util::unique_name("gsi");
     client
         .create_table()

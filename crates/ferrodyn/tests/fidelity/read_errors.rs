@@ -187,3 +187,42 @@ async fn a_key_condition_reports_its_first_problem_in_written_order() {
     );
     util::assert_validation(query("begins_with(c, :n) AND p = :missing").await, operand);
 }
+
+#[tokio::test]
+async fn an_index_start_key_naming_other_attributes_is_invalid_without_a_reason() {
+    // DynamoDB Local 2026-01-16 and the AWS-checked outside suites: on an
+    // index, Query and Scan word a start key with missing or extra
+    // attributes alike; a key attribute of the wrong type also says why.
+    let client = util::client();
+    let table = super::table_with_gsi(&client).await;
+    let bare = "The provided starting key is invalid";
+    let typed =
+        "The provided starting key is invalid: The provided key element does not match the schema";
+    let query = || {
+        client
+            .query()
+            .table_name(&table)
+            .index_name("gsi")
+            .key_condition_expression("x = :v")
+            .expression_attribute_values(":v", s("a"))
+    };
+    let scan = || client.scan().table_name(&table).index_name("gsi");
+    util::assert_validation(query().exclusive_start_key("p", s("k")).send().await, bare);
+    util::assert_validation(scan().exclusive_start_key("x", s("k")).send().await, bare);
+    let extra = scan()
+        .exclusive_start_key("p", s("k"))
+        .exclusive_start_key("x", s("k"))
+        .exclusive_start_key("y", s("k"));
+    util::assert_validation(extra.send().await, bare);
+    let wrong_type = query()
+        .exclusive_start_key("p", s("k"))
+        .exclusive_start_key("x", util::n("1"));
+    util::assert_validation(wrong_type.send().await, typed);
+    let valid = scan()
+        .exclusive_start_key("p", s("k"))
+        .exclusive_start_key("x", s("k"));
+    valid
+        .send()
+        .await
+        .expect("a start key of the index's and the table's keys is valid");
+}

@@ -148,7 +148,7 @@ fn projection(spec: &TableKeys) -> Result<Option<Projection>> {
         &spec.expression_attribute_names,
         &None,
         spec.projection_expression.is_some(),
-        "ProjectionExpression",
+        "ProjectionExpression is null",
     )?;
     let projection = match (&spec.projection_expression, &spec.attributes_to_get) {
         (Some(text), _) => Some(parse_projection(text, &mut ctx)?),

@@ -25,12 +25,14 @@ pub type Names = Option<HashMap<String, String>>;
 pub type Values = Option<HashMap<String, AttributeValue>>;
 
 /// Builds the expression context, refusing names or values when the request
-/// has no expression to use them in (DynamoDB's wording).
+/// has no expression to use them in (DynamoDB's wording). `missing` names
+/// the absent expressions as DynamoDB does in that refusal: "UpdateExpression
+/// and ConditionExpression are null".
 pub fn expression_context(
     names: &Names,
     values: &Values,
     has_expression: bool,
-    expression_fields: &str,
+    missing: &str,
 ) -> Result<ExpressionContext> {
     if !has_expression {
         if names.is_some() {
@@ -40,7 +42,7 @@ pub fn expression_context(
         }
         if values.is_some() {
             return Err(DynamoError::validation(format!(
-                "ExpressionAttributeValues can only be specified when using expressions: {expression_fields} is null"
+                "ExpressionAttributeValues can only be specified when using expressions: {missing}"
             )));
         }
     }

@@ -103,7 +103,7 @@ impl WriteOptions<'_> {
             names,
             values,
             condition_expression.is_some(),
-            "ConditionExpression",
+            "ConditionExpression is null",
         )?;
         let condition = self.condition(condition_expression, &mut ctx)?;
         ctx.check_all_used()?;

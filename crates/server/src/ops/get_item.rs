@@ -56,7 +56,7 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
         &request.expression_attribute_names,
         &None,
         request.projection_expression.is_some(),
-        "ProjectionExpression",
+        "ProjectionExpression is null",
     )?;
     let projection = match (&request.projection_expression, &request.attributes_to_get) {
         (Some(text), _) => Some(parse_projection(text, &mut ctx)?),

@@ -154,7 +154,7 @@ fn parse_expressions(request: &Request, params: &reads::ReadParams<'_>) -> Resul
         &request.expression_attribute_names,
         &request.expression_attribute_values,
         has_expression,
-        "KeyConditionExpression",
+        "FilterExpression and KeyConditionExpression are null",
     )?;
     // DynamoDB reports an empty FilterExpression or ProjectionExpression
     // before any problem of the key condition.

@@ -156,7 +156,7 @@ fn parse_expressions(
         &request.expression_attribute_names,
         &request.expression_attribute_values,
         has_expression,
-        "FilterExpression",
+        "FilterExpression is null",
     )?;
     let filter = match (&request.filter_expression, &request.scan_filter) {
         (Some(text), _) => Some(parse_filter(text, &mut ctx)?),

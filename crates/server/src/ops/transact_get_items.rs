@@ -115,7 +115,7 @@ fn projection(get: &CheckedGet) -> Result<Option<Projection>> {
         &get.expression_attribute_names,
         &None,
         get.projection_expression.is_some(),
-        "ProjectionExpression",
+        "ProjectionExpression is null",
     )?;
     let projection = match &get.projection_expression {
         Some(text) => Some(parse_projection(text, &mut ctx)?),

@@ -290,7 +290,7 @@ fn parse_expressions(action: CheckedAction) -> Result<ParsedAction> {
         &action.expression_attribute_names,
         &action.expression_attribute_values,
         action.has_expression,
-        "ConditionExpression",
+        "ConditionExpression is null",
     )?;
     let write = match action.write {
         Write::Update { key, update } => Write::Update {

@@ -68,7 +68,7 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
         &request.expression_attribute_names,
         &request.expression_attribute_values,
         has_expression,
-        "UpdateExpression",
+        "UpdateExpression and ConditionExpression are null",
     )?;
     let update = match (&request.update_expression, &request.attribute_updates) {
         (Some(text), _) => parse_update(text, &mut ctx)?,
