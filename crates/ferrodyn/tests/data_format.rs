@@ -162,3 +162,31 @@ async fn a_non_empty_directory_that_is_not_ferrodyns_is_refused() {
     assert!(stderr.contains("not a Ferrodyn data directory"), "{stderr}");
     assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 1);
 }
+
+/// A second server on a directory in use is refused with the holder's PID
+/// and the way out, and leaves the first one serving.
+#[tokio::test]
+async fn a_directory_in_use_names_the_process_holding_it() {
+    if util::is_external() {
+        eprintln!("skipped: needs its own server process");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let first = ServerProcess::with_data_dir(tmp.path());
+    let (ok, stderr) = serve_and_fail(tmp.path());
+    assert!(!ok, "a second server must not open a held directory");
+    let expected = format!(
+        "is in use by another Ferrodyn process (PID {}): only one process may open a data \
+         directory at a time. Stop that process, or choose another directory with --data-dir \
+         DIR (or run with --in-memory)",
+        first.pid()
+    );
+    assert!(stderr.contains(&expected), "{stderr}");
+    assert!(!stderr.contains("FjallError"), "{stderr}");
+    let client = util::client_for(first.endpoint());
+    client
+        .list_tables()
+        .send()
+        .await
+        .expect("the first still serves");
+}

@@ -37,6 +37,20 @@ pub enum StorageError {
     /// connection string, a database that refuses us); the message says what.
     #[error("{0}")]
     Config(String),
+    /// Another process has the embedded data directory open (fjall allows
+    /// one at a time); `pid` is that process when it recorded itself.
+    #[error(
+        "the data directory {dir} is in use by another Ferrodyn process{}: only one process \
+         may open a data directory at a time. Stop that process, or choose another directory \
+         with --data-dir DIR (or run with --in-memory)",
+        match pid { Some(pid) => format!(" (PID {pid})"), None => String::new() }
+    )]
+    InUse {
+        /// The directory asked for.
+        dir: String,
+        /// The process holding it, read from its `ferrodyn.pid`.
+        pid: Option<u32>,
+    },
     /// Any other error reported by the backend engine.
     #[error("storage backend error: {0}")]
     Backend(#[source] Box<dyn std::error::Error + Send + Sync + 'static>),

@@ -137,6 +137,8 @@ pub struct FjallStorage {
     syncer: Option<(mpsc::Sender<()>, JoinHandle<()>)>,
     /// Taken by checked writes from check to commit.
     commit_lock: parking_lot::Mutex<()>,
+    /// The data directory, whose `ferrodyn.pid` names this process.
+    dir: std::path::PathBuf,
 }
 
 /// How often the default durability mode fdatasyncs the journal.
@@ -164,9 +166,14 @@ impl FjallStorage {
     /// replaying its journal, after checking its format version. Only one process may open a directory at once.
     pub fn open(path: &Path, options: FjallOptions) -> Result<Self, StorageError> {
         crate::format::check_or_create(path)?;
-        let db = Database::builder(path)
+        let db = match Database::builder(path)
             .cache_size(options.cache_size_bytes)
-            .open()?;
+            .open()
+        {
+            Err(::fjall::Error::Locked) => return Err(crate::holder::in_use(path)),
+            opened => opened?,
+        };
+        crate::holder::record(path);
         let memtable = options.max_memtable_bytes;
         let keyspace = db.keyspace(KEYSPACE, || {
             KeyspaceCreateOptions::default().max_memtable_size(memtable)
@@ -196,6 +203,7 @@ impl FjallStorage {
             group,
             syncer,
             commit_lock: parking_lot::Mutex::new(()),
+            dir: path.to_path_buf(),
         })
     }
 }
@@ -349,6 +357,7 @@ impl Drop for FjallStorage {
             drop(stop);
             let _ = handle.join();
         }
+        crate::holder::release(&self.dir);
     }
 }
 
@@ -373,5 +382,33 @@ mod tests {
         let put = WriteOp::Put(b"k".to_vec(), b"v".to_vec());
         storage.write(vec![put]).unwrap();
         assert_eq!(storage.get(b"k").unwrap(), Some(b"v".to_vec()));
+    }
+}
+
+#[cfg(test)]
+mod in_use_tests {
+    use super::{FjallOptions, FjallStorage};
+    use crate::StorageError;
+
+    /// A second open of a held directory names the holder and the way out,
+    /// and the holder's record goes away with it.
+    #[test]
+    fn a_held_directory_names_its_holder() {
+        let dir = tempfile::tempdir().unwrap();
+        let held = FjallStorage::open(dir.path(), FjallOptions::default()).unwrap();
+        let refused = FjallStorage::open(dir.path(), FjallOptions::default());
+        let Err(err @ StorageError::InUse { pid, .. }) = refused else {
+            panic!("second open was not refused as in use");
+        };
+        assert_eq!(pid, Some(std::process::id()));
+        let text = err.to_string();
+        assert!(
+            text.contains("in use by another Ferrodyn process"),
+            "{text}"
+        );
+        assert!(text.contains("--data-dir"), "{text}");
+        drop(held);
+        assert!(!dir.path().join(crate::holder::PID_FILE).exists());
+        FjallStorage::open(dir.path(), FjallOptions::default()).unwrap();
     }
 }

@@ -26,6 +26,7 @@ mod error;
 mod fjall;
 mod format;
 mod group_sync;
+mod holder;
 mod memory;
 
 pub use crate::error::StorageError;

@@ -130,6 +130,11 @@ impl ServerProcess {
         ServerProcess::spawn(&["--data-dir", dir])
     }
 
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// The server's base URL, e.g. `http://127.0.0.1:40123`.
     pub fn endpoint(&self) -> &str {
         &self.endpoint
