@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::util::streams::{stream_records, streams_call};
 use crate::util::txn::{self, Item};
 use crate::util::{self, client_for, fresh_postgres_database, item, n, s, ServerProcess};
 use aws_sdk_dynamodb::types::{Get, StreamViewType, TransactGetItem};
@@ -309,71 +310,6 @@ async fn sixty_four_sign_ups_for_one_email_over_three_nodes_make_one_account() {
         .unwrap();
     let account = format!("ACCOUNT#{}", util::get_s(&owner, "owner"));
     assert!(get(&clients[0], &table, &account).await.is_some());
-}
-
-/// One DynamoDB Streams call to `endpoint`, answered with JSON.
-async fn streams_call(endpoint: &str, op: &str, body: serde_json::Value) -> serde_json::Value {
-    let target = format!("DynamoDBStreams_20120810.{op}");
-    let headers = [
-        ("content-type", util::raw::CONTENT_TYPE),
-        ("x-amz-target", target.as_str()),
-        ("x-amz-date", "20261130T000000Z"),
-        ("authorization", util::raw::AUTHORIZATION),
-    ];
-    let response = util::raw::send_to(
-        endpoint,
-        "POST",
-        "/",
-        &headers,
-        body.to_string().into_bytes(),
-    )
-    .await
-    .expect("the server answers");
-    assert_eq!(
-        response.status,
-        200,
-        "{op}: {}",
-        String::from_utf8_lossy(&response.body)
-    );
-    response.json()
-}
-
-/// Every record of the stream's shards, read through `endpoint`.
-async fn stream_records(endpoint: &str, arn: &str) -> Vec<serde_json::Value> {
-    let described = streams_call(
-        endpoint,
-        "DescribeStream",
-        serde_json::json!({ "StreamArn": arn }),
-    )
-    .await;
-    let mut records = Vec::new();
-    for shard in described["StreamDescription"]["Shards"].as_array().unwrap() {
-        let request = serde_json::json!({
-            "StreamArn": arn,
-            "ShardId": shard["ShardId"],
-            "ShardIteratorType": "TRIM_HORIZON",
-        });
-        let iterator = streams_call(endpoint, "GetShardIterator", request).await;
-        let mut next = iterator["ShardIterator"].clone();
-        for _ in 0..20 {
-            let Some(it) = next.as_str().map(str::to_string) else {
-                break;
-            };
-            let page = streams_call(
-                endpoint,
-                "GetRecords",
-                serde_json::json!({ "ShardIterator": it, "Limit": 1000 }),
-            )
-            .await;
-            let got = page["Records"].as_array().unwrap().clone();
-            if got.is_empty() {
-                break;
-            }
-            records.extend(got);
-            next = page["NextShardIterator"].clone();
-        }
-    }
-    records
 }
 
 /// A new on-demand table (hash key PK) with a stream of `view`, created

@@ -39,6 +39,7 @@ mod quotas;
 mod resource_policies;
 mod scan;
 mod seeds;
+mod streams;
 mod tables;
 mod throttling;
 mod transactions;

@@ -9,6 +9,7 @@
 
 pub mod process;
 pub mod raw;
+pub mod streams;
 pub mod txn;
 
 use std::collections::HashMap;
