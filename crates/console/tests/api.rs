@@ -39,6 +39,7 @@ fn start(token: Option<&str>) -> Console {
                 check_request_time: false,
                 faults: Arc::new(Faults::new(Vec::new(), 0)),
                 credentials: None,
+                namespaces: false,
             };
             let endpoint = format!("http://{address}");
             let client = Client::connect_with_env(

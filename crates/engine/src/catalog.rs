@@ -104,7 +104,10 @@ impl CatalogRecord {
                     IndexState::Active
                 };
                 let schema = IndexKeySchema::new(&index.key_schema, &d.attribute_definitions);
-                out.push(Arc::new(Index::new(id, kind, index, schema, state, stats)));
+                let clock = Arc::clone(&engine.clock);
+                out.push(Arc::new(Index::new(
+                    id, kind, index, schema, state, stats, clock,
+                )));
             }
         }
         Ok(out)
@@ -188,7 +191,7 @@ impl Engine {
             record.description,
             stats,
             indexes,
-            self.burst_seconds,
+            (self.burst_seconds, Arc::clone(&self.clock)),
         );
         table.catalog_name = catalog_name;
         *table.catalog_bytes.write() = value;
@@ -259,7 +262,7 @@ impl Engine {
         let catalog_name = self.catalog_name_in(&region, &new.name);
         self.admit_new_table(&region, &catalog_name, &new.name)?;
         let (id, id_check) = self.allocate_table_id()?;
-        let now = now_seconds();
+        let now = self.now_seconds();
         let arn = self.table_arn(&region, &new.name);
         let tags = new.tags.clone();
         let policies = new
@@ -304,7 +307,7 @@ impl Engine {
             description.clone(),
             TableStats::default(),
             indexes,
-            self.burst_seconds,
+            (self.burst_seconds, Arc::clone(&self.clock)),
         );
         table.catalog_name = catalog_name.clone();
         *table.catalog_bytes.write() = record_bytes;
@@ -480,7 +483,7 @@ impl Engine {
         let table = self.table(name)?;
         let _writes = table.exclusive();
         self.check_table_operations()?;
-        let now = now_seconds();
+        let now = self.now_seconds();
         let description = table.update_description(|d| {
             if let Some(mode) = update.billing_mode {
                 let summary = d.billing_mode_summary.get_or_insert(BillingModeSummary {

@@ -10,6 +10,7 @@
 //! another node is recognised too; a claim whose node died is given up
 //! after [`RUNNING_LIFETIME`].
 
+use crate::clock::Clock;
 use crate::keyspace::token_key;
 use ferrodyn_storage::{ReadCheck, Storage, StorageError, WriteOp};
 use ferrodyn_types::{DynamoError, ErrorKind, Result};
@@ -17,7 +18,7 @@ use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How long DynamoDB remembers a completed token.
 pub const TOKEN_LIFETIME: Duration = Duration::from_secs(10 * 60);
@@ -26,7 +27,8 @@ enum TokenState {
     Running,
     /// Completed; the per-table units the original call consumed.
     Done {
-        at: Instant,
+        /// When it completed, on the engine's clock (ms).
+        at: u64,
         units: Vec<(String, f64)>,
     },
 }
@@ -40,9 +42,11 @@ struct Entry {
 /// without completing (its node may have died).
 pub const RUNNING_LIFETIME: Duration = Duration::from_secs(60);
 
-#[derive(Default)]
 pub struct TokenRegistry {
     entries: Mutex<HashMap<String, Entry>>,
+    /// The engine's clock: a manual test clock moved past the lifetime
+    /// forgets tokens (shared storage keeps the wall clock, see `over`).
+    clock: Arc<Clock>,
     /// Shared storage, where the records live instead of `entries`.
     shared: Option<Arc<dyn Storage>>,
 }
@@ -79,21 +83,24 @@ pub enum Claim {
 impl TokenRegistry {
     /// The registry for an engine over `storage`: in memory, or in the
     /// database when it is shared.
-    pub fn over(storage: &Arc<dyn Storage>) -> TokenRegistry {
+    pub fn over(storage: &Arc<dyn Storage>, clock: Arc<Clock>) -> TokenRegistry {
         TokenRegistry {
             entries: Mutex::default(),
+            clock,
             shared: storage.shared().then(|| Arc::clone(storage)),
         }
     }
 
     pub fn claim(&self, token: &str, fingerprint: u64) -> Result<Claim> {
+        let token = &scoped(token);
         if let Some(storage) = &self.shared {
             return claim_stored(&**storage, token, fingerprint);
         }
         let mut entries = self.entries.lock();
-        let now = Instant::now();
+        let now = self.clock.now_millis();
+        let lifetime = TOKEN_LIFETIME.as_millis() as u64;
         entries.retain(|_, e| match e.state {
-            TokenState::Done { at, .. } => now.duration_since(at) < TOKEN_LIFETIME,
+            TokenState::Done { at, .. } => now.saturating_sub(at) < lifetime,
             TokenState::Running => true,
         });
         match entries.get(token) {
@@ -127,12 +134,13 @@ impl TokenRegistry {
 
     /// The transaction committed: remember it for [`TOKEN_LIFETIME`].
     pub fn complete(&self, token: &str, units: Vec<(String, f64)>) {
+        let token = &scoped(token);
         if let Some(storage) = &self.shared {
             return finish_stored(&**storage, token, Some(units));
         }
         if let Some(entry) = self.entries.lock().get_mut(token) {
             entry.state = TokenState::Done {
-                at: Instant::now(),
+                at: self.clock.now_millis(),
                 units,
             };
         }
@@ -140,10 +148,20 @@ impl TokenRegistry {
 
     /// The transaction failed: the token may be used again.
     pub fn release(&self, token: &str) {
+        let token = &scoped(token);
         if let Some(storage) = &self.shared {
             return finish_stored(&**storage, token, None);
         }
         self.entries.lock().remove(token);
+    }
+}
+
+/// A token as its namespace knows it: DynamoDB scopes tokens to an
+/// account, and namespaces stand for accounts (region.rs).
+fn scoped(token: &str) -> String {
+    match crate::region::request_namespace() {
+        Some(namespace) => format!("{namespace}/{token}"),
+        None => token.to_string(),
     }
 }
 
@@ -228,7 +246,12 @@ mod tests {
 
     #[test]
     fn tokens_replay_and_detect_mismatch() {
-        let registry = TokenRegistry::default();
+        let clock = Arc::new(Clock::new(crate::clock::ClockMode::Manual));
+        let registry = TokenRegistry {
+            entries: Mutex::default(),
+            clock: Arc::clone(&clock),
+            shared: None,
+        };
         assert!(matches!(registry.claim("t", 1).unwrap(), Claim::Run));
         assert_eq!(
             registry.claim("t", 1).err().unwrap().kind,
@@ -242,5 +265,14 @@ mod tests {
         );
         registry.release("t");
         assert!(matches!(registry.claim("t", 2).unwrap(), Claim::Run));
+        // A completed token is forgotten once the engine's clock passes its
+        // lifetime, not before.
+        registry.complete("t", vec![]);
+        clock
+            .advance(TOKEN_LIFETIME - Duration::from_secs(1))
+            .unwrap();
+        assert!(matches!(registry.claim("t", 2).unwrap(), Claim::Replay(_)));
+        clock.advance(Duration::from_secs(1)).unwrap();
+        assert!(matches!(registry.claim("t", 3).unwrap(), Claim::Run));
     }
 }

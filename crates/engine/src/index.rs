@@ -58,6 +58,7 @@ impl Index {
         schema: IndexKeySchema,
         state: IndexState,
         stats: TableStats,
+        clock: std::sync::Arc<crate::clock::Clock>,
     ) -> Index {
         let projection = match description.projection.projection_type.as_deref() {
             Some("KEYS_ONLY") => IndexProjection::KeysOnly,
@@ -77,7 +78,7 @@ impl Index {
             schema,
             projection,
             state: RwLock::new(state),
-            throughput: crate::throughput::Throughput::new(0, 0, 0.0),
+            throughput: crate::throughput::Throughput::new(0, 0, 0.0, clock),
             item_count: AtomicI64::new(stats.item_count),
             size_bytes: AtomicI64::new(stats.size_bytes),
         }
@@ -424,6 +425,7 @@ mod tests {
             schema,
             IndexState::Active,
             TableStats::default(),
+            std::sync::Arc::new(crate::clock::Clock::new(crate::clock::ClockMode::Wall)),
         );
         let base = KeySchema {
             hash: KeyAttribute {

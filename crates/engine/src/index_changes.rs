@@ -85,6 +85,7 @@ impl Engine {
                 schema,
                 IndexState::Backfilling,
                 TableStats::default(),
+                Arc::clone(&self.clock),
             ));
             table.add_index(Arc::clone(&index));
             table.refresh_throughput();
@@ -184,7 +185,7 @@ impl Engine {
         if current == Some((read, write)) {
             return Err(same_index_throughput(index_name, read, write));
         }
-        let now = crate::catalog::now_seconds();
+        let now = self.now_seconds();
         let mut reported = table.update_description(|d| {
             for index in d.global_secondary_indexes.iter_mut().flatten() {
                 if index.index_name != index_name {

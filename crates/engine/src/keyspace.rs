@@ -19,6 +19,10 @@
 //! | `'t' token` | shared storage only: a ClientRequestToken record |
 //! | `"mlease"` | shared storage only: which node runs background work, until when |
 //!
+//! Every key of a table's data (`'s'`, `'q'`, `'i'`, `'x'`, `'r'`) starts with
+//! its prefix byte and table id, so it can be re-homed under another id
+//! ([`rehomed`], for restored snapshots).
+//!
 //! `table` is the table id (u64, big-endian), `index` an index id (u32,
 //! big-endian), `seq` a stream sequence number (u64, big-endian); ids are
 //! never reused, so a re-created table or index never sees old keys.
@@ -191,6 +195,18 @@ pub fn table_data(table_id: u64) -> [Vec<u8>; 5] {
         with_table(STREAM_RECORD, table_id),
         table_items(table_id),
     ]
+}
+
+/// Key `key`, one of [`table_data`]'s (all `prefix | table id | rest`),
+/// under table id `table_id` instead (a restored snapshot's, snapshots.rs).
+pub fn rehomed(key: &[u8], table_id: u64) -> Vec<u8> {
+    assert!(
+        key.len() >= TABLE_PREFIX_LEN,
+        "a table-data key holds its table id"
+    );
+    let mut out = with_table_and_room(key[0], table_id, key.len() - TABLE_PREFIX_LEN);
+    out.extend_from_slice(&key[TABLE_PREFIX_LEN..]);
+    out
 }
 
 // ---------------------------------------------------------------- ranges

@@ -16,6 +16,8 @@
 //! - [`schema`]: table descriptions in DynamoDB's wire shape.
 //! - [`shared`]: plain data several modules share (index kind, table
 //!   statistics, stream identity, the clock), so they need not import each other.
+//! - [`clock`]: "now" for everything time-based (wall, or manual for tests).
+//! - [`snapshots`]: save, restore and reset a namespace's tables (tests).
 //! - [`region`]: which region a request addresses; tables are per region.
 //! - [`quotas`]: tables per region and simultaneous table operations.
 //!
@@ -40,6 +42,7 @@ pub mod api;
 pub mod background;
 pub mod capacity;
 pub mod catalog;
+pub mod clock;
 pub mod cluster;
 pub mod collections;
 pub mod idempotency;
@@ -55,6 +58,7 @@ pub mod read;
 pub mod region;
 pub mod schema;
 pub mod shared;
+pub mod snapshots;
 pub mod stats;
 pub mod stored;
 pub mod streams;
@@ -123,6 +127,10 @@ pub struct Engine {
     accept_unused_attribute_definitions: bool,
     /// This node's part in a shared database (unused on embedded storage).
     cluster: cluster::Cluster,
+    /// "Now" for everything time-based a client can observe.
+    pub clock: Arc<clock::Clock>,
+    /// Saved snapshots of namespaces' tables (test harness).
+    snapshots: snapshots::Snapshots,
 }
 
 /// Engine settings.
@@ -148,6 +156,8 @@ pub struct EngineOptions {
     /// Writes may block for long even without queued conflicts (an fsync
     /// per write, transactions held on purpose by fault injection).
     pub blocking_writes: bool,
+    /// The wall clock, or a manual one tests move (see [`clock`]).
+    pub clock: clock::ClockMode,
 }
 
 impl Default for EngineOptions {
@@ -161,6 +171,7 @@ impl Default for EngineOptions {
             accept_unused_attribute_definitions: false,
             conflicts: locks::ConflictPolicy::Reject,
             blocking_writes: false,
+            clock: clock::ClockMode::Wall,
         }
     }
 }
@@ -169,7 +180,8 @@ impl Engine {
     /// Opens the engine over a storage backend, loading the catalog, and
     /// resumes unfinished purges and backfills in the background.
     pub fn open(storage: Arc<dyn Storage>, options: EngineOptions) -> Result<Arc<Engine>> {
-        let tokens = idempotency::TokenRegistry::over(&storage);
+        let clock = Arc::new(clock::Clock::new(options.clock));
+        let tokens = idempotency::TokenRegistry::over(&storage, Arc::clone(&clock));
         let engine = Engine {
             storage,
             tables: RwLock::new(HashMap::new()),
@@ -182,7 +194,7 @@ impl Engine {
             next_table_id: AtomicU64::new(1),
             tokens,
             requests: usage::RequestCounter::default(),
-            started: catalog::now_seconds(),
+            started: clock.now_seconds(),
             next_stream_seq: AtomicU64::new(1),
             region: options.region,
             burst_seconds: options.burst_seconds,
@@ -193,7 +205,10 @@ impl Engine {
             max_table_operations: options.max_table_operations,
             accept_unused_attribute_definitions: options.accept_unused_attribute_definitions,
             cluster: cluster::Cluster::default(),
+            clock,
+            snapshots: snapshots::Snapshots::default(),
         };
+
         engine.load_catalog()?;
         let engine = Arc::new(engine);
         engine.resume_background_work()?;
@@ -228,6 +243,11 @@ impl Engine {
     /// (see [`ferrodyn_storage::Storage::shared`]).
     pub fn storage_is_shared(&self) -> bool {
         self.storage.shared()
+    }
+
+    /// Now, in seconds since the epoch, on the engine's clock.
+    pub fn now_seconds(&self) -> f64 {
+        self.clock.now_seconds()
     }
 
     /// Forces all acknowledged writes to disk (used at shutdown).

@@ -10,36 +10,80 @@
 //!
 //! Table ARNs are accepted wherever a TableName is; they must name this
 //! account and the request's region.
+//!
+//! Namespaces (`ferrodyn serve --namespaces access-key`, as DynamoDB Local
+//! without `-sharedDb`): each access key ID then has tables of its own in
+//! every region, so parallel tests isolate themselves by choosing a key. A
+//! namespaced table's catalog name is `<namespace>/<region>/<name>`: an
+//! access key ID holds no `/` (it ends the SigV4 credential's first field),
+//! so the three parts split back unambiguously, and two-part names stay the
+//! un-namespaced tables'. Everything else (ARNs, storage keys by table id)
+//! is unchanged.
 
 use crate::Engine;
 use std::cell::RefCell;
 
+/// What a request addresses: its region (None: the server's) and its
+/// namespace (None: the one account every request shares by default).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RequestScope {
+    pub region: Option<String>,
+    pub namespace: Option<String>,
+}
+
 thread_local! {
-    static REQUEST_REGION: RefCell<Option<String>> = const { RefCell::new(None) };
+    static REQUEST_SCOPE: RefCell<RequestScope> = RefCell::new(RequestScope::default());
+}
+
+/// Runs `f` with `scope` as the scope of the thread's current request.
+pub fn with_request_scope<T>(scope: RequestScope, f: impl FnOnce() -> T) -> T {
+    let previous = REQUEST_SCOPE.with(|r| r.replace(scope));
+    let result = f();
+    REQUEST_SCOPE.with(|r| *r.borrow_mut() = previous);
+    result
 }
 
 /// Runs `f` with `region` as the region of the thread's current request.
 pub fn with_request_region<T>(region: Option<&str>, f: impl FnOnce() -> T) -> T {
-    let previous = REQUEST_REGION.with(|r| r.replace(region.map(str::to_string)));
-    let result = f();
-    REQUEST_REGION.with(|r| *r.borrow_mut() = previous);
-    result
+    let scope = RequestScope {
+        region: region.map(str::to_string),
+        namespace: None,
+    };
+    with_request_scope(scope, f)
+}
+
+/// The namespace of the thread's current request.
+pub fn request_namespace() -> Option<String> {
+    REQUEST_SCOPE.with(|r| r.borrow().namespace.clone())
+}
+
+/// The namespace and the rest of catalog name `key` (None: not namespaced).
+fn split_namespace(key: &str) -> (Option<&str>, &str) {
+    match key.split_once('/') {
+        Some((namespace, rest)) if rest.contains('/') => (Some(namespace), rest),
+        _ => (None, key),
+    }
+}
+
+/// Whether catalog name `key` belongs to `namespace`.
+pub(crate) fn in_namespace(key: &str, namespace: Option<&str>) -> bool {
+    split_namespace(key).0 == namespace
 }
 
 impl Engine {
     /// The region of the current request.
     pub fn request_region(&self) -> String {
-        REQUEST_REGION
-            .with(|r| r.borrow().clone())
+        REQUEST_SCOPE
+            .with(|r| r.borrow().region.clone())
             .unwrap_or_else(|| self.region.clone())
     }
 
     /// The catalog name of table `name` in `region`.
     pub(crate) fn catalog_name_in(&self, region: &str, name: &str) -> String {
-        if region == self.region {
-            name.to_string()
-        } else {
-            format!("{region}/{name}")
+        match request_namespace() {
+            Some(namespace) => format!("{namespace}/{region}/{name}"),
+            None if region == self.region => name.to_string(),
+            None => format!("{region}/{name}"),
         }
     }
 
@@ -72,7 +116,16 @@ impl Engine {
     }
 
     /// Whether catalog name `key` is a table of `region`, and its bare name.
+    /// Only tables of the current request's namespace are in it.
     pub(crate) fn name_in_region<'a>(&self, key: &'a str, region: &str) -> Option<&'a str> {
+        let (namespace, key) = split_namespace(key);
+        if namespace != request_namespace().as_deref() {
+            return None;
+        }
+        if namespace.is_some() {
+            let (r, name) = key.split_once('/')?;
+            return (r == region).then_some(name);
+        }
         match key.split_once('/') {
             Some((r, name)) => (r == region).then_some(name),
             None => (region == self.region).then_some(key),

@@ -71,7 +71,7 @@ impl Engine {
                         view_type,
                         start_seq: next,
                         end_seq: None,
-                        created: crate::shared::now_seconds(),
+                        created: self.now_seconds(),
                     });
                 }
             }
@@ -90,11 +90,13 @@ impl Engine {
             gate: &self.stream_gate,
             entries: Vec::new(),
         };
+        let now = self.now_seconds();
         for write in writes {
             let Some(stream) = write.table.current_stream() else {
                 continue;
             };
-            let Some(record) = change_record(&write.table, &stream, write, source, &self.region)
+            let Some(record) =
+                change_record(&write.table, &stream, write, (source, now), &self.region)
             else {
                 continue;
             };
@@ -187,7 +189,7 @@ fn change_record(
     table: &Table,
     stream: &StreamInfo,
     write: &PlannedWrite,
-    source: ChangeSource,
+    (source, now): (ChangeSource, f64),
     region: &str,
 ) -> Option<Value> {
     let (old, new) = (write.old.as_ref(), write.new.as_ref());
@@ -200,7 +202,7 @@ fn change_record(
     };
     let keys = table.schema.extract(old.or(new).expect("one image exists"));
     let mut body = json!({
-        "ApproximateCreationDateTime": crate::shared::now_seconds().floor(),
+        "ApproximateCreationDateTime": now.floor(),
         "Keys": keys,
         "StreamViewType": stream.view_type,
     });
@@ -385,7 +387,7 @@ impl Engine {
             .scan(Bound::Included(&start), Bound::Included(&end), false, limit)
             .map_err(crate::storage_error)?;
         let scanned = entries.len();
-        let oldest = crate::shared::now_seconds() - RETENTION_SECONDS;
+        let oldest = self.now_seconds() - RETENTION_SECONDS;
         let mut out = Vec::with_capacity(entries.len());
         for (key, value) in entries {
             let seq =

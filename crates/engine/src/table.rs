@@ -70,11 +70,11 @@ impl Table {
         description: TableDescription,
         stats: TableStats,
         indexes: Vec<Arc<Index>>,
-        burst_seconds: f64,
+        (burst_seconds, clock): (f64, Arc<crate::clock::Clock>),
     ) -> Table {
         let (read, write) = provisioned_rates(&description);
         let table = Table {
-            throughput: Throughput::new(read, write, burst_seconds),
+            throughput: Throughput::new(read, write, burst_seconds, clock),
             usage: UsageLedger::default(),
             burst_seconds,
             id,

@@ -66,7 +66,7 @@ impl Engine {
                 if !engine.runs_background_work() {
                     continue; // shared storage: the lease holder sweeps
                 }
-                if let Err(error) = engine.expire_items(crate::catalog::now_seconds()) {
+                if let Err(error) = engine.expire_items(engine.now_seconds()) {
                     eprintln!("ferrodyn: TTL sweep failed: {error}");
                 }
             });

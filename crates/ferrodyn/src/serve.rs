@@ -1,6 +1,7 @@
 //! `ferrodyn serve`: storage selection, the listener and clean shutdown.
 
 use clap::{Args, ValueEnum};
+use ferrodyn_engine::clock::ClockMode;
 use ferrodyn_engine::locks::ConflictPolicy;
 use ferrodyn_engine::{Engine, EngineOptions};
 use ferrodyn_server::faults::{FaultConfig, FaultRule, Faults};
@@ -122,11 +123,34 @@ pub struct ServeArgs {
     /// harness, tie the server's life to its own).
     #[arg(long, hide = true)]
     exit_on_stdin_eof: bool,
+    /// `access-key`: each access key ID gets tables of its own (in every
+    /// region), as DynamoDB Local does without -sharedDb, so parallel tests
+    /// isolate themselves by choosing a key. `off`: one account, as on AWS.
+    #[arg(long, value_enum, default_value_t = NamespacesArg::Off)]
+    namespaces: NamespacesArg,
+    /// `manual`: the clock starts at the real time and moves only when told
+    /// (POST /ferrodyn/clock {"advance": "25h"}); Time to Live, stream
+    /// retention and iterators, burst capacity, ClientRequestTokens and
+    /// timestamps follow it. Not with --storage.
+    #[arg(long, value_enum, default_value_t = ClockArg::Wall)]
+    clock: ClockArg,
     /// The web console at /console on the same port (on by default; a
     /// token printed at start-up is required when --host is not loopback or
     /// --credentials are given).
     #[arg(long, value_enum, default_value_t = crate::console::Switch::On)]
     console: crate::console::Switch,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum NamespacesArg {
+    Off,
+    AccessKey,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ClockArg {
+    Wall,
+    Manual,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -193,6 +217,13 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
             args.faults.len() + usize::from(args.fault_config.is_some())
         );
     }
+    if args.clock == ClockArg::Manual && args.storage.is_some() {
+        return Err(
+            "--clock manual needs one process's storage (embedded or --in-memory): \
+                    the nodes sharing --storage would each keep their own clock"
+                .into(),
+        );
+    }
     let storage = open_storage(&args)?;
     let engine =
         Engine::open(storage, engine_options(&args, &faults)).map_err(|e| e.to_string())?;
@@ -233,6 +264,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
                 check_request_time: args.check_request_time,
                 faults,
                 credentials,
+                namespaces: args.namespaces == NamespacesArg::AccessKey,
             },
             listener,
             limits,
@@ -292,6 +324,10 @@ fn engine_options(args: &ServeArgs, faults: &Faults) -> EngineOptions {
         // stall the async workers that serve every connection.
         blocking_writes: (!args.in_memory && matches!(args.durability, DurabilityArg::Power))
             || faults.holds_transactions(),
+        clock: match args.clock {
+            ClockArg::Wall => ClockMode::Wall,
+            ClockArg::Manual => ClockMode::Manual,
+        },
     }
 }
 

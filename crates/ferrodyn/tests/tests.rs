@@ -27,6 +27,7 @@ mod durability;
 mod embedded;
 mod fidelity;
 mod gsi_throughput;
+mod harness;
 mod indexes;
 mod item_collections;
 mod items;

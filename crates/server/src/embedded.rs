@@ -74,6 +74,7 @@ impl EmbeddedServer {
             check_request_time: false,
             faults: Arc::new(Faults::new(rules, options.fault_seed)),
             credentials: None,
+            namespaces: false,
         };
         let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
         listener.set_nonblocking(true)?;

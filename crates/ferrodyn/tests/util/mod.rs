@@ -77,17 +77,17 @@ pub fn client_for(endpoint: &str) -> Client {
 
 /// Like [`client_for`], signing for `region` (tables are per region).
 pub fn client_in_region(endpoint: &str, region: &str) -> Client {
+    client_with_key(endpoint, region, "AKIDEXAMPLE")
+}
+
+/// Like [`client_in_region`], signing with access key ID `key` (the
+/// namespace of a server run with `--namespaces access-key`).
+pub fn client_with_key(endpoint: &str, region: &str, key: &str) -> Client {
     let config = aws_sdk_dynamodb::Config::builder()
         .behavior_version(BehaviorVersion::latest())
         .endpoint_url(endpoint)
         .region(Region::new(region.to_string()))
-        .credentials_provider(Credentials::new(
-            "AKIDEXAMPLE",
-            "secret",
-            None,
-            None,
-            "tests",
-        ))
+        .credentials_provider(Credentials::new(key, "secret", None, None, "tests"))
         .retry_config(RetryConfig::standard().with_max_attempts(1))
         .timeout_config(
             TimeoutConfig::builder()

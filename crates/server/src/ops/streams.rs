@@ -201,13 +201,6 @@ impl Iterator {
     }
 }
 
-fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
-}
-
 pub fn get_shard_iterator(engine: &Engine, request: GetShardIteratorRequest) -> Result<Vec<u8>> {
     let mut v = Violations::default();
     v.not_null("streamArn", &request.stream_arn);
@@ -256,7 +249,7 @@ pub fn get_shard_iterator(engine: &Engine, request: GetShardIteratorRequest) -> 
         table_id: table.id,
         stream_start: stream.start_seq,
         position,
-        created_ms: now_ms(),
+        created_ms: engine.clock.now_millis(),
     };
     let mut body = ResponseBody::default();
     body.value("ShardIterator", json!(iterator.encode()));
@@ -301,7 +294,12 @@ pub fn get_records(engine: &Engine, request: GetRecordsRequest) -> Result<Vec<u8
     let token = v.finish_with(request.shard_iterator.as_deref())?;
     let invalid = || DynamoError::validation(format!("Invalid ShardIterator: {token}"));
     let iterator = Iterator::decode(token).ok_or_else(invalid)?;
-    if now_ms().saturating_sub(iterator.created_ms) > ITERATOR_LIFETIME_MS {
+    if engine
+        .clock
+        .now_millis()
+        .saturating_sub(iterator.created_ms)
+        > ITERATOR_LIFETIME_MS
+    {
         return Err(DynamoError::new(
             ErrorKind::ExpiredIterator,
             "Iterator expired. The iterator was created over 15 minutes ago.",
@@ -327,7 +325,7 @@ pub fn get_records(engine: &Engine, request: GetRecordsRequest) -> Result<Vec<u8
     if !closed {
         let next = Iterator {
             position: next_position,
-            created_ms: now_ms(),
+            created_ms: engine.clock.now_millis(),
             ..iterator
         };
         body.value("NextShardIterator", json!(next.encode()));

@@ -192,16 +192,27 @@ fn format_amz_date(seconds: i64) -> String {
 /// (`Credential=<key>/<date>/<region>/<service>/aws4_request`), which is
 /// the region the request addresses. None when absent or not a region name.
 pub fn credential_region(headers: &HeaderMap) -> Option<&str> {
-    let authorization = headers.get("authorization")?.to_str().ok()?;
-    let credential = authorization.split("Credential=").nth(1)?;
-    let scope = credential.split([',', ' ']).next()?;
-    let region = scope.split('/').nth(2)?;
+    let region = credential_scope(headers)?.split('/').nth(2)?;
     let plausible = !region.is_empty()
         && region.len() <= 64
         && region
             .bytes()
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
     plausible.then_some(region)
+}
+
+/// The access key ID in the Authorization header's credential scope: the
+/// namespace of a server started with `--namespaces access-key`.
+pub fn credential_access_key(headers: &HeaderMap) -> Option<&str> {
+    let key = credential_scope(headers)?.split('/').next()?;
+    (!key.is_empty()).then_some(key)
+}
+
+/// `<key>/<date>/<region>/<service>/aws4_request` of the Authorization header.
+fn credential_scope(headers: &HeaderMap) -> Option<&str> {
+    let authorization = headers.get("authorization")?.to_str().ok()?;
+    let credential = authorization.split("Credential=").nth(1)?;
+    credential.split([',', ' ']).next()
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 use crate::faults::Faults;
 use crate::ops;
 use crate::protocol::connections::{serve_connections, ConnectionLimits, RequestReceived};
-use crate::protocol::{auth, cors, encoding, response};
+use crate::protocol::{auth, cors, encoding, harness, response};
 use axum::body::{Body, Bytes};
 use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{HeaderMap, Method, Response, StatusCode, Uri};
@@ -39,6 +39,19 @@ pub struct AppState {
     pub faults: Arc<Faults>,
     /// Access keys to verify signatures against (None: not verified).
     pub credentials: Option<Arc<auth::KnownCredentials>>,
+    /// Each access key ID has tables of its own (`--namespaces access-key`;
+    /// see `ferrodyn_engine::region`).
+    pub namespaces: bool,
+}
+
+impl AppState {
+    /// The namespace a request addresses: its access key ID when the
+    /// server keeps one per key, else the one shared account.
+    pub fn namespace_of(&self, headers: &HeaderMap) -> Option<String> {
+        self.namespaces
+            .then(|| auth::credential_access_key(headers).map(str::to_string))
+            .flatten()
+    }
 }
 
 pub fn router(state: AppState) -> Router {
@@ -92,7 +105,8 @@ async fn handle(
     }
     // Shared storage (PostgreSQL): every engine call waits on the network,
     // so every request goes to the blocking pool (issue 13).
-    if !state.engine.storage_is_shared() && !runs_on_blocking_pool(&state, &method, &headers) {
+    if !state.engine.storage_is_shared() && !runs_on_blocking_pool(&state, &method, &uri, &headers)
+    {
         let mut response = route(&state, &method, &uri, &headers, &body);
         cors::apply(&method, &headers, response.headers_mut());
         return response;
@@ -118,7 +132,16 @@ async fn handle(
 /// go there too when they may block for long (an fsync shared by a group of
 /// writers, queued conflicts, held transactions): inline, the few workers
 /// would be all the writers there are.
-fn runs_on_blocking_pool(state: &AppState, method: &Method, headers: &HeaderMap) -> bool {
+/// Harness requests (snapshots, reset) wait out tables' writes: blocking too.
+fn runs_on_blocking_pool(
+    state: &AppState,
+    method: &Method,
+    uri: &Uri,
+    headers: &HeaderMap,
+) -> bool {
+    if uri.path().starts_with(harness::PREFIX) && uri.path() != USAGE_PATH {
+        return true;
+    }
     method == Method::POST
         && headers
             .get("x-amz-target")
@@ -142,6 +165,9 @@ fn route(
     if uri.path() == USAGE_PATH && method == Method::GET {
         let report = serde_json::to_vec(&state.engine.usage_report()).expect("serialisable");
         return response::json_response(200, report);
+    }
+    if let Some(response) = harness::answer(state, method, uri, headers, body) {
+        return response;
     }
     if uri.path() != "/" {
         return plain(StatusCode::NOT_FOUND, "Page Not Found".into());
@@ -208,8 +234,11 @@ fn call(
         ));
     };
     // Tables live per region: the request addresses its credential scope's.
-    let region = auth::credential_region(headers);
-    ferrodyn_engine::region::with_request_region(region, || {
+    let scope = ferrodyn_engine::region::RequestScope {
+        region: auth::credential_region(headers).map(str::to_string),
+        namespace: state.namespace_of(headers),
+    };
+    ferrodyn_engine::region::with_request_scope(scope, || {
         ops::dispatch(&state.engine, &state.faults, operation, body)
     })
 }

@@ -5,6 +5,8 @@
 //! - [`connections`]: accepting connections, timeouts for slow or idle
 //!   clients, the connection cap.
 //! - [`http`]: the HTTP server, routing and the health check.
+//! - [`harness`]: `/ferrodyn/` endpoints for test suites (clock, snapshots,
+//!   reset).
 //! - [`auth`]: the Authorization header checks done before any operation.
 //! - [`cors`]: CORS headers, so browser code (and the web console) can call us.
 //! - [`encoding`]: gzip/deflate request bodies.
@@ -14,5 +16,6 @@ pub mod auth;
 pub mod connections;
 pub mod cors;
 pub mod encoding;
+pub mod harness;
 pub mod http;
 pub mod response;

@@ -1,0 +1,225 @@
+//! Ferrodyn's test-harness endpoints beside the DynamoDB API, under
+//! `/ferrodyn/` (not DynamoDB's: no SDK calls them; the pytest, vitest and
+//! Rust fixtures and `ferrodyn` commands do):
+//!
+//! | request | does |
+//! |---|---|
+//! | `GET /ferrodyn/clock` | the engine's clock (`{"mode", "now", "epochMillis"}`) |
+//! | `POST /ferrodyn/clock` `{"advance": "25h"}` or `{"set": "2030-01-01T00:00:00Z"}` | moves a manual clock, then runs a Time to Live sweep at the new time |
+//! | `GET /ferrodyn/snapshots` | the namespace's snapshot names |
+//! | `POST /ferrodyn/snapshots/NAME` | saves the namespace's tables as NAME |
+//! | `POST /ferrodyn/snapshots/NAME/restore` | puts them back exactly |
+//! | `DELETE /ferrodyn/snapshots/NAME` | forgets NAME |
+//! | `DELETE /ferrodyn/data` | deletes every table of the namespace |
+//!
+//! The namespace is the access key of the request's Authorization header,
+//! as for DynamoDB calls, when the server runs with `--namespaces
+//! access-key`. With `--credentials` the request must be signed like a
+//! DynamoDB call (service `dynamodb`); without, no header is needed.
+//! Errors come as DynamoDB's do: `{"__type", "message"}`, status 400 or 404.
+
+use crate::protocol::auth;
+use crate::protocol::http::AppState;
+use crate::protocol::response;
+use axum::body::Body;
+use axum::http::{HeaderMap, Method, Response, Uri};
+use ferrodyn_engine::region::{with_request_scope, RequestScope};
+use ferrodyn_engine::snapshots::SnapshotSummary;
+use ferrodyn_types::DynamoError;
+use serde_json::{json, Value};
+use std::time::UNIX_EPOCH;
+
+/// The path prefix of every harness endpoint.
+pub const PREFIX: &str = "/ferrodyn/";
+
+/// Answers a harness request; None when `uri` is not one of its paths.
+pub fn answer(
+    state: &AppState,
+    method: &Method,
+    uri: &Uri,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Option<Response<Body>> {
+    let path = uri.path().strip_prefix(PREFIX)?;
+    let route = Route::of(method, path)?;
+    let policy = auth::AuthPolicy {
+        check_request_time: state.check_request_time,
+        credentials: state.credentials.as_deref(),
+        region: state.engine.region(),
+    };
+    let result = match state.credentials {
+        Some(_) => auth::authenticate(method, uri, headers, body, &policy),
+        None => Ok(()),
+    }
+    .and_then(|()| {
+        let scope = RequestScope {
+            region: auth::credential_region(headers).map(str::to_string),
+            namespace: state.namespace_of(headers),
+        };
+        with_request_scope(scope, || route.run(state, body))
+    });
+    Some(match result {
+        Ok(value) => response::json_response(200, value.to_string().into_bytes()),
+        Err(error) => response::json_response(error.kind.status(), error.to_body()),
+    })
+}
+
+/// A harness endpoint, parsed from method and path.
+enum Route<'a> {
+    Clock,
+    MoveClock,
+    Snapshots,
+    SaveSnapshot(&'a str),
+    RestoreSnapshot(&'a str),
+    DeleteSnapshot(&'a str),
+    ResetData,
+}
+
+impl<'a> Route<'a> {
+    fn of(method: &Method, path: &'a str) -> Option<Route<'a>> {
+        let parts: Vec<&str> = path.split('/').collect();
+        Some(match (method.as_str(), parts.as_slice()) {
+            ("GET", ["clock"]) => Route::Clock,
+            ("POST", ["clock"]) => Route::MoveClock,
+            ("GET", ["snapshots"]) => Route::Snapshots,
+            ("POST", ["snapshots", name]) => Route::SaveSnapshot(name),
+            ("POST", ["snapshots", name, "restore"]) => Route::RestoreSnapshot(name),
+            ("DELETE", ["snapshots", name]) => Route::DeleteSnapshot(name),
+            ("DELETE", ["data"]) => Route::ResetData,
+            _ => return None,
+        })
+    }
+
+    fn run(&self, state: &AppState, body: &[u8]) -> Result<Value, DynamoError> {
+        let engine = &state.engine;
+        match *self {
+            Route::Clock => Ok(clock_report(engine)),
+            Route::MoveClock => move_clock(engine, body),
+            Route::Snapshots => Ok(json!({ "snapshots": engine.snapshot_names() })),
+            Route::SaveSnapshot(name) => {
+                check_snapshot_name(name)?;
+                Ok(summary(name, engine.save_snapshot(name)?))
+            }
+            Route::RestoreSnapshot(name) => Ok(summary(name, engine.restore_snapshot(name)?)),
+            Route::DeleteSnapshot(name) => match engine.delete_snapshot(name) {
+                true => Ok(json!({ "snapshot": name, "deleted": true })),
+                false => Err(DynamoError::resource_not_found(format!(
+                    "No snapshot named {name} in this namespace"
+                ))),
+            },
+            Route::ResetData => Ok(json!({ "tablesDeleted": engine.reset_namespace()? })),
+        }
+    }
+}
+
+fn summary(name: &str, summary: SnapshotSummary) -> Value {
+    json!({ "snapshot": name, "tables": summary.tables, "keys": summary.keys })
+}
+
+fn check_snapshot_name(name: &str) -> Result<(), DynamoError> {
+    let valid = !name.is_empty()
+        && name.len() <= 255
+        && (name.bytes()).all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
+    if valid {
+        return Ok(());
+    }
+    Err(DynamoError::validation(format!(
+        "Invalid snapshot name {name:?}: use 1 to 255 letters, digits, '-', '_' or '.'"
+    )))
+}
+
+/// `{"mode", "now", "epochMillis"}` of the engine's clock.
+fn clock_report(engine: &ferrodyn_engine::Engine) -> Value {
+    let millis = engine.clock.now_millis();
+    let time = UNIX_EPOCH + std::time::Duration::from_millis(millis);
+    let mode = match engine.clock.mode() {
+        ferrodyn_engine::clock::ClockMode::Wall => "wall",
+        ferrodyn_engine::clock::ClockMode::Manual => "manual",
+    };
+    json!({
+        "mode": mode,
+        "now": humantime::format_rfc3339_millis(time).to_string(),
+        "epochMillis": millis,
+    })
+}
+
+/// Advances or sets the manual clock, then sweeps expired items at once,
+/// so a test sees its TTL deletions when the call returns.
+fn move_clock(engine: &ferrodyn_engine::Engine, body: &[u8]) -> Result<Value, DynamoError> {
+    let request: Value = serde_json::from_slice(body)
+        .map_err(|e| DynamoError::validation(format!("The body is not JSON: {e}")))?;
+    let moved = match (request.get("advance"), request.get("set")) {
+        (Some(advance), None) => engine.clock.advance(parse_duration(advance)?),
+        (None, Some(Value::String(time))) => engine.clock.set(parse_time(time)?),
+        _ => {
+            return Err(DynamoError::validation(
+                r#"Give one of {"advance": "25h"} or {"set": "2030-01-01T00:00:00Z"}"#,
+            ))
+        }
+    };
+    moved.map_err(|e| DynamoError::validation(e.to_string()))?;
+    let expired = engine.expire_items(engine.now_seconds())?;
+    let mut report = clock_report(engine);
+    report["expiredItems"] = json!(expired);
+    Ok(report)
+}
+
+/// "25h", "1h 30m", "500ms", or a number of seconds.
+fn parse_duration(value: &Value) -> Result<std::time::Duration, DynamoError> {
+    let invalid = || {
+        DynamoError::validation(format!(
+            "Invalid advance {value}: give a duration such as \"25h\", \"1h 30m\", \"500ms\" or \
+             a number of seconds"
+        ))
+    };
+    match value {
+        Value::String(text) => humantime::parse_duration(text).map_err(|_| invalid()),
+        Value::Number(n) => (n.as_f64())
+            .and_then(|s| std::time::Duration::try_from_secs_f64(s).ok())
+            .ok_or_else(invalid),
+        _ => Err(invalid()),
+    }
+}
+
+/// An RFC 3339 time, in milliseconds since the epoch.
+fn parse_time(text: &str) -> Result<u64, DynamoError> {
+    let time = humantime::parse_rfc3339_weak(text).map_err(|_| {
+        DynamoError::validation(format!(
+            "Invalid set {text:?}: give an RFC 3339 time such as \"2030-01-01T00:00:00Z\""
+        ))
+    })?;
+    let since = time
+        .duration_since(UNIX_EPOCH)
+        .map_err(|_| DynamoError::validation(format!("Invalid set {text:?}: before 1970")))?;
+    Ok(since.as_millis() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ferrodyn_types::ErrorKind;
+
+    #[test]
+    fn durations_and_times_parse_as_documented() {
+        let hours = parse_duration(&json!("25h")).unwrap();
+        assert_eq!(hours.as_secs(), 90_000);
+        assert_eq!(parse_duration(&json!("1h 30m")).unwrap().as_secs(), 5_400);
+        assert_eq!(parse_duration(&json!(1.5)).unwrap().as_millis(), 1_500);
+        assert!(parse_duration(&json!("soon")).is_err());
+        assert!(parse_duration(&json!(-1)).is_err());
+        assert_eq!(
+            parse_time("2030-01-01T00:00:00Z").unwrap(),
+            1_893_456_000_000
+        );
+        assert!(parse_time("tomorrow").is_err());
+    }
+
+    #[test]
+    fn snapshot_names_are_plain() {
+        assert!(check_snapshot_name("fixtures-1.v2").is_ok());
+        for bad in ["", "a b", "x/y", &"n".repeat(256)] {
+            let error = check_snapshot_name(bad).unwrap_err();
+            assert_eq!(error.kind, ErrorKind::Validation);
+        }
+    }
+}
