@@ -529,3 +529,44 @@ async fn the_wall_clock_refuses_to_move_and_bad_requests_say_why() {
     .await;
     assert_eq!(status, 400);
 }
+
+#[tokio::test]
+async fn fault_rules_change_while_the_server_runs() {
+    let Some((server, client)) = util::own_server(&[]) else {
+        return;
+    };
+    let table = util::create_table(&client, "faults", &[("pk", ScalarAttributeType::S)]).await;
+    let batch = || {
+        let put = aws_sdk_dynamodb::types::PutRequest::builder()
+            .item("pk", s("a"))
+            .build()
+            .unwrap();
+        let request = aws_sdk_dynamodb::types::WriteRequest::builder()
+            .put_request(put)
+            .build();
+        client
+            .batch_write_item()
+            .request_items(table.clone(), vec![request])
+            .send()
+    };
+    let rules = json!({ "seed": 7, "rules": ["BatchWriteItem=unprocessed@1.0"] });
+    let set = harness_ok(&server, "k", "PUT", "/ferrodyn/faults", rules).await;
+    assert_eq!(set["rules"], 1);
+    let answer = batch().await.unwrap();
+    assert_eq!(answer.unprocessed_items().unwrap()[&table].len(), 1);
+
+    harness_ok(&server, "k", "DELETE", "/ferrodyn/faults", Value::Null).await;
+    let answer = batch().await.unwrap();
+    assert!(answer.unprocessed_items().is_none_or(|u| u.is_empty()));
+
+    let hold = json!({ "rules": ["TransactWriteItems=hold:100ms@1.0"] });
+    let (status, refused) = harness(&server, "k", "PUT", "/ferrodyn/faults", hold).await;
+    assert_eq!(status, 400);
+    assert!(
+        refused["message"].as_str().unwrap().contains("start-up"),
+        "{refused}"
+    );
+    let bad = json!({ "rules": ["BatchWriteItem=unprocessed@2"] });
+    let (status, _) = harness(&server, "k", "PUT", "/ferrodyn/faults", bad).await;
+    assert_eq!(status, 400);
+}

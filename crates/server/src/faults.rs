@@ -23,12 +23,19 @@
 //! (a hold rule adds `"hold_ms": 200`).
 //! Draws come from one seeded generator, so a run with the same seed and the
 //! same request sequence fails the same requests.
+//!
+//! Test suites change the rules while the server runs (`PUT /ferrodyn/faults`
+//! with the JSON above, `DELETE` to clear; protocol/harness.rs), except
+//! `hold`, which is set at start-up: it makes writes block their thread,
+//! which the server must know before it serves any ([`Faults::replace`]).
 
 use crate::ops::{Kind, Operation};
 use ferrodyn_engine::transactions::{cancellation_error, CancellationReason};
 use ferrodyn_types::{DynamoError, ErrorKind};
-use parking_lot::Mutex;
+use parking_lot::{Mutex, RwLock};
 use serde::Deserialize;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 /// What goes wrong.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
@@ -155,6 +162,27 @@ pub struct FaultConfig {
 }
 
 impl FaultConfig {
+    /// A configuration sent over HTTP: as the file, where a rule may also
+    /// be given as its `--fault` text (`"BatchWriteItem=unprocessed@0.2"`).
+    pub fn from_json(body: &[u8]) -> Result<FaultConfig, String> {
+        let invalid = |e: serde_json::Error| format!("invalid fault configuration: {e}");
+        let mut value: serde_json::Value = serde_json::from_slice(body).map_err(invalid)?;
+        if !value.is_object() {
+            return Err(r#"invalid fault configuration: expected {"rules": [...]}"#.into());
+        }
+        let mut parsed = Vec::new();
+        for rule in value["rules"].as_array().cloned().unwrap_or_default() {
+            parsed.push(match rule {
+                serde_json::Value::String(text) => FaultRule::parse(&text)?,
+                other => serde_json::from_value(other).map_err(invalid)?,
+            });
+        }
+        value["rules"] = serde_json::Value::Array(Vec::new());
+        let mut config: FaultConfig = serde_json::from_value(value).map_err(invalid)?;
+        config.rules = parsed;
+        Ok(config)
+    }
+
     /// Parses and checks a JSON fault configuration.
     pub fn parse(text: &str) -> Result<FaultConfig, String> {
         let config: FaultConfig =
@@ -168,8 +196,12 @@ impl FaultConfig {
 
 /// The configured faults and their random source.
 pub struct Faults {
-    rules: Vec<FaultRule>,
+    rules: RwLock<Arc<Vec<FaultRule>>>,
+    /// Whether there are rules: read on every request without a lock.
+    active: AtomicBool,
     rng: Mutex<fastrand::Rng>,
+    /// A hold rule was given at start-up (see [`Faults::replace`]).
+    hold_allowed: bool,
 }
 
 impl Faults {
@@ -179,25 +211,57 @@ impl Faults {
 
     pub fn new(rules: Vec<FaultRule>, seed: u64) -> Faults {
         Faults {
-            rules,
+            hold_allowed: rules.iter().any(|r| r.fault == FaultKind::Hold),
+            active: AtomicBool::new(!rules.is_empty()),
+            rules: RwLock::new(Arc::new(rules)),
             rng: Mutex::new(fastrand::Rng::with_seed(seed)),
         }
     }
 
     pub fn is_active(&self) -> bool {
-        !self.rules.is_empty()
+        self.active.load(Ordering::Relaxed)
     }
 
     /// Whether some rule holds transactions (their writes then block).
     pub fn holds_transactions(&self) -> bool {
-        self.rules.iter().any(|r| r.fault == FaultKind::Hold)
+        self.rules().iter().any(|r| r.fault == FaultKind::Hold)
+    }
+
+    /// The rules in force.
+    fn rules(&self) -> Arc<Vec<FaultRule>> {
+        Arc::clone(&self.rules.read())
+    }
+
+    /// How many rules are in force.
+    pub fn rule_count(&self) -> usize {
+        self.rules().len()
+    }
+
+    /// Puts `config`'s rules (checked) in force instead, reseeding the draws
+    /// when it gives a seed. A `hold` rule is refused unless one was given at
+    /// start-up: the server decided then whether writes may block.
+    pub fn replace(&self, config: FaultConfig) -> Result<(), String> {
+        let holds = config.rules.iter().any(|r| r.fault == FaultKind::Hold);
+        if holds && !self.hold_allowed {
+            return Err("hold rules are set at start-up (--fault), not while serving".into());
+        }
+        for rule in &config.rules {
+            rule.check()?;
+        }
+        if let Some(seed) = config.seed {
+            *self.rng.lock() = fastrand::Rng::with_seed(seed);
+        }
+        self.active
+            .store(!config.rules.is_empty(), Ordering::Relaxed);
+        *self.rules.write() = Arc::new(config.rules);
+        Ok(())
     }
 
     /// How long a TransactWriteItems over these tables holds its items, if
     /// a hold rule fires.
     pub fn transaction_hold(&self, tables: &[&str]) -> Option<std::time::Duration> {
         let operation = "TransactWriteItems";
-        self.rules
+        self.rules()
             .iter()
             .filter(|r| r.fault == FaultKind::Hold && r.matches(operation, tables))
             .find(|r| self.draw() < r.rate)
@@ -210,7 +274,7 @@ impl Faults {
     }
 
     fn fires(&self, kind: FaultKind, operation: &str, tables: &[&str]) -> bool {
-        self.rules
+        self.rules()
             .iter()
             .filter(|r| r.fault == kind && r.matches(operation, tables))
             .any(|r| self.draw() < r.rate)

@@ -11,6 +11,9 @@
 //! | `POST /ferrodyn/snapshots/NAME/restore` | puts them back exactly |
 //! | `DELETE /ferrodyn/snapshots/NAME` | forgets NAME |
 //! | `DELETE /ferrodyn/data` | deletes every table of the namespace |
+//! | `GET /ferrodyn/faults` | how many fault rules are in force |
+//! | `PUT /ferrodyn/faults` `{"seed": 7, "rules": ["BatchWriteItem=unprocessed@0.5"]}` | replaces the fault rules (server-wide, every namespace) |
+//! | `DELETE /ferrodyn/faults` | clears them |
 //!
 //! The namespace is the access key of the request's Authorization header,
 //! as for DynamoDB calls, when the server runs with `--namespaces
@@ -18,6 +21,7 @@
 //! DynamoDB call (service `dynamodb`); without, no header is needed.
 //! Errors come as DynamoDB's do: `{"__type", "message"}`, status 400 or 404.
 
+use crate::faults::FaultConfig;
 use crate::protocol::auth;
 use crate::protocol::http::AppState;
 use crate::protocol::response;
@@ -73,6 +77,9 @@ enum Route<'a> {
     RestoreSnapshot(&'a str),
     DeleteSnapshot(&'a str),
     ResetData,
+    Faults,
+    SetFaults,
+    ClearFaults,
 }
 
 impl<'a> Route<'a> {
@@ -86,6 +93,9 @@ impl<'a> Route<'a> {
             ("POST", ["snapshots", name, "restore"]) => Route::RestoreSnapshot(name),
             ("DELETE", ["snapshots", name]) => Route::DeleteSnapshot(name),
             ("DELETE", ["data"]) => Route::ResetData,
+            ("GET", ["faults"]) => Route::Faults,
+            ("PUT", ["faults"]) => Route::SetFaults,
+            ("DELETE", ["faults"]) => Route::ClearFaults,
             _ => return None,
         })
     }
@@ -108,6 +118,26 @@ impl<'a> Route<'a> {
                 ))),
             },
             Route::ResetData => Ok(json!({ "tablesDeleted": engine.reset_namespace()? })),
+            Route::Faults => Ok(json!({ "rules": state.faults.rule_count() })),
+            Route::SetFaults => {
+                let config = FaultConfig::from_json(body).map_err(DynamoError::validation)?;
+                state
+                    .faults
+                    .replace(config)
+                    .map_err(DynamoError::validation)?;
+                Ok(json!({ "rules": state.faults.rule_count() }))
+            }
+            Route::ClearFaults => {
+                let none = FaultConfig {
+                    seed: None,
+                    rules: Vec::new(),
+                };
+                state
+                    .faults
+                    .replace(none)
+                    .map_err(DynamoError::validation)?;
+                Ok(json!({ "rules": 0 }))
+            }
         }
     }
 }
