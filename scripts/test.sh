@@ -3,7 +3,8 @@
 # crate's tests (unit tests, the storage crash tests, and the integration
 # tests: one binary, crates/ferrodyn/tests/tests.rs, driving the server Cargo
 # builds for it through the AWS SDK, the client library and the CLI), then
-# a boto3 and AWS CLI smoke test and moto's AWS-verified tests.
+# a boto3 and AWS CLI smoke test, moto's AWS-verified tests, the packages
+# installed as users install them, and the console in a browser.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo fmt --all -- --check
@@ -23,5 +24,10 @@ cargo test --workspace
 # moto's AWS-verified DynamoDB tests, unchanged, against a fresh server (moto's
 # sdist from PyPI; failures outside scripts/library-suites.exclusions fail the run).
 ./scripts/library-suites.sh moto
+# The packages (wheel, npm tarballs, crates; a stripped `dist` build) and
+# small pytest, vitest and jest projects installed from them in fresh
+# environments (packages from PyPI and npm, fetched by the script).
+./scripts/package.sh
+./scripts/package-tests.sh
 # The web console in headless Chromium (installs chromium, chromium-driver and selenium when missing).
 ./scripts/console-tests.sh

@@ -128,6 +128,27 @@ impl Clock {
     }
 }
 
+impl crate::Engine {
+    /// Moves the manual clock forward by `by`, then deletes what Time to
+    /// Live finds expired at the new time (so a test sees it at once, not
+    /// at the next sweep); returns how many items it deleted.
+    pub fn advance_clock(&self, by: Duration) -> ferrodyn_types::Result<usize> {
+        self.clock.advance(by).map_err(clock_error)?;
+        self.expire_items(self.now_seconds())
+    }
+
+    /// Sets the manual clock to `millis` since the epoch, as
+    /// [`advance_clock`](Self::advance_clock) does.
+    pub fn set_clock(&self, millis: u64) -> ferrodyn_types::Result<usize> {
+        self.clock.set(millis).map_err(clock_error)?;
+        self.expire_items(self.now_seconds())
+    }
+}
+
+fn clock_error(error: ClockError) -> ferrodyn_types::DynamoError {
+    ferrodyn_types::DynamoError::validation(error.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -121,3 +121,93 @@ async fn embedded_fault_rules_apply_and_bad_ones_are_refused() {
         .expect("a bad rule is refused");
     assert_eq!(refused.kind(), std::io::ErrorKind::InvalidInput);
 }
+
+/// The controls a Rust test has: a namespace per test (an access key), a
+/// snapshot restored, the manual clock expiring an item, faults set and
+/// cleared, and a reset.
+#[tokio::test]
+async fn embedded_test_controls_namespaces_snapshots_clock_and_faults() {
+    let mut options = EmbeddedOptions {
+        namespaces: true,
+        ..EmbeddedOptions::default()
+    };
+    options.engine.clock = ferrodyn_engine::clock::ClockMode::Manual;
+    let server = EmbeddedServer::start_with(options).unwrap();
+    let client_as = |key: &str| {
+        let config = aws_sdk_dynamodb::Config::builder()
+            .behavior_version(BehaviorVersion::latest())
+            .endpoint_url(server.endpoint())
+            .region(Region::new("us-east-1"))
+            .credentials_provider(Credentials::new(key, "test", None, None, "embedded"))
+            .build();
+        Client::from_conf(config)
+    };
+    let (one, two) = (client_as("test-one"), client_as("test-two"));
+    create_users_table(&one).await;
+    let listed = two.list_tables().send().await.unwrap();
+    assert!(listed.table_names().is_empty(), "another key, other tables");
+
+    let now = server.now();
+    let exp = now.duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() + 60;
+    let item = [
+        ("pk", AttributeValue::S("u1".into())),
+        ("exp", AttributeValue::N(exp.to_string())),
+    ];
+    let put = one.put_item().table_name("users");
+    put.set_item(Some(
+        item.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+    ))
+    .send()
+    .await
+    .unwrap();
+    let summary = server.snapshot(Some("test-one"), "seeded").unwrap();
+    assert_eq!(summary.tables, 1);
+    let ttl = aws_sdk_dynamodb::types::TimeToLiveSpecification::builder()
+        .enabled(true)
+        .attribute_name("exp")
+        .build()
+        .unwrap();
+    one.update_time_to_live()
+        .table_name("users")
+        .time_to_live_specification(ttl)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        server.advance(std::time::Duration::from_secs(61)).unwrap(),
+        1
+    );
+    let scanned = one.scan().table_name("users").send().await.unwrap();
+    assert_eq!(scanned.count(), 0, "expired by the advance");
+
+    server.restore(Some("test-one"), "seeded").unwrap();
+    let scanned = one.scan().table_name("users").send().await.unwrap();
+    assert_eq!(scanned.count(), 1, "restored");
+    let described = one
+        .describe_time_to_live()
+        .table_name("users")
+        .send()
+        .await
+        .unwrap();
+    let status = described
+        .time_to_live_description()
+        .unwrap()
+        .time_to_live_status();
+    assert_eq!(
+        status,
+        Some(&aws_sdk_dynamodb::types::TimeToLiveStatus::Disabled),
+        "as saved"
+    );
+
+    server.set_faults(&["Scan=internal@1.0"], Some(1)).unwrap();
+    assert!(one.scan().table_name("users").send().await.is_err());
+    server.set_faults(&[], None).unwrap();
+    assert_eq!(server.reset(Some("test-one")).unwrap(), 1);
+    assert!(one
+        .list_tables()
+        .send()
+        .await
+        .unwrap()
+        .table_names()
+        .is_empty());
+}

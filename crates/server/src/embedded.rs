@@ -10,18 +10,26 @@
 //! // Dropping `server` stops it and frees its data.
 //! ```
 //!
+//! The controls the pytest and vitest fixtures reach over HTTP are methods
+//! here: namespaces ([`EmbeddedOptions::namespaces`], then an access key per
+//! test), snapshots and reset, the manual clock (`engine.clock` set to
+//! `ClockMode::Manual` in [`EmbeddedOptions::engine`]) and fault rules.
+//!
 //! The server runs on a Tokio runtime of its own in a background thread, so
 //! it works the same from a plain `#[test]` and from a `#[tokio::test]`
 //! (whose single-threaded runtime must not be asked to serve requests while
 //! the test blocks on them).
 
-use crate::faults::{FaultRule, Faults};
+use crate::faults::{FaultConfig, FaultRule, Faults};
 use crate::AppState;
+use ferrodyn_engine::region::{with_request_scope, RequestScope};
+use ferrodyn_engine::snapshots::SnapshotSummary;
 use ferrodyn_engine::{Engine, EngineOptions};
+use ferrodyn_types::Result;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tokio::sync::oneshot;
 
 /// A running in-memory Ferrodyn; see the module documentation.
@@ -29,6 +37,7 @@ pub struct EmbeddedServer {
     endpoint: String,
     address: SocketAddr,
     engine: Arc<Engine>,
+    faults: Arc<Faults>,
     stop: Option<oneshot::Sender<()>>,
     thread: Option<JoinHandle<()>>,
 }
@@ -46,6 +55,8 @@ pub struct EmbeddedOptions {
     /// Seconds between TTL sweeps (0: expiry off, the default here so that a
     /// test decides when items expire).
     pub ttl_interval_seconds: f64,
+    /// Each access key ID has tables of its own (`--namespaces access-key`).
+    pub namespaces: bool,
 }
 
 impl EmbeddedServer {
@@ -69,12 +80,13 @@ impl EmbeddedServer {
         if options.ttl_interval_seconds > 0.0 {
             engine.start_ttl_sweeper(Duration::from_secs_f64(options.ttl_interval_seconds));
         }
+        let faults = Arc::new(Faults::new(rules, options.fault_seed));
         let state = AppState {
             engine: engine.clone(),
             check_request_time: false,
-            faults: Arc::new(Faults::new(rules, options.fault_seed)),
+            faults: Arc::clone(&faults),
             credentials: None,
-            namespaces: false,
+            namespaces: options.namespaces,
         };
         let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
         listener.set_nonblocking(true)?;
@@ -87,6 +99,7 @@ impl EmbeddedServer {
             endpoint: format!("http://{address}"),
             address,
             engine,
+            faults,
             stop: Some(stop),
             thread: Some(thread),
         })
@@ -106,6 +119,57 @@ impl EmbeddedServer {
     pub fn engine(&self) -> &Arc<Engine> {
         &self.engine
     }
+}
+
+/// The test controls; `namespace` is an access key ID (None: the tables of
+/// a server without namespaces). Errors are DynamoDB's, as over HTTP.
+impl EmbeddedServer {
+    /// Saves the namespace's tables as snapshot `name`.
+    pub fn snapshot(&self, namespace: Option<&str>, name: &str) -> Result<SnapshotSummary> {
+        in_namespace(namespace, || self.engine.save_snapshot(name))
+    }
+
+    /// Puts the namespace's tables back as snapshot `name` saved them.
+    pub fn restore(&self, namespace: Option<&str>, name: &str) -> Result<SnapshotSummary> {
+        in_namespace(namespace, || self.engine.restore_snapshot(name))
+    }
+
+    /// Deletes every table of the namespace; returns how many.
+    pub fn reset(&self, namespace: Option<&str>) -> Result<usize> {
+        in_namespace(namespace, || self.engine.reset_namespace())
+    }
+
+    /// Moves the manual clock forward; returns the items TTL then deleted.
+    pub fn advance(&self, by: Duration) -> Result<usize> {
+        self.engine.advance_clock(by)
+    }
+
+    /// Sets the manual clock (never backwards); returns the items TTL deleted.
+    pub fn set_time(&self, time: SystemTime) -> Result<usize> {
+        let since = time.duration_since(UNIX_EPOCH).unwrap_or_default();
+        self.engine.set_clock(since.as_millis() as u64)
+    }
+
+    /// The engine's clock.
+    pub fn now(&self) -> SystemTime {
+        UNIX_EPOCH + Duration::from_millis(self.engine.clock.now_millis())
+    }
+
+    /// Replaces the fault rules (`--fault` syntax); an empty list clears them.
+    pub fn set_faults(&self, rules: &[&str], seed: Option<u64>) -> std::result::Result<(), String> {
+        let rules = (rules.iter())
+            .map(|spec| FaultRule::parse(spec))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        self.faults.replace(FaultConfig { seed, rules })
+    }
+}
+
+fn in_namespace<T>(namespace: Option<&str>, f: impl FnOnce() -> T) -> T {
+    let scope = RequestScope {
+        region: None,
+        namespace: namespace.map(str::to_string),
+    };
+    with_request_scope(scope, f)
 }
 
 /// The server thread: its own runtime, serving until told to stop.

@@ -178,17 +178,15 @@ fn clock_report(engine: &ferrodyn_engine::Engine) -> Value {
 fn move_clock(engine: &ferrodyn_engine::Engine, body: &[u8]) -> Result<Value, DynamoError> {
     let request: Value = serde_json::from_slice(body)
         .map_err(|e| DynamoError::validation(format!("The body is not JSON: {e}")))?;
-    let moved = match (request.get("advance"), request.get("set")) {
-        (Some(advance), None) => engine.clock.advance(parse_duration(advance)?),
-        (None, Some(Value::String(time))) => engine.clock.set(parse_time(time)?),
+    let expired = match (request.get("advance"), request.get("set")) {
+        (Some(advance), None) => engine.advance_clock(parse_duration(advance)?)?,
+        (None, Some(Value::String(time))) => engine.set_clock(parse_time(time)?)?,
         _ => {
             return Err(DynamoError::validation(
                 r#"Give one of {"advance": "25h"} or {"set": "2030-01-01T00:00:00Z"}"#,
             ))
         }
     };
-    moved.map_err(|e| DynamoError::validation(e.to_string()))?;
-    let expired = engine.expire_items(engine.now_seconds())?;
     let mut report = clock_report(engine);
     report["expiredItems"] = json!(expired);
     Ok(report)

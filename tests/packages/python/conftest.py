@@ -1,0 +1,1 @@
+# Nothing: the plugin comes from the installed wheel's entry point.

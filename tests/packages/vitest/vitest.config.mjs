@@ -1,0 +1,6 @@
+export default {
+  test: {
+    globalSetup: ['ferrodyn/vitest'],
+    testTimeout: 20000,
+  },
+};
