@@ -123,6 +123,18 @@ impl Client {
         self.transport.get_json(path)
     }
 
+    /// A request to one of Ferrodyn's test-harness endpoints (the clock,
+    /// snapshots, reset), signed with this client's access key, which names
+    /// the namespace; AWS DynamoDB has no such paths.
+    pub fn harness(
+        &self,
+        method: &str,
+        path: &str,
+        request: Option<&serde_json::Value>,
+    ) -> Result<serde_json::Value, ClientError> {
+        self.transport.harness(&self.config, method, path, request)
+    }
+
     /// The base URL requests go to.
     pub fn endpoint(&self) -> &str {
         &self.config.endpoint

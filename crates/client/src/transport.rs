@@ -120,6 +120,61 @@ impl Transport {
 }
 
 impl Transport {
+    /// A signed request to one of Ferrodyn's test-harness endpoints
+    /// (`/ferrodyn/clock`, `/ferrodyn/snapshots/...`, `/ferrodyn/data`):
+    /// signed as a DynamoDB call, since the access key names the namespace.
+    pub fn harness(
+        &self,
+        config: &ResolvedConfig,
+        method: &str,
+        path: &str,
+        request: Option<&serde_json::Value>,
+    ) -> Result<serde_json::Value, ClientError> {
+        let body = request.map_or_else(Vec::new, |r| serde_json::to_vec(r).expect("JSON"));
+        let content_type = "application/json";
+        let headers = [("content-type", content_type), ("host", self.host.as_str())];
+        let signed = sigv4::sign(
+            &sigv4::Request {
+                method,
+                path,
+                query: &[],
+                headers: &headers,
+                body: &body,
+            },
+            &config.credentials,
+            &config.region,
+            "dynamodb",
+            SystemTime::now(),
+        );
+        let url = format!("{}{}", self.url.trim_end_matches('/'), path);
+        let mut builder = ureq::http::Request::builder()
+            .method(method)
+            .uri(&url)
+            .header("content-type", content_type);
+        for (name, value) in &signed {
+            builder = builder.header(name, value);
+        }
+        let request = builder
+            .body(body)
+            .map_err(|e| ClientError::Transport(format!("{url}: {e}")))?;
+        let mut response = self
+            .agent
+            .run(request)
+            .map_err(|e| ClientError::Transport(format!("{url}: {e}")))?;
+        let status = response.status().as_u16();
+        let text = response
+            .body_mut()
+            .with_config()
+            .limit(MAX_RESPONSE_BYTES)
+            .read_to_string()
+            .map_err(|e| ClientError::Transport(format!("reading the response: {e}")))?;
+        let json: Option<serde_json::Value> = serde_json::from_str(&text).ok();
+        match (status, json) {
+            (200, Some(json)) => Ok(json),
+            (_, json) => Err(api_error(status, None, json, &text)),
+        }
+    }
+
     /// A plain GET of a JSON document under the endpoint (Ferrodyn's own
     /// reports, such as `/ferrodyn/usage`; not part of the DynamoDB API).
     pub fn get_json(&self, path: &str) -> Result<serde_json::Value, ClientError> {

@@ -78,6 +78,12 @@ enum Command {
     Cost(cli::patterns::CostArgs),
     /// Show the capacity a running Ferrodyn has seen consumed, and its price.
     Usage(cli::usage::UsageArgs),
+    /// Show or move a running Ferrodyn's clock (test harness).
+    Clock(cli::harness::ClockArgs),
+    /// Save and restore a namespace's tables (test harness).
+    Snapshot(cli::harness::SnapshotArgs),
+    /// Delete every table of a namespace (test harness).
+    Reset(cli::harness::ResetArgs),
 }
 
 fn main() {
@@ -101,6 +107,9 @@ fn main() {
         Command::Expr(args) => cli::patterns::expr(args),
         Command::Cost(args) => cli::patterns::cost(args),
         Command::Usage(args) => cli::usage::run(args),
+        Command::Clock(args) => cli::harness::clock(args),
+        Command::Snapshot(args) => cli::harness::snapshot(args),
+        Command::Reset(args) => cli::harness::reset(args),
     };
     if let Err(message) = result {
         eprintln!("ferrodyn: {message}");

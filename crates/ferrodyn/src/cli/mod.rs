@@ -10,6 +10,7 @@
 pub mod convert;
 pub mod export;
 pub mod formats;
+pub mod harness;
 pub mod import;
 pub mod items;
 pub mod keys;

@@ -507,3 +507,39 @@ fn connection_flags_are_checked() {
         stderr(&no_credentials)
     );
 }
+
+#[test]
+fn the_test_harness_commands_move_the_clock_and_save_restore_and_reset_tables() {
+    let server = Server::start(&["--clock", "manual"]);
+    let shown = server.ok(&["clock"]);
+    assert!(shown.ends_with("(manual clock)\n"), "{shown}");
+    let moved = server.ok(&["clock", "--set", "2040-01-01T00:00:00Z"]);
+    assert_eq!(
+        moved,
+        "2040-01-01T00:00:00.000Z (manual clock)\nTime to Live deleted 0 item(s)\n"
+    );
+    let moved = server.ok(&["clock", "--advance", "25h"]);
+    assert!(moved.starts_with("2040-01-02T01:00:00.000Z"), "{moved}");
+    let back = server.cli(&["clock", "--set", "2039-01-01T00:00:00Z"]);
+    assert!(!back.status.success());
+    assert!(
+        stderr(&back).contains("cannot go back"),
+        "{}",
+        stderr(&back)
+    );
+
+    server.create_table("orders", false);
+    server.ok(&["put", "orders", r#"{"pk": "o1"}"#]);
+    let saved = server.ok(&["snapshot", "save", "one-order"]);
+    assert!(saved.starts_with("saved one-order: 1 table(s)"), "{saved}");
+    server.ok(&["put", "orders", r#"{"pk": "o2"}"#]);
+    server.ok(&["snapshot", "restore", "one-order"]);
+    let scanned = lines(&server.ok(&["scan", "orders", "-o", "jsonl"]));
+    assert_eq!(scanned, vec![json!({"pk": "o1"})]);
+    assert_eq!(server.ok(&["snapshot", "list"]), "one-order\n");
+
+    let unconfirmed = server.cli(&["reset"]);
+    assert!(stderr(&unconfirmed).contains("--yes"));
+    assert_eq!(server.ok(&["reset", "--yes"]), "deleted 1 table(s)\n");
+    assert_eq!(server.ok(&["tables", "list"]), "");
+}
