@@ -6,6 +6,8 @@
 //! - [`background`]: table purges and GSI backfills off the request path,
 //!   resumed after a restart.
 //! - [`collections`]: item-collection sizes of LSI tables and their limit.
+//! - [`error`]: the engine's error (a client answer, a storage conflict, a
+//!   storage failure) and the one retry loop.
 //! - [`items`]: GetItem and the conditional single-item write path.
 //! - [`stored`]: an item's stored form (size header and JSON).
 //! - [`transactions`]: TransactWriteItems/TransactGetItems and batch writes.
@@ -45,6 +47,7 @@ pub mod catalog;
 pub mod clock;
 pub mod cluster;
 pub mod collections;
+pub mod error;
 pub mod idempotency;
 pub mod index;
 pub mod index_changes;
