@@ -17,7 +17,6 @@ use crate::schema::{
     BillingMode, BillingModeSummary, ProvisionedThroughputDescription, ResourcePolicy,
     StreamSpecification, TableDescription,
 };
-pub use crate::shared::now_seconds;
 use crate::shared::StreamInfo;
 use crate::table::{Table, TableStats};
 use crate::Engine;
