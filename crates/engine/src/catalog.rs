@@ -7,6 +7,7 @@
 //! purged (so a purge interrupted by a crash resumes at the next start, see
 //! `background.rs`).
 
+use crate::error::{EngineResult, RetryPolicy};
 use crate::index::{Index, IndexKind, IndexState};
 use crate::keys::IndexKeySchema;
 use crate::keyspace::{
@@ -16,7 +17,6 @@ use crate::schema::{
     BillingMode, BillingModeSummary, ProvisionedThroughputDescription, ResourcePolicy,
     StreamSpecification, TableDescription,
 };
-pub use crate::shared::now_seconds;
 use crate::shared::StreamInfo;
 use crate::table::{Table, TableStats};
 use crate::Engine;
@@ -248,16 +248,19 @@ impl Engine {
         // with the same id makes ours conflict; retry on the fresh catalog.
         let spare = self.shared().then(|| new.clone());
         let mut first = Some(new);
-        self.retry_conflicts(|_| {
+        let created = self.retry(RetryPolicy::Ddl, |_| {
             if self.shared() {
                 self.reload_catalog()?;
             }
             let new = first.take().or_else(|| spare.clone()).expect("a request");
             self.create_table_once(new)
-        })
+        });
+        Ok(created?)
     }
 
-    fn create_table_once(&self, new: NewTable) -> Result<TableDescription> {
+    /// Commits the table's catalog record once, streams included, with its
+    /// statistics base and the id allocator; then the table is in memory.
+    fn create_table_once(&self, new: NewTable) -> EngineResult<TableDescription> {
         let region = self.request_region();
         let catalog_name = self.catalog_name_in(&region, &new.name);
         self.admit_new_table(&region, &catalog_name, &new.name)?;
@@ -285,23 +288,6 @@ impl Engine {
             next_index_id: 0,
         };
         let indexes = record.indexes(self)?;
-        let absent = ferrodyn_storage::ReadCheck {
-            key: catalog_key(&catalog_name),
-            expected: None,
-        };
-        let record_bytes = serde_json::to_vec(&record).map_err(storage_error)?;
-        let catalog = self.reload_guard(); // until the table is in memory
-        self.commit_catalog(
-            vec![absent, id_check],
-            vec![
-                WriteOp::Put(catalog_key(&catalog_name), record_bytes.clone()),
-                WriteOp::Put(
-                    stats_key(id),
-                    serde_json::to_vec(&TableStats::default()).map_err(storage_error)?,
-                ),
-                WriteOp::Put(NEXT_TABLE_ID.to_vec(), (id + 1).to_be_bytes().to_vec()),
-            ],
-        )?;
         let mut table = Table::new(
             id,
             description.clone(),
@@ -310,20 +296,29 @@ impl Engine {
             (self.burst_seconds, Arc::clone(&self.clock)),
         );
         table.catalog_name = catalog_name.clone();
-        *table.catalog_bytes.write() = record_bytes;
         table.set_tags(record.tags);
         table.set_policies(record.policies);
         table.set_next_index_id(record.index_ids.values().max().copied().unwrap_or(0) + 1);
+        // The stream list first, so the one record committed holds it.
         self.sync_streams(&table);
-        let table = Arc::new(table);
-        self.tables.write().insert(catalog_name, Arc::clone(&table));
+        let record_bytes = serde_json::to_vec(&CatalogRecord::of(&table)).map_err(storage_error)?;
+        *table.catalog_bytes.write() = record_bytes.clone();
+        let absent = ferrodyn_storage::ReadCheck {
+            key: catalog_key(&catalog_name),
+            expected: None,
+        };
+        let stats = serde_json::to_vec(&TableStats::default()).map_err(storage_error)?;
+        let catalog = self.reload_guard(); // until the table is in memory
+        self.commit_catalog(
+            vec![absent, id_check],
+            vec![
+                WriteOp::Put(catalog_key(&catalog_name), record_bytes),
+                WriteOp::Put(stats_key(id), stats),
+                WriteOp::Put(NEXT_TABLE_ID.to_vec(), (id + 1).to_be_bytes().to_vec()),
+            ],
+        )?;
+        self.tables.write().insert(catalog_name, Arc::new(table));
         drop(catalog);
-        // The table exists from here on: a conflict saving its stream
-        // settings (shared storage: a serialization failure beside another
-        // node's DDL) retries the save alone, never the whole CreateTable,
-        // whose second attempt would find its own table and answer
-        // ResourceInUseException.
-        self.retry_ddl_conflicts(|| self.save_catalog_record(&table))?;
         // The table is usable at once, but like DynamoDB the creating call
         // reports CREATING; the next DescribeTable reports ACTIVE.
         Ok(as_creating(description))
@@ -401,9 +396,9 @@ impl Engine {
                                            // data): deleting them here made DeleteTable contend with the lease
                                            // holder's statistics fold on shared storage, and after its retries
                                            // fail with TransactionConflictException.
-        self.retry_ddl_conflicts(|| {
+        self.retry(RetryPolicy::Ddl, |retry| {
             self.commit_catalog(
-                vec![self.catalog_check(&table)],
+                vec![self.fresh_catalog_check(&table, retry)?],
                 vec![
                     WriteOp::Delete(catalog_key(&table.catalog_name)),
                     WriteOp::Put(purge_key(table.id), Vec::new()),
@@ -467,14 +462,12 @@ impl Engine {
     /// A background write (a purge's batch) that a shared database may fail
     /// as a serialization conflict with the writers around it: retried like
     /// an item write's commit, not given up until the next upkeep round.
-    fn write_retrying_conflicts(&self, ops: Vec<WriteOp>) -> Result<()> {
+    fn write_retrying_conflicts(&self, ops: Vec<WriteOp>) -> EngineResult<()> {
         if !self.shared() {
-            return self.storage.write(ops).map_err(storage_error);
+            return Ok(self.storage.write(ops)?);
         }
-        self.retry_conflicts(|_| {
-            self.storage
-                .write(ops.clone())
-                .map_err(crate::items::commit_failed)
+        self.retry(RetryPolicy::Write, |_| {
+            Ok(self.storage.write(ops.clone())?)
         })
     }
 

@@ -8,8 +8,9 @@
 //!   table's catalog record as this node knows it, LSI collection sizes)
 //!   also goes to [`Storage::write_checked`]; a storage conflict (another
 //!   node wrote one of those keys) re-plans and re-commits
-//!   ([`Engine::retry_conflicts`], the one retry loop), then surfaces as
-//!   TransactionConflict. Checking the catalog record means no node writes
+//!   ([`Engine::retry`] on [`crate::error::EngineError::Conflict`], the one
+//!   retry loop), then surfaces as TransactionConflict. Checking the
+//!   catalog record means no node writes
 //!   with a stale schema: a conflict there reloads the catalog first.
 //! - No row every write touches: statistics are the insert-only delta
 //!   records of [`crate::stats`], which here only the lease holder folds,
@@ -36,12 +37,13 @@
 //!   and (every minute) the sweep of orphaned index keys; another node
 //!   takes it over when the holder stops renewing.
 
+use crate::error::{EngineError, EngineResult, RetryPolicy};
 use crate::items::{PlannedWrite, StoredItem};
 use crate::keyspace::{self, catalog_key, LEASE};
 use crate::table::{Table, TableStats};
 use crate::Engine;
 use ferrodyn_storage::{ReadCheck, StorageError, WriteOp};
-use ferrodyn_types::{DynamoError, ErrorKind, Result};
+use ferrodyn_types::{DynamoError, Result};
 use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
@@ -50,10 +52,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Re-plans of one write after storage conflicts before it gives up.
-pub const CONFLICT_RETRIES: u32 = 12;
-/// Retries of one DDL catalog commit after storage conflicts.
-const DDL_CONFLICT_RETRIES: u32 = 40;
 /// How often the upkeep thread reloads the catalog and renews the lease.
 const UPKEEP_INTERVAL: Duration = Duration::from_secs(1);
 /// How long a lease lasts without renewal.
@@ -198,57 +196,6 @@ impl Engine {
         *last
     }
 
-    /// Runs `attempt` (plan + commit) again while it fails with a storage
-    /// conflict, at most [`CONFLICT_RETRIES`] times; `attempt` gets the
-    /// retry number (0 first) and re-reads its tables with
-    /// [`Engine::refresh_table`] on a retry. The random pauses double from
-    /// 0.2 ms to 20 ms (about 0.15 s in all): a fixed few-millisecond
-    /// budget ran out on a loaded machine, where the serialization failure
-    /// a 100-action TransactWriteItems met came from writers still running
-    /// when it retried (seen in the PostgreSQL stage of the test suite,
-    /// every action reported as TransactionConflict).
-    pub(crate) fn retry_conflicts<T>(
-        &self,
-        mut attempt: impl FnMut(u32) -> Result<T>,
-    ) -> Result<T> {
-        let mut retry = 0;
-        loop {
-            match attempt(retry) {
-                Err(e) if self.shared() && is_conflict(&e) && retry < CONFLICT_RETRIES => {
-                    retry += 1;
-                    let pause = (200u64 << retry.min(7)).min(20_000);
-                    let jitter = now_micros() % pause;
-                    std::thread::sleep(Duration::from_micros(pause / 2 + jitter));
-                }
-                other => return other,
-            }
-        }
-    }
-
-    /// [`Engine::retry_conflicts`] for a catalog commit (DDL), with more
-    /// patience: a DDL statement is rare and must not fail because the
-    /// lease holder's background work (a statistics fold of a long backlog,
-    /// a backfill chunk) held a key it touches for a while. Up to
-    /// [`DDL_CONFLICT_RETRIES`] tries, pauses growing to 50 ms (about 2 s
-    /// in all).
-    pub(crate) fn retry_ddl_conflicts<T>(
-        &self,
-        mut attempt: impl FnMut() -> Result<T>,
-    ) -> Result<T> {
-        let mut retry: u32 = 0;
-        loop {
-            match attempt() {
-                Err(e) if self.shared() && is_conflict(&e) && retry < DDL_CONFLICT_RETRIES => {
-                    retry += 1;
-                    let pause = (1u64 << retry.min(6)).min(50) * 1000;
-                    let jitter = now_micros() % pause;
-                    std::thread::sleep(Duration::from_micros(pause / 2 + jitter));
-                }
-                other => return other,
-            }
-        }
-    }
-
     /// The table as the database now describes it: its catalog record is
     /// read again and the catalog reloaded if it changed. ResourceNotFound
     /// if it was deleted (or re-created: a new id).
@@ -280,30 +227,28 @@ impl Engine {
         &self,
         gets: &[(Arc<Table>, ferrodyn_types::Item)],
     ) -> Result<Vec<Option<StoredItem>>> {
-        let result = self.retry_conflicts(|_| {
+        let result = self.retry(RetryPolicy::Write, |_| {
             let mut checks = Vec::with_capacity(gets.len());
             for (table, key) in gets {
                 let key = table.schema.encode(table.id, key);
-                let found = self.storage.get(&key).map_err(crate::storage_error)?;
+                let found = self.storage.get(&key)?;
                 checks.push(ReadCheck {
                     key,
                     expected: found,
                 });
             }
-            self.storage
-                .write_checked(checks.clone(), Vec::new())
-                .map_err(crate::items::commit_failed)?;
-            checks
-                .into_iter()
+            self.storage.write_checked(checks.clone(), Vec::new())?;
+            let items: Result<Vec<_>> = (checks.into_iter())
                 .map(|c| c.expected.map(StoredItem::decode).transpose())
-                .collect()
+                .collect();
+            Ok(items?)
         });
         match result {
-            Err(e) if is_conflict(&e) => Err(crate::transactions::cancellation_error(&vec![
+            Err(EngineError::Conflict) => Err(crate::transactions::cancellation_error(&vec![
                 crate::transactions::CancellationReason::conflict();
                 gets.len()
             ])),
-            other => other,
+            other => Ok(other?),
         }
     }
 
@@ -354,11 +299,13 @@ impl Engine {
 
     /// Commits a catalog change: on shared storage only if `checks` (the
     /// catalog record as this node knows it, the id allocator) still hold.
-    pub(crate) fn commit_catalog(&self, checks: Vec<ReadCheck>, ops: Vec<WriteOp>) -> Result<()> {
+    pub(crate) fn commit_catalog(
+        &self,
+        checks: Vec<ReadCheck>,
+        ops: Vec<WriteOp>,
+    ) -> EngineResult<()> {
         let checks = if self.shared() { checks } else { Vec::new() };
-        self.storage
-            .write_checked(checks, ops)
-            .map_err(crate::items::commit_failed)
+        Ok(self.storage.write_checked(checks, ops)?)
     }
 
     /// A new table id and the check that makes it ours: on embedded storage
@@ -394,15 +341,38 @@ impl Engine {
         }
     }
 
+    /// [`Engine::catalog_check`] for attempt `retry` of a catalog commit: on
+    /// a retry the record is read again, so the commit checks what the
+    /// database holds now rather than the bytes that already failed; a
+    /// record gone or re-created (another id) is ResourceNotFound.
+    pub(crate) fn fresh_catalog_check(&self, table: &Table, retry: u32) -> EngineResult<ReadCheck> {
+        if retry == 0 {
+            return Ok(self.catalog_check(table));
+        }
+        let key = catalog_key(&table.catalog_name);
+        let stored = self.storage.get(&key)?;
+        let same_table = (stored.as_deref())
+            .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(bytes).ok())
+            .is_some_and(|record| record["id"] == table.id);
+        if !same_table {
+            let gone = DynamoError::resource_not_found("Requested resource not found");
+            return Err(gone.into());
+        }
+        Ok(ReadCheck {
+            key,
+            expected: stored,
+        })
+    }
+
     /// Sets a table's in-memory item count and size (and its indexes') to
     /// the stored totals plus every delta not folded yet (shared storage).
     pub(crate) fn refresh_stats(&self, table: &Table) -> Result<()> {
         // A fold between reading a total and its deltas would count some
         // twice or not at all: the read is confirmed by the total unchanged.
-        self.retry_conflicts(|_| self.refresh_stats_once(table))
+        Ok(self.retry(RetryPolicy::Write, |_| self.refresh_stats_once(table))?)
     }
 
-    fn refresh_stats_once(&self, table: &Table) -> Result<()> {
+    fn refresh_stats_once(&self, table: &Table) -> EngineResult<()> {
         let fresh = self.stored_stats(table.id, None)?;
         table.apply_stats_delta(minus(fresh, table.stats()));
         for index in table.indexes() {
@@ -412,9 +382,9 @@ impl Engine {
         Ok(())
     }
 
-    fn stored_stats(&self, table_id: u64, index: Option<u32>) -> Result<TableStats> {
+    fn stored_stats(&self, table_id: u64, index: Option<u32>) -> EngineResult<TableStats> {
         let base = stats_base(table_id, index);
-        let stored = self.storage.get(&base).map_err(crate::storage_error)?;
+        let stored = self.storage.get(&base)?;
         let mut total = match &stored {
             Some(value) => crate::stats::decode(value)?,
             None => TableStats::default(),
@@ -426,9 +396,7 @@ impl Engine {
             key: base,
             expected: stored,
         };
-        self.storage
-            .write_checked(vec![unchanged], Vec::new())
-            .map_err(crate::items::commit_failed)?;
+        self.storage.write_checked(vec![unchanged], Vec::new())?;
         Ok(total)
     }
 
@@ -621,10 +589,6 @@ fn stats_base(table_id: u64, index: Option<u32>) -> Vec<u8> {
         None => keyspace::stats_key(table_id),
         Some(id) => keyspace::index_stats_key(table_id, id),
     }
-}
-
-fn is_conflict(error: &DynamoError) -> bool {
-    error.kind == ErrorKind::TransactionConflict
 }
 
 fn minus(a: TableStats, b: TableStats) -> TableStats {

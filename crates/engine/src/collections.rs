@@ -541,6 +541,7 @@ mod tests {
                 ),
             ])
             .err()
+            .map(ferrodyn_types::DynamoError::from)
             .expect("refused");
         assert_eq!(error.kind, ErrorKind::ItemCollectionSizeLimitExceeded);
         // Committed together, the sizes add up in order.

@@ -200,6 +200,10 @@ struct ConflictingShared {
     conflicts: std::sync::atomic::AtomicU32,
     /// The same for unchecked writes (a purge's batches).
     write_conflicts: std::sync::atomic::AtomicU32,
+    /// The next checked writes that fail as an unreachable database does.
+    failures: std::sync::atomic::AtomicU32,
+    /// Checked writes attempted so far.
+    checked_writes: std::sync::atomic::AtomicU32,
 }
 
 impl ConflictingShared {
@@ -232,6 +236,10 @@ impl ferrodyn_storage::Storage for ConflictingShared {
         self.inner.write(ops)
     }
     fn write_checked(&self, checks: Vec<ReadCheck>, ops: Vec<WriteOp>) -> Result<(), StorageError> {
+        (self.checked_writes).fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        if Self::conflict(&self.failures) {
+            return Err(StorageError::Unavailable("the database went away".into()));
+        }
         if Self::conflict(&self.conflicts) {
             return Err(StorageError::Conflict { key: None });
         }
@@ -250,6 +258,8 @@ fn conflicting_engine() -> (Arc<ConflictingShared>, Arc<Engine>, Arc<Table>) {
         inner: open_memory(),
         conflicts: 0.into(),
         write_conflicts: 0.into(),
+        failures: 0.into(),
+        checked_writes: 0.into(),
     });
     let engine = Engine::open(storage.clone(), EngineOptions::default()).expect("engine opens");
     let t = table(&engine, false);
@@ -388,4 +398,78 @@ fn a_purge_that_meets_storage_conflicts_retries_and_finishes() {
         .purge_table_data(t.id)
         .expect("purged after the retries");
     assert!(engine.get_item(&t, &item(&[("p", "a")])).unwrap().is_none());
+}
+
+/// The retry decision reads the error's type: a storage conflict is retried
+/// wherever it is raised (a single write, a transaction, a catalog commit),
+/// and neither a storage failure nor an answer for the client is.
+#[test]
+fn only_storage_conflicts_are_retried_wherever_they_are_raised() {
+    use std::sync::atomic::Ordering::SeqCst;
+    let (storage, engine, t) = conflicting_engine();
+    // Checked writes a call makes, with `conflicts` conflicts and `failures`
+    // failures waiting for it.
+    let attempts = |conflicts, failures, call: &dyn Fn() -> bool| {
+        storage.conflicts.store(conflicts, SeqCst);
+        storage.failures.store(failures, SeqCst);
+        storage.checked_writes.store(0, SeqCst);
+        let succeeded = call();
+        (succeeded, storage.checked_writes.load(SeqCst))
+    };
+    let put = |p: &str| {
+        let mutation = Mutation::Put(item(&[("p", p)]));
+        engine.write_item(&t, &item(&[("p", p)]), mutation, None, false)
+    };
+    assert_eq!(attempts(3, 0, &|| put("a").is_ok()), (true, 4), "a write");
+    let transact = || {
+        let action = |p: &str| {
+            Ok(TransactWrite {
+                table: Arc::clone(&t),
+                key: item(&[("p", p)]),
+                mutation: Mutation::Put(item(&[("p", p), ("v", "2")])),
+                condition: None,
+                return_old_on_failure: false,
+            })
+        };
+        engine
+            .transact_write(vec![action("a"), action("b")])
+            .is_ok()
+    };
+    assert_eq!(attempts(3, 0, &transact), (true, 4), "a transaction");
+    let create = || {
+        engine
+            .create_table(new_table("created", false, None))
+            .is_ok()
+    };
+    assert_eq!(
+        attempts(3, 0, &create),
+        (true, 4),
+        "CreateTable: one commit, retried"
+    );
+    let delete = || engine.delete_table("created").is_ok();
+    assert_eq!(attempts(3, 0, &delete), (true, 4), "DeleteTable");
+
+    // A storage failure is the client's InternalServerError at once.
+    let failed = || put("b").is_err_and(|e| e.kind == ErrorKind::InternalServerError);
+    assert_eq!(attempts(0, 1, &failed), (true, 1), "a storage failure");
+    // An answer for the client (a failed condition) is not retried either:
+    // it never reaches a commit.
+    let conditional = || {
+        let values = HashMap::from([(":x".to_string(), AttributeValue::S("x".into()))]);
+        let mut ctx = ferrodyn_expr::ExpressionContext::new(None, Some(&values)).unwrap();
+        let condition = ferrodyn_expr::parse_condition("v = :x", &mut ctx).unwrap();
+        let mutation = Mutation::Put(item(&[("p", "a")]));
+        let written =
+            engine.write_item(&t, &item(&[("p", "a")]), mutation, Some(&condition), false);
+        written.is_err_and(|e| e.kind == ErrorKind::ConditionalCheckFailed)
+    };
+    assert_eq!(
+        attempts(3, 0, &conditional),
+        (true, 0),
+        "a failed condition"
+    );
+    // Conflicts beyond the retries: TransactionConflictException.
+    let exhausted = || put("c").is_err_and(|e| e.kind == ErrorKind::TransactionConflict);
+    let (answered, tries) = attempts(u32::MAX, 0, &exhausted);
+    assert!(answered && tries > 4, "{tries} attempts");
 }

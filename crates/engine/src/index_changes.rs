@@ -11,6 +11,7 @@
 //! survive a restart (an unfinished backfill resumes at start-up).
 
 use crate::catalog::CatalogRecord;
+use crate::error::{EngineError, EngineResult};
 use crate::index::{Index, IndexKind, IndexState};
 use crate::items::StoredItem;
 use crate::keys::IndexKeySchema;
@@ -267,7 +268,7 @@ impl Engine {
         Ok(found)
     }
 
-    pub(crate) fn save_catalog_record(&self, table: &Table) -> Result<()> {
+    pub(crate) fn save_catalog_record(&self, table: &Table) -> EngineResult<()> {
         let record = CatalogRecord::of(table);
         let value = serde_json::to_vec(&record).map_err(crate::storage_error)?;
         // Shared storage: only over the record this node knows (cluster.rs).
@@ -322,7 +323,7 @@ impl Engine {
                 ops.push(self.stats_delta(index_stats_key(table.id, index.id), delta));
                 self.storage
                     .write_checked(checks, ops)
-                    .map_err(crate::items::commit_failed)?;
+                    .map_err(EngineError::from)?;
                 index.apply_stats_delta(delta);
                 table.mark_stats_dirty();
             }

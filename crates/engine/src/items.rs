@@ -14,6 +14,7 @@ use crate::capacity::write_units;
 use crate::collections::{
     tracks_collections, CollectionChange, CollectionMetrics, CollectionTracker,
 };
+use crate::error::{EngineResult, RetryPolicy};
 use crate::index::{Index, IndexKind, IndexState};
 use crate::keyspace::{index_stats_key, stats_key};
 use crate::locks::{Holder, LockKey};
@@ -57,25 +58,7 @@ pub struct WriteOutcome {
     pub item_collection: Option<CollectionMetrics>,
 }
 
-/// The error of a single write whose item a transaction holds.
-pub fn transaction_conflict() -> DynamoError {
-    DynamoError::new(
-        ErrorKind::TransactionConflict,
-        "Transaction is ongoing for the item",
-    )
-}
-
-/// The error of a commit whose storage batch failed. This is the one place
-/// a storage-level write conflict (a backend that checks its read set at
-/// commit) becomes DynamoDB's TransactionConflict: a single write reports
-/// it as TransactionConflictException, a transaction as a cancellation
-/// (see `transactions`).
-pub(crate) fn commit_failed(error: ferrodyn_storage::StorageError) -> DynamoError {
-    match error {
-        ferrodyn_storage::StorageError::Conflict { .. } => transaction_conflict(),
-        other => crate::storage_error(other),
-    }
-}
+pub use crate::error::transaction_conflict;
 
 /// A failed condition, carrying the current item for
 /// ReturnValuesOnConditionCheckFailure=ALL_OLD.
@@ -135,7 +118,7 @@ impl Engine {
         // then is a spare copy of the mutation kept.
         let spare = self.shared().then(|| mutation.clone());
         let mut first = Some(mutation);
-        self.retry_conflicts(|retry| {
+        let written = self.retry(RetryPolicy::Write, |retry| {
             let table = &self.refresh_table_on_retry(table, retry)?;
             let mutation = first.take().or_else(|| spare.clone()).expect("a mutation");
             let storage_key = storage_key
@@ -153,7 +136,8 @@ impl Engine {
             self.admit_collection(&mut CollectionTracker::default(), &mut planned)?;
             self.commit(std::slice::from_mut(&mut planned))?;
             Ok(planned.into_outcome())
-        })
+        });
+        Ok(written?)
     }
 
     /// Appends the keys a write of `key` holds: the item's storage key
@@ -272,7 +256,7 @@ impl Engine {
     /// Commits planned writes, with each touched table's statistics, in one
     /// atomic storage batch. The caller holds the writes' locks. The writes'
     /// storage keys move into the batch: a write is committed once.
-    pub(crate) fn commit(&self, writes: &mut [PlannedWrite]) -> Result<()> {
+    pub(crate) fn commit(&self, writes: &mut [PlannedWrite]) -> EngineResult<()> {
         self.commit_from(writes, ChangeSource::Application)
     }
 
@@ -281,7 +265,7 @@ impl Engine {
         &self,
         writes: &mut [PlannedWrite],
         source: ChangeSource,
-    ) -> Result<()> {
+    ) -> EngineResult<()> {
         // Shared storage: what planning read, checked at commit (cluster.rs).
         let mut checks = self.read_set(writes)?;
         let mut ops = Vec::with_capacity(writes.len() + 1);
@@ -312,7 +296,7 @@ impl Engine {
         }
         let written = self.storage.write_checked(checks, ops);
         records.finish();
-        written.map_err(commit_failed)?;
+        written?;
         for (table, delta) in deltas {
             table.apply_stats_delta(delta);
             table.mark_stats_dirty();

@@ -6,6 +6,8 @@
 //! - [`background`]: table purges and GSI backfills off the request path,
 //!   resumed after a restart.
 //! - [`collections`]: item-collection sizes of LSI tables and their limit.
+//! - [`error`]: the engine's error (a client answer, a storage conflict, a
+//!   storage failure) and the one retry loop.
 //! - [`items`]: GetItem and the conditional single-item write path.
 //! - [`stored`]: an item's stored form (size header and JSON).
 //! - [`transactions`]: TransactWriteItems/TransactGetItems and batch writes.
@@ -38,35 +40,40 @@
 //! catalog lock and wait out the in-flight writes of the table they change
 //! ([`table::Table::exclusive`]). Readers go straight to storage.
 
+// Public: what the server, the binary and the console name. Private: the
+// engine's own machinery (the catalog's storage, background work, the
+// cluster paths, the key layouts, statistics, the error type and retry),
+// reachable only through `Engine`'s methods.
 pub mod api;
-pub mod background;
+mod background;
 pub mod capacity;
-pub mod catalog;
+mod catalog;
 pub mod clock;
-pub mod cluster;
+mod cluster;
 pub mod collections;
-pub mod idempotency;
+mod error;
+mod idempotency;
 pub mod index;
-pub mod index_changes;
+mod index_changes;
 pub mod items;
 pub mod keys;
-pub mod keyspace;
+mod keyspace;
 pub mod locks;
 pub mod policies;
 pub mod quotas;
 pub mod read;
 pub mod region;
 pub mod schema;
-pub mod shared;
+mod shared;
 pub mod snapshots;
-pub mod stats;
-pub mod stored;
+mod stats;
+mod stored;
 pub mod streams;
 pub mod table;
 pub mod tags;
 pub mod throughput;
 pub mod transactions;
-pub mod ttl;
+mod ttl;
 pub mod usage;
 
 #[cfg(test)]

@@ -145,7 +145,7 @@ impl Engine {
         mut change: impl FnMut(&Target, Option<&ResourcePolicy>) -> Result<(Option<ResourcePolicy>, T)>,
     ) -> Result<T> {
         let _guard = self.catalog_lock.lock();
-        self.retry_conflicts(|_| {
+        let changed = self.retry(crate::error::RetryPolicy::Write, |_| {
             let mut target = self.policy_target(arn)?;
             target.table = self.refresh_table(&target.table)?;
             let mut policies = target.table.policies();
@@ -161,7 +161,8 @@ impl Engine {
             target.table.set_policies(policies);
             self.save_catalog_record(&target.table)?;
             Ok(answer)
-        })
+        });
+        Ok(changed?)
     }
 
     /// Attaches `document` to the resource; the revision id it has now.

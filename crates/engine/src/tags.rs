@@ -53,7 +53,7 @@ impl Engine {
             )));
         }
         table.set_tags(merged);
-        self.save_catalog_record(&table)
+        Ok(self.save_catalog_record(&table)?)
     }
 
     pub fn untag_resource(&self, arn: &str, keys: &[String]) -> Result<()> {
@@ -64,7 +64,7 @@ impl Engine {
             tags.remove(key);
         }
         table.set_tags(tags);
-        self.save_catalog_record(&table)
+        Ok(self.save_catalog_record(&table)?)
     }
 
     pub fn list_tags(&self, arn: &str) -> Result<BTreeMap<String, String>> {

@@ -15,6 +15,7 @@
 //! so it is cancelled by (and never reads past) a write in flight.
 
 use crate::collections::CollectionTracker;
+use crate::error::{EngineError, EngineResult, RetryPolicy};
 use crate::items::{Mutation, PlannedWrite, StoredItem};
 use crate::locks::{Holder, LockKey, LockSet};
 use crate::table::Table;
@@ -213,7 +214,7 @@ impl Engine {
         let spare = self.shared().then(|| actions.clone());
         let count = actions.len();
         let mut first = Some(actions);
-        let result = self.retry_conflicts(|retry| {
+        let result = self.retry(RetryPolicy::Write, |retry| {
             let mut actions = first.take().or_else(|| spare.clone()).expect("actions");
             if retry > 0 {
                 for action in actions.iter_mut().flatten() {
@@ -223,11 +224,11 @@ impl Engine {
             self.plan_and_commit(actions, keys.take())
         });
         match result {
-            Err(e) if e.kind == ErrorKind::TransactionConflict => Err(cancellation_error(&vec![
+            Err(EngineError::Conflict) => Err(cancellation_error(&vec![
                 CancellationReason::conflict();
                 count
             ])),
-            other => other,
+            other => Ok(other?),
         }
     }
 
@@ -238,7 +239,7 @@ impl Engine {
         &self,
         actions: Vec<Result<TransactWrite<'_>>>,
         keys: Option<Vec<Vec<u8>>>,
-    ) -> Result<Vec<PlannedWrite>> {
+    ) -> EngineResult<Vec<PlannedWrite>> {
         let mut keys = keys.map(Vec::into_iter);
         let mut planned = Vec::with_capacity(actions.len());
         let mut reasons = Vec::with_capacity(actions.len());
@@ -273,7 +274,7 @@ impl Engine {
                     planned.push(write);
                     reasons.push(CancellationReason::none());
                 }
-                Err(error) if error.kind == ErrorKind::ResourceNotFound => return Err(error),
+                Err(error) if error.kind == ErrorKind::ResourceNotFound => return Err(error.into()),
                 Err(error) => {
                     failed = true;
                     stopped = error.kind == ErrorKind::Validation;
@@ -282,14 +283,11 @@ impl Engine {
             }
         }
         if failed {
-            return Err(cancellation_error(&reasons));
+            return Err(cancellation_error(&reasons).into());
         }
-        // A commit that meets a conflict (see `items::commit_failed`) returns
-        // it as TransactionConflict, so that `plan_and_commit_retrying`
-        // re-plans on shared storage; only a conflict left after its retries
-        // becomes the cancellation (a reason for every action). Mapping it
-        // to the cancellation here hid it from the retry loop: every
-        // serialization failure cancelled the transaction at once.
+        // A storage conflict stays EngineError::Conflict, so that
+        // `plan_and_commit_retrying` re-plans on shared storage; only one
+        // left after the retries becomes the cancellation.
         self.commit(&mut planned)?;
         Ok(planned)
     }
@@ -310,10 +308,12 @@ impl Engine {
     /// stands alone, but they are committed together for speed. An item a
     /// transaction holds is waited for (DynamoDB lists no conflict for
     /// BatchWriteItem's requests; each is serializable on its own).
+    /// A conflict left after the retries is [`EngineError::Conflict`]: the
+    /// caller leaves the requests unprocessed.
     pub fn batch_write(
         &self,
         writes: Vec<(Arc<Table>, Item, Mutation<'_>)>,
-    ) -> Result<Vec<PlannedWrite>> {
+    ) -> EngineResult<Vec<PlannedWrite>> {
         let tables: Vec<Arc<Table>> = writes.iter().map(|(t, _, _)| Arc::clone(t)).collect();
         let _writers = table_writers(&tables);
         let items: Vec<(&Arc<Table>, &Item)> = writes.iter().map(|(t, k, _)| (t, k)).collect();
@@ -322,7 +322,7 @@ impl Engine {
         // the storage keys encoded again for the refreshed tables.
         let spare = self.shared().then(|| writes.clone());
         let mut first = Some((writes, keys));
-        self.retry_conflicts(|retry| {
+        self.retry(RetryPolicy::Write, |retry| {
             let (writes, keys) = match first.take() {
                 Some((writes, keys)) => (writes, Some(keys)),
                 None => (spare.clone().expect("writes"), None),

@@ -44,7 +44,7 @@ impl Engine {
             _ => {}
         }
         table.set_ttl_attribute(enabled.then(|| attribute.to_string()));
-        self.save_catalog_record(&table)
+        Ok(self.save_catalog_record(&table)?)
     }
 
     /// DescribeTimeToLive: the attribute expiry is enabled on, if any.

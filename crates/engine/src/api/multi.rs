@@ -10,7 +10,7 @@ use crate::items::{Mutation, PlannedWrite, StoredItem};
 use crate::table::Table;
 use crate::throughput::Capacity;
 use crate::transactions::TransactWrite;
-use ferrodyn_types::{DynamoError, ErrorKind, Item, Result};
+use ferrodyn_types::{DynamoError, Item, Result};
 use std::sync::Arc;
 
 /// BatchWriteItem's answer.
@@ -137,7 +137,7 @@ impl Api<'_> {
         }
         let planned = match self.engine.batch_write(admitted) {
             // Every write was either left out above or admitted and failed.
-            Err(e) if e.kind == ErrorKind::TransactionConflict => {
+            Err(crate::error::EngineError::Conflict) => {
                 unprocessed = (0..total).collect();
                 Vec::new()
             }
