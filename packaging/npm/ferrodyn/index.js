@@ -107,7 +107,9 @@ class Server {
     return (await this.request('POST', '/ferrodyn/clock', undefined, { set })).expiredItems;
   }
 
-  /** Replaces the fault rules (`--fault` text or objects), server-wide. */
+  /** Replaces the fault rules (`--fault` text or objects) for requests
+   * without a namespace of their own: on a server with namespaces, use
+   * Namespace.faults. */
   async faults(rules, seed = undefined) {
     await this.request('PUT', '/ferrodyn/faults', undefined, { rules, seed });
   }
@@ -161,6 +163,15 @@ class Namespace {
 
   async reset() {
     return (await this.server.request('DELETE', '/ferrodyn/data', this.accessKey)).tablesDeleted;
+  }
+
+  /** Injects failures (`--fault` text or objects) for this namespace only. */
+  async faults(rules, seed = undefined) {
+    await this.server.request('PUT', '/ferrodyn/faults', this.accessKey, { rules, seed });
+  }
+
+  async clearFaults() {
+    await this.server.request('DELETE', '/ferrodyn/faults', this.accessKey);
   }
 }
 

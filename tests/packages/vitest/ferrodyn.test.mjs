@@ -73,11 +73,11 @@ test('the clock expires items and faults come and go', async () => {
   expect(await server.advance('2h')).toBe(1);
   expect((await db.send(new GetItemCommand({ TableName: 'orders', Key: { id: { S: 's' } } }))).Item).toBeUndefined();
 
-  await server.faults(['BatchWriteItem=unprocessed@1.0']);
+  await ns.faults(['BatchWriteItem=unprocessed@1.0']);
   const batch = () =>
     db.send(new BatchWriteItemCommand({ RequestItems: { orders: [{ PutRequest: { Item: { id: { S: 'b' } } } }] } }));
   expect((await batch()).UnprocessedItems.orders).toHaveLength(1);
-  await server.clearFaults();
+  await ns.clearFaults();
   expect((await batch()).UnprocessedItems).toEqual({});
 });
 

@@ -14,6 +14,6 @@ The pytest plugin (ferrodyn.pytest_plugin) wraps the same objects in
 fixtures.
 """
 
-from ferrodyn.server import FerrodynError, Namespace, Server, binary, start
+from ferrodyn.server import FerrodynError, Namespace, Server, binary, connect, start
 
-__all__ = ["FerrodynError", "Namespace", "Server", "binary", "start"]
+__all__ = ["FerrodynError", "Namespace", "Server", "binary", "connect", "start"]

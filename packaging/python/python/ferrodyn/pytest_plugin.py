@@ -3,7 +3,10 @@ point (nothing to import or configure):
 
 - ``ferrodyn_server`` (session): an in-memory ``ferrodyn serve`` on a free
   port, ready when the fixture returns (no sleeps), stopped at the end. With
-  pytest-xdist every worker has its own.
+  pytest-xdist every worker has its own; to share one instead, start it
+  yourself (``ferrodyn serve --in-memory --namespaces access-key --clock
+  manual``) and set ``FERRODYN_ENDPOINT`` to its URL: the per-test
+  namespaces keep the workers apart.
 - ``ferrodyn`` (function): a fresh namespace, an access key with tables of
   its own, so tests never see each other's tables and need no clean-up. It
   sets ``AWS_ENDPOINT_URL_DYNAMODB``, ``AWS_ACCESS_KEY_ID`` and the region for
@@ -24,11 +27,12 @@ over a session. Options: ``--ferrodyn-clock wall`` (or ini
 
 from __future__ import annotations
 
+import os
 from typing import Any, Iterable, Iterator, Optional
 
 import pytest
 
-from ferrodyn.server import Namespace, Server, start
+from ferrodyn.server import Namespace, Server, connect, start
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -64,7 +68,8 @@ class Ferrodyn(Namespace):
     def faults(self, rules: Iterable[Any] = (), seed: Optional[int] = None) -> None:
         """Injects failures until the test ends: rules as ``ferrodyn serve
         --fault`` text (``"BatchWriteItem=unprocessed@0.5"``) or dicts. They
-        are the server's (every namespace), cleared after the test."""
+        fire for this test's namespace only (other tests sharing the server
+        are untouched) and are cleared after the test."""
         body: dict = {"rules": list(rules)}
         if seed is not None:
             body["seed"] = seed
@@ -73,6 +78,10 @@ class Ferrodyn(Namespace):
 
 @pytest.fixture(scope="session")
 def ferrodyn_server(pytestconfig: pytest.Config) -> Iterator[Server]:
+    shared = os.environ.get("FERRODYN_ENDPOINT")
+    if shared:
+        yield connect(shared)
+        return
     clock = pytestconfig.getoption("ferrodyn_clock") or pytestconfig.getini("ferrodyn_clock")
     args = list(pytestconfig.getini("ferrodyn_args")) + pytestconfig.getoption("ferrodyn_arg")
     server = start(clock=clock, args=args)

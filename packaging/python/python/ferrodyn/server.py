@@ -88,10 +88,22 @@ def start(
     return Server(process, endpoint, region, log.name)
 
 
+def connect(endpoint: str, region: str = "us-east-1") -> "Server":
+    """A server started elsewhere (say, once for every pytest-xdist worker,
+    with ``--namespaces access-key``); :meth:`Server.stop` leaves it running."""
+    return Server(None, endpoint.rstrip("/"), region, None)
+
+
 class Server:
     """A running `ferrodyn serve`."""
 
-    def __init__(self, process: subprocess.Popen, endpoint: str, region: str, log: str):
+    def __init__(
+        self,
+        process: Optional[subprocess.Popen],
+        endpoint: str,
+        region: str,
+        log: Optional[str],
+    ):
         self.process = process
         self.endpoint = endpoint
         self.region = region
@@ -104,8 +116,9 @@ class Server:
         self.stop()
 
     def stop(self) -> None:
-        """Stops the server (closing its stdin, as its exit condition)."""
-        if self.process.poll() is None:
+        """Stops the server (closing its stdin, as its exit condition); a
+        server this process did not start is left alone."""
+        if self.process is not None and self.process.poll() is None:
             self.process.stdin.close()
             try:
                 self.process.wait(timeout=10)
