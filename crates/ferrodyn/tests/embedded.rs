@@ -199,9 +199,13 @@ async fn embedded_test_controls_namespaces_snapshots_clock_and_faults() {
         "as saved"
     );
 
-    server.set_faults(&["Scan=internal@1.0"], Some(1)).unwrap();
+    server
+        .set_faults(Some("test-one"), &["Scan=internal@1.0"], Some(1))
+        .unwrap();
+    let other = two.list_tables().send().await;
+    assert!(other.is_ok(), "another namespace is untouched");
     assert!(one.scan().table_name("users").send().await.is_err());
-    server.set_faults(&[], None).unwrap();
+    server.set_faults(Some("test-one"), &[], None).unwrap();
     assert_eq!(server.reset(Some("test-one")).unwrap(), 1);
     assert!(one
         .list_tables()

@@ -570,3 +570,26 @@ async fn fault_rules_change_while_the_server_runs() {
     let (status, _) = harness(&server, "k", "PUT", "/ferrodyn/faults", bad).await;
     assert_eq!(status, 400);
 }
+
+#[tokio::test]
+async fn with_namespaces_fault_rules_belong_to_the_namespace_that_set_them() {
+    let Some((server, _)) = util::own_server(&["--namespaces", "access-key"]) else {
+        return;
+    };
+    let scan_fails = |key: &'static str| {
+        let client = util::client_with_key(server.endpoint(), "us-east-1", key);
+        async move {
+            let table = util::create_table(&client, "f", &[("pk", ScalarAttributeType::S)]).await;
+            client.scan().table_name(table).send().await.is_err()
+        }
+    };
+    let rules = json!({ "rules": ["Scan=internal@1.0"] });
+    let set = harness_ok(&server, "alice", "PUT", "/ferrodyn/faults", rules).await;
+    assert_eq!(set["rules"], 1);
+    assert!(scan_fails("alice").await, "alice's rule fires for alice");
+    assert!(!scan_fails("bob").await, "and not for bob");
+    let bob = harness_ok(&server, "bob", "GET", "/ferrodyn/faults", Value::Null).await;
+    assert_eq!(bob["rules"], 0);
+    harness_ok(&server, "alice", "DELETE", "/ferrodyn/faults", Value::Null).await;
+    assert!(!scan_fails("alice").await);
+}

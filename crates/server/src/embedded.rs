@@ -155,12 +155,18 @@ impl EmbeddedServer {
         UNIX_EPOCH + Duration::from_millis(self.engine.clock.now_millis())
     }
 
-    /// Replaces the fault rules (`--fault` syntax); an empty list clears them.
-    pub fn set_faults(&self, rules: &[&str], seed: Option<u64>) -> std::result::Result<(), String> {
+    /// Replaces the namespace's fault rules (`--fault` syntax; None: the
+    /// rules for every request); an empty list clears them.
+    pub fn set_faults(
+        &self,
+        namespace: Option<&str>,
+        rules: &[&str],
+        seed: Option<u64>,
+    ) -> std::result::Result<(), String> {
         let rules = (rules.iter())
             .map(|spec| FaultRule::parse(spec))
             .collect::<std::result::Result<Vec<_>, _>>()?;
-        self.faults.replace(FaultConfig { seed, rules })
+        self.faults.replace(namespace, FaultConfig { seed, rules })
     }
 }
 

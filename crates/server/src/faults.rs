@@ -28,6 +28,9 @@
 //! with the JSON above, `DELETE` to clear; protocol/harness.rs), except
 //! `hold`, which is set at start-up: it makes writes block their thread,
 //! which the server must know before it serves any ([`Faults::replace`]).
+//! Rules set that way on a server with namespaces belong to the caller's
+//! namespace and fire only for its requests, so tests sharing a server
+//! (one per namespace) inject failures without touching each other.
 
 use crate::ops::{Kind, Operation};
 use ferrodyn_engine::transactions::{cancellation_error, CancellationReason};
@@ -83,6 +86,9 @@ pub struct FaultRule {
     /// Milliseconds a `hold` rule keeps a transaction's items.
     #[serde(default)]
     pub hold_ms: u64,
+    /// The namespace whose requests it applies to (None: every request).
+    #[serde(skip)]
+    pub namespace: Option<String>,
 }
 
 impl FaultRule {
@@ -113,6 +119,7 @@ impl FaultRule {
             fault,
             rate,
             hold_ms,
+            namespace: None,
         };
         rule.check()?;
         Ok(rule)
@@ -150,6 +157,8 @@ impl FaultRule {
     fn matches(&self, operation: &str, tables: &[&str]) -> bool {
         self.operation.as_deref().is_none_or(|o| o == operation)
             && self.table.as_deref().is_none_or(|t| tables.contains(&t))
+            && (self.namespace.is_none()
+                || self.namespace == ferrodyn_engine::region::request_namespace())
     }
 }
 
@@ -232,15 +241,19 @@ impl Faults {
         Arc::clone(&self.rules.read())
     }
 
-    /// How many rules are in force.
-    pub fn rule_count(&self) -> usize {
-        self.rules().len()
+    /// How many rules are in force for `namespace`'s requests.
+    pub fn rule_count(&self, namespace: Option<&str>) -> usize {
+        let applies =
+            |rule: &&FaultRule| rule.namespace.is_none() || rule.namespace.as_deref() == namespace;
+        self.rules().iter().filter(applies).count()
     }
 
-    /// Puts `config`'s rules (checked) in force instead, reseeding the draws
-    /// when it gives a seed. A `hold` rule is refused unless one was given at
-    /// start-up: the server decided then whether writes may block.
-    pub fn replace(&self, config: FaultConfig) -> Result<(), String> {
+    /// Puts `config`'s rules (checked) in force instead of those of
+    /// `namespace` (None: the rules for every request), reseeding the draws
+    /// when it gives a seed; other namespaces' rules stay. A `hold` rule is
+    /// refused unless one was given at start-up: the server decided then
+    /// whether writes may block.
+    pub fn replace(&self, namespace: Option<&str>, config: FaultConfig) -> Result<(), String> {
         let holds = config.rules.iter().any(|r| r.fault == FaultKind::Hold);
         if holds && !self.hold_allowed {
             return Err("hold rules are set at start-up (--fault), not while serving".into());
@@ -251,9 +264,17 @@ impl Faults {
         if let Some(seed) = config.seed {
             *self.rng.lock() = fastrand::Rng::with_seed(seed);
         }
-        self.active
-            .store(!config.rules.is_empty(), Ordering::Relaxed);
-        *self.rules.write() = Arc::new(config.rules);
+        let mut rules = self.rules.write();
+        let mut kept: Vec<FaultRule> = (rules.iter())
+            .filter(|rule| rule.namespace.as_deref() != namespace)
+            .cloned()
+            .collect();
+        kept.extend(config.rules.into_iter().map(|rule| FaultRule {
+            namespace: namespace.map(str::to_string),
+            ..rule
+        }));
+        self.active.store(!kept.is_empty(), Ordering::Relaxed);
+        *rules = Arc::new(kept);
         Ok(())
     }
 

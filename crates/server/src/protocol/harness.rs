@@ -11,8 +11,8 @@
 //! | `POST /ferrodyn/snapshots/NAME/restore` | puts them back exactly |
 //! | `DELETE /ferrodyn/snapshots/NAME` | forgets NAME |
 //! | `DELETE /ferrodyn/data` | deletes every table of the namespace |
-//! | `GET /ferrodyn/faults` | how many fault rules are in force |
-//! | `PUT /ferrodyn/faults` `{"seed": 7, "rules": ["BatchWriteItem=unprocessed@0.5"]}` | replaces the fault rules (server-wide, every namespace) |
+//! | `GET /ferrodyn/faults` | how many fault rules apply to the namespace |
+//! | `PUT /ferrodyn/faults` `{"seed": 7, "rules": ["BatchWriteItem=unprocessed@0.5"]}` | replaces the namespace's fault rules (without namespaces: the rules for every request) |
 //! | `DELETE /ferrodyn/faults` | clears them |
 //!
 //! The namespace is the access key of the request's Authorization header,
@@ -102,6 +102,8 @@ impl<'a> Route<'a> {
 
     fn run(&self, state: &AppState, body: &[u8]) -> Result<Value, DynamoError> {
         let engine = &state.engine;
+        let namespace = ferrodyn_engine::region::request_namespace();
+        let namespace = namespace.as_deref();
         match *self {
             Route::Clock => Ok(clock_report(engine)),
             Route::MoveClock => move_clock(engine, body),
@@ -118,25 +120,21 @@ impl<'a> Route<'a> {
                 ))),
             },
             Route::ResetData => Ok(json!({ "tablesDeleted": engine.reset_namespace()? })),
-            Route::Faults => Ok(json!({ "rules": state.faults.rule_count() })),
+            Route::Faults => Ok(json!({ "rules": state.faults.rule_count(namespace) })),
             Route::SetFaults => {
                 let config = FaultConfig::from_json(body).map_err(DynamoError::validation)?;
-                state
-                    .faults
-                    .replace(config)
-                    .map_err(DynamoError::validation)?;
-                Ok(json!({ "rules": state.faults.rule_count() }))
+                let set = state.faults.replace(namespace, config);
+                set.map_err(DynamoError::validation)?;
+                Ok(json!({ "rules": state.faults.rule_count(namespace) }))
             }
             Route::ClearFaults => {
                 let none = FaultConfig {
                     seed: None,
                     rules: Vec::new(),
                 };
-                state
-                    .faults
-                    .replace(none)
-                    .map_err(DynamoError::validation)?;
-                Ok(json!({ "rules": 0 }))
+                let cleared = state.faults.replace(namespace, none);
+                cleared.map_err(DynamoError::validation)?;
+                Ok(json!({ "rules": state.faults.rule_count(namespace) }))
             }
         }
     }
