@@ -91,7 +91,8 @@ def browser(request):
     driver = make_driver()
     yield driver
     failed = getattr(request.node, "rep_call", None) and request.node.rep_call.failed
-    if failed:
+    # CONSOLE_SCREENSHOTS=1 keeps every test's last screen, to look at.
+    if failed or os.environ.get("CONSOLE_SCREENSHOTS"):
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         driver.save_screenshot(str(ARTIFACTS / f"{request.node.name}.png"))
         (ARTIFACTS / f"{request.node.name}.log").write_text(

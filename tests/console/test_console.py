@@ -323,6 +323,15 @@ def test_lock_view_flags_an_orphaned_marker_and_repairs_it(server, browser):
     table = wait(browser, lambda b: visible(b, '[aria-label="Uniqueness markers"]'))[0]
     wait(browser, lambda b: "ORPHAN" in table.text)
     assert "grace@hopper.io" in table.text and "held" in table.text
+    # Without the owners listed, repair cannot prove the value unused: it
+    # keeps the marker and says why.
+    button(browser, "Repair").click()
+    wait(browser, lambda b: "not proved" in b.find_element(By.CSS_SELECTOR, ".locks").text)
+    field = by_label(browser, "Scan owners with key prefix")
+    field.clear()
+    field.send_keys("ACCT#")
+    button(browser, "Inspect locks").click()
+    wait(browser, lambda b: "owners scanned" in b.find_element(By.CSS_SELECTOR, ".locks").text)
     button(browser, "Repair").click()
     wait(browser, lambda b: "healthy" in b.find_element(By.CSS_SELECTOR, ".locks").text)
     assert "fixed" in browser.find_element(By.CSS_SELECTOR, ".locks .report").text
@@ -331,6 +340,36 @@ def test_lock_view_flags_an_orphaned_marker_and_repairs_it(server, browser):
                                    "ExpressionAttributeValues": {":p": {"S": "UNIQ#EMAIL#"}}})
     assert markers["Count"] == 1
     assert markers["Items"][0]["PK"] == {"S": "UNIQ#EMAIL#ada@lovelace.io"}
+    assert js_errors(browser) == []
+
+
+def test_repair_leaves_a_marker_it_cannot_read_and_its_owner_attribute(server, browser):
+    """Issue 26, bug 1: a marker naming its owner in `owner` (not uniq_owner)
+    beside the owner holding that e-mail was called an orphan and deleted."""
+    server.call("CreateTable", {
+        "TableName": "foreign", "BillingMode": "PAY_PER_REQUEST",
+        "AttributeDefinitions": [{"AttributeName": "PK", "AttributeType": "S"}, {"AttributeName": "SK", "AttributeType": "S"}],
+        "KeySchema": [{"AttributeName": "PK", "KeyType": "HASH"}, {"AttributeName": "SK", "KeyType": "RANGE"}],
+    })
+    owner = {"PK": {"S": "USER#1"}, "SK": {"S": "PROFILE"}}
+    server.call("PutItem", {"TableName": "foreign", "Item": {**owner, "email": {"S": "o1@example.com"}}})
+    server.call("PutItem", {"TableName": "foreign", "Item": {
+        "PK": {"S": "UNIQ#EMAIL#o1@example.com"}, "SK": {"S": "LOCK"}, "uniq_attr": {"S": "EMAIL"},
+        "uniq_value": {"S": "o1@example.com"}, "owner": {"M": owner}}})
+    open_console(browser, server, "#/table/foreign/locks")
+    for label, value in (("Entity", "user"), ("Unique attributes", "email"), ("Scan owners with key prefix", "USER#")):
+        field = by_label(browser, label)
+        field.clear()
+        field.send_keys(value)
+    button(browser, "Inspect locks").click()
+    table = wait(browser, lambda b: visible(b, '[aria-label="Uniqueness markers"]'))[0]
+    wait(browser, lambda b: "UNREADABLE" in table.text)
+    assert "ORPHAN" not in table.text
+    button(browser, "Repair").click()
+    wait(browser, lambda b: "left alone" in b.find_element(By.CSS_SELECTOR, ".locks").text)
+    kept = server.call("GetItem", {"TableName": "foreign",
+                                   "Key": {"PK": {"S": "UNIQ#EMAIL#o1@example.com"}, "SK": {"S": "LOCK"}}})
+    assert kept["Item"]["owner"] == {"M": owner}
     assert js_errors(browser) == []
 
 

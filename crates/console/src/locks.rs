@@ -66,14 +66,16 @@ fn report_json(report: &LocksReport) -> Value {
         .markers
         .iter()
         .map(|m| {
-            let (status, current) = match &m.status {
-                MarkerStatus::Held => ("held", None),
-                MarkerStatus::Orphan => ("orphan", None),
-                MarkerStatus::Stale { current } => ("stale", current.clone()),
+            let (status, current, why) = match &m.status {
+                MarkerStatus::Held => ("held", None, None),
+                MarkerStatus::Orphan => ("orphan", None, None),
+                MarkerStatus::Stale { current } => ("stale", current.clone(), None),
+                MarkerStatus::Unreadable { why } => ("unreadable", None, Some(why)),
             };
             json!({
                 "attribute": m.attribute, "name": m.name, "value": m.value,
-                "owner": m.owner, "status": status, "current": current,
+                "owner": m.owner, "status": status, "current": current, "why": why,
+                "claimant": m.claimant,
             })
         })
         .collect();

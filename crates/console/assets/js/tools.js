@@ -66,14 +66,24 @@ function renderLocks(out, report, repair, repaired) {
         report.markers.map((m) => el(`tr.lock-${m.status}`,
           el('td', m.attribute), el('td', m.value ? renderValue(m.value) : '—'), el('td', el('code', m.name)),
           el('td', m.owner ? el('code', ownerText(m.owner)) : '(no owner)'),
-          el('td', el(`span.pill.lock.${m.status}`, m.status === 'held' ? 'held' : m.status === 'orphan' ? 'ORPHAN: owner is gone'
-            : `STALE: owner now has ${m.current ? summary(m.current) : 'no value'}`)))),
+          el('td', el(`span.pill.lock.${m.status}`, lockStatusText(m))))),
         report.missing.map((m) => el('tr.lock-missing',
           el('td', m.attribute), el('td', renderValue(m.value)), el('td', '—'),
           el('td', el('code', ownerText(m.owner))),
           el('td', el('span.pill.lock.missing', m.heldBy ? `DUPLICATE: held by ${ownerText(m.heldBy)}` : 'MISSING marker')))),
         report.markers.length + report.missing.length === 0
           && el('tr', el('td.hint', { colspan: 5 }, 'No markers of this constraint in this layout. If the table was written with the other marker layout, choose it above.')))));
+}
+
+/** The status pill's text of one marker (what repair will do with it). */
+function lockStatusText(m) {
+  const handTo = m.claimant ? ` → repair hands it to ${ownerText(m.claimant)}` : '';
+  switch (m.status) {
+    case 'held': return 'held';
+    case 'orphan': return `ORPHAN: owner is gone${handTo}`;
+    case 'stale': return `STALE: owner now has ${m.current ? summary(m.current) : 'no value'}${handTo}`;
+    default: return `UNREADABLE: ${m.why}; left alone`;
+  }
 }
 
 function ownerText(key) {

@@ -186,8 +186,22 @@ fn orphans_are_found_and_repaired(c: &Constraint) {
     assert_eq!(report.missing.len(), 1, "{text}");
     assert_eq!(report.missing[0].attribute, "username");
 
+    // Without the owners listed, no marker can be proved unused: only the
+    // missing marker is added.
     let repaired = unique::repair(api, c, &report).unwrap();
-    assert_eq!(repaired.fixed.len(), 4, "{repaired}");
+    assert_eq!(repaired.fixed.len(), 1, "{repaired}");
+    assert_eq!(repaired.skipped.len(), 3, "{repaired}");
+    assert!(
+        marker(c, "email", "ada@lovelace.io").is_some(),
+        "kept without proof"
+    );
+    let scanned = LocksOptions {
+        scan_owners: Some("ACCT#".into()),
+        ..LocksOptions::default()
+    };
+    let report = unique::locks(api, c, &scanned).unwrap();
+    let repaired = unique::repair(api, c, &report).unwrap();
+    assert_eq!(repaired.fixed.len(), 3, "{repaired}");
     let after = unique::locks(api, c, &LocksOptions::default()).unwrap();
     assert!(after.is_healthy(), "{after}");
     assert!(marker(c, "username", "bobby").is_some());
@@ -293,4 +307,115 @@ fn per_value_markers_need_no_sort_key() {
     let item = obj(json!({"PK": {"S": "ACCT#2"}, "email": {"S": "a@b.c"}, "username": {"S": "b"}}));
     assert!(unique::create(api, &c, item).is_err());
     assert!(get(api, &c.spec.table, json!({"PK": {"S": "UNIQ#EMAIL#a@b.c"}})).is_some());
+}
+
+/// A marker written by other code (its owner in `owner`, not `uniq_owner`)
+/// beside the owner that holds the value: reported as unreadable and left
+/// alone by every repair, its attributes untouched.
+#[test]
+fn a_marker_repair_cannot_read_is_reported_and_never_deleted() {
+    let api = client_ref();
+    let c = accounts(api);
+    let owner = account("1", "o1@example.com", "o1");
+    api.call(
+        "PutItem",
+        &json!({"TableName": c.spec.table, "Item": owner}),
+    )
+    .unwrap();
+    let theirs = json!({
+        "PK": {"S": "UNIQ#EMAIL#o1@example.com"}, "SK": {"S": "LOCK"},
+        "uniq_attr": {"S": "EMAIL"}, "uniq_value": {"S": "o1@example.com"},
+        "owner": {"M": key("1")},
+    });
+    api.call(
+        "PutItem",
+        &json!({"TableName": c.spec.table, "Item": theirs}),
+    )
+    .unwrap();
+    for scan_owners in [None, Some("ACCT#".to_string())] {
+        let options = LocksOptions {
+            scan_owners,
+            ..LocksOptions::default()
+        };
+        let report = unique::locks(api, &c, &options).unwrap();
+        let found = report
+            .markers
+            .iter()
+            .find(|m| m.attribute == "email")
+            .unwrap();
+        assert!(
+            matches!(&found.status, MarkerStatus::Unreadable { why } if why.contains("uniq_owner")),
+            "{report}"
+        );
+        assert!(report.to_string().contains("UNREADABLE"), "{report}");
+        let repaired = unique::repair(api, &c, &report).unwrap();
+        assert!(
+            repaired.skipped.iter().any(|s| s.contains("left alone")),
+            "{repaired}"
+        );
+        let kept = marker(&c, "email", "o1@example.com").expect("the marker stays");
+        assert_eq!(
+            kept["owner"],
+            json!({"M": key("1")}),
+            "its attributes are kept"
+        );
+    }
+}
+
+/// An orphaned marker whose value another account now holds (without a
+/// marker of its own) is handed to that account in one transaction, in
+/// place: the value is never unprotected and the marker keeps its other
+/// attributes.
+#[test]
+fn a_marker_whose_value_another_owner_holds_is_handed_over_in_place() {
+    let api = client_ref();
+    let c = accounts(api);
+    unique::create(api, &c, account("1", "shared@example.com", "one")).unwrap();
+    let name = c
+        .marker_name("email", &json!({"S": "shared@example.com"}))
+        .unwrap();
+    api.call(
+        "UpdateItem",
+        &json!({"TableName": c.spec.table,
+                "Key": c.marker_key("email", &json!({"S": "shared@example.com"})).unwrap(),
+                "UpdateExpression": "SET note = :n",
+                "ExpressionAttributeValues": {":n": {"S": "written by the sign-up service"}}}),
+    )
+    .unwrap();
+    // A script deletes account 1 and writes account 2 with the same e-mail,
+    // bypassing the constraint.
+    api.call(
+        "DeleteItem",
+        &json!({"TableName": c.spec.table, "Key": key("1")}),
+    )
+    .unwrap();
+    let two = account("2", "shared@example.com", "two");
+    api.call("PutItem", &json!({"TableName": c.spec.table, "Item": two}))
+        .unwrap();
+    let options = LocksOptions {
+        scan_owners: Some("ACCT#".into()),
+        ..LocksOptions::default()
+    };
+    let report = unique::locks(api, &c, &options).unwrap();
+    let email = report.markers.iter().find(|m| m.name == name).unwrap();
+    assert_eq!(email.status, MarkerStatus::Orphan, "{report}");
+    assert_eq!(email.claimant.as_ref(), Some(&key("2")), "{report}");
+    let repaired = unique::repair(api, &c, &report).unwrap();
+    let handed: Vec<&String> = repaired
+        .fixed
+        .iter()
+        .filter(|f| f.starts_with("hand email"))
+        .collect();
+    assert_eq!(handed.len(), 1, "{repaired}");
+    assert!(
+        !repaired
+            .fixed
+            .iter()
+            .any(|f| f.contains("remove email") || f.contains("add email")),
+        "no delete and re-add: {repaired}"
+    );
+    let kept = marker(&c, "email", "shared@example.com").unwrap();
+    assert_eq!(kept["uniq_owner"], json!({"M": key("2")}));
+    assert_eq!(kept["note"], json!({"S": "written by the sign-up service"}));
+    assert!(unique::locks(api, &c, &options).unwrap().is_healthy());
 }

@@ -15,6 +15,19 @@
 //! re-check the finding, so a repair never undoes a concurrent legitimate
 //! write: an orphan is deleted only if its owner is still gone, a missing
 //! marker is put only if the value is still free and still the owner's.
+//!
+//! A repair never loses a constraint:
+//! - a marker is deleted only when it is proved that no item holds its
+//!   value: its owner is gone (or has another value) *and* the owners were
+//!   listed ([`LocksOptions::scan_owners`]) and none of them holds it.
+//!   Without the owner listing there is no proof, and the marker stays;
+//! - a marker whose value another owner holds is handed to that owner in
+//!   one transaction (its owner attribute updated in place, every other
+//!   attribute of the marker kept), never deleted and re-added, so the value
+//!   is protected at every instant;
+//! - a marker that does not name its owner the way this library writes
+//!   markers ([`MarkerStatus::Unreadable`]) is reported and left alone: it
+//!   may belong to other code that reads it differently.
 
 use super::ops::Transaction;
 use super::{
@@ -39,6 +52,9 @@ pub enum MarkerStatus {
     Orphan,
     /// Its owner exists but now has `current` (or no value).
     Stale { current: Option<Value> },
+    /// It names no owner this library can read (no `uniq_owner` map, or no
+    /// `uniq_value`): reported, never repaired.
+    Unreadable { why: String },
 }
 
 /// One marker found by Query.
@@ -50,6 +66,9 @@ pub struct Marker {
     pub value: Option<Value>,
     pub owner: Option<Map<String, Value>>,
     pub status: MarkerStatus,
+    /// Another owner (not the one it names) seen holding its value: the
+    /// owner an orphaned or stale marker is handed to by `repair`.
+    pub claimant: Option<Map<String, Value>>,
 }
 
 /// An owner whose unique value has no marker.
@@ -124,6 +143,7 @@ impl fmt::Display for LocksReport {
                 MarkerStatus::Stale { current: None } => {
                     format!("STALE: owner has no {}", m.attribute)
                 }
+                MarkerStatus::Unreadable { why } => format!("UNREADABLE: {why}; left alone"),
             };
             writeln!(f, "{}  owner {}  {}", m.name, owner, status)?;
         }
@@ -173,7 +193,8 @@ pub fn locks(
 ) -> Result<LocksReport, UniqueError> {
     let (raw, listed_by) = read_markers(api, c, options)?;
     let owners = read_owners(api, c, options, &raw)?;
-    let (markers, held) = classify_markers(c, raw, &owners);
+    let (mut markers, held) = classify_markers(c, raw, &owners);
+    find_claimants(c, &mut markers, &owners);
     let missing = missing_markers(c, options, &owners, &held);
     Ok(LocksReport {
         markers,
@@ -258,7 +279,18 @@ fn classify_markers(
     for (attribute, item) in raw {
         let owner = owner_of(&item);
         let value = item.get(VALUE_ATTR).cloned();
+        let unreadable = match (&owner, &value) {
+            (None, _) => Some(format!("it names no owner in {OWNER_ATTR}")),
+            (Some(_), None) => Some(format!("it holds no {VALUE_ATTR}")),
+            (Some(o), Some(_)) if c.schema.key_of(o).is_err() => {
+                Some(format!("its {OWNER_ATTR} is not a key of {}", c.spec.table))
+            }
+            _ => None,
+        };
         let status = match owner.as_ref().and_then(|o| owners.get(&key_id(o))) {
+            _ if unreadable.is_some() => MarkerStatus::Unreadable {
+                why: unreadable.unwrap_or_default(),
+            },
             None => MarkerStatus::Orphan,
             Some(found) => match (found.get(&attribute), &value) {
                 (Some(current), Some(v)) if typed::same(current, v) => MarkerStatus::Held,
@@ -278,9 +310,35 @@ fn classify_markers(
             value,
             owner,
             status,
+            claimant: None,
         });
     }
     (markers, held)
+}
+
+/// Sets each orphaned or stale marker's claimant: an owner read (through
+/// any marker, or by the owner scan) that holds the marker's value.
+fn find_claimants(
+    c: &Constraint,
+    markers: &mut [Marker],
+    owners: &BTreeMap<String, Map<String, Value>>,
+) {
+    for marker in markers.iter_mut() {
+        let fixable = matches!(
+            marker.status,
+            MarkerStatus::Orphan | MarkerStatus::Stale { .. }
+        );
+        let Some(value) = marker.value.as_ref().filter(|_| fixable) else {
+            continue;
+        };
+        marker.claimant = (owners.values())
+            .filter(|o| {
+                o.get(&marker.attribute)
+                    .is_some_and(|v| typed::same(v, value))
+            })
+            .filter_map(|o| c.schema.key_of(o).ok())
+            .find(|key| Some(key) != marker.owner.as_ref());
+    }
 }
 
 /// Values owners hold (under the value prefix, if any) that no marker of
@@ -560,20 +618,48 @@ impl fmt::Display for RepairReport {
     }
 }
 
-/// Fixes what `report` found: deletes orphaned and stale markers, puts
-/// missing ones. Each fix is one transaction that re-checks its finding.
+/// Fixes what `report` found, each fix one transaction that re-checks its
+/// finding: hands an orphaned or stale marker to the owner now holding its
+/// value, deletes one only when no item holds it (proved by the owner
+/// listing), puts missing markers, and leaves unreadable markers alone.
 pub fn repair(
     api: &dyn DynamoApi,
     c: &Constraint,
     report: &LocksReport,
 ) -> Result<RepairReport, UniqueError> {
     let mut result = RepairReport::default();
+    let mut handed: Vec<(String, Map<String, Value>)> = Vec::new();
     for marker in report.problems() {
-        let description = format!("remove {} marker {}", marker.attribute, marker.name);
+        let (attribute, name) = (&marker.attribute, &marker.name);
+        if let MarkerStatus::Unreadable { why } = &marker.status {
+            let line = format!("{attribute} marker {name}: {why}; left alone");
+            result.skipped.push(line);
+            continue;
+        }
+        if let Some(claimant) = &marker.claimant {
+            let to = report.show(claimant);
+            let description = format!("hand {attribute} marker {name} to {to}");
+            let tx = transfer_marker_tx(c, marker, claimant)?;
+            record(tx.send(api), description, &mut result)?;
+            handed.push((attribute.clone(), claimant.clone()));
+            continue;
+        }
+        let description = format!("remove {attribute} marker {name}");
+        if !report.owners_scanned {
+            result.skipped.push(format!(
+                "{description}: not proved that no item holds its value; list the owners too \
+                 (scan owners) so that repair can prove it"
+            ));
+            continue;
+        }
         let tx = remove_marker_tx(c, marker)?;
         record(tx.send(api), description, &mut result)?;
     }
     for missing in &report.missing {
+        let mine = (missing.attribute.clone(), missing.owner.clone());
+        if handed.contains(&mine) {
+            continue; // its marker was handed over above
+        }
         let description = format!(
             "add {} marker for {} ({})",
             missing.attribute,
@@ -641,37 +727,102 @@ fn remove_marker_tx(c: &Constraint, marker: &Marker) -> Result<Transaction, Uniq
         None,
     )?;
     if let Some(owner) = &marker.owner {
-        let mut b = Builder::new();
-        let p = b.placeholders();
-        let pk = p.name(&c.schema.partition);
-        let condition = match (&marker.status, &marker.value) {
-            (MarkerStatus::Stale { .. }, Some(value)) => {
-                let attr = p.name(&marker.attribute);
-                let v = p.value(&marker.attribute, value.clone());
-                format!(
-                    "attribute_not_exists({pk}) OR attribute_not_exists({attr}) OR {attr} <> {v}"
-                )
-            }
-            _ => format!("attribute_not_exists({pk})"),
-        };
-        b.add_raw(Kind::Condition, condition);
-        let mut fields = Map::new();
-        fields.insert("TableName".into(), json!(c.spec.table));
-        fields.insert("Key".into(), json!(owner));
-        tx.push(
-            "ConditionCheck",
-            fields,
-            &b,
-            ActionLabel {
-                what: format!("check owner {}", c.display(owner)),
-                on_condition_failed: format!(
-                    "the owner holds this {} again; the marker is needed",
-                    marker.attribute
-                ),
-            },
-            None,
-        )?;
+        push_owner_lost_value(&mut tx, c, marker, owner)?;
     }
+    Ok(tx)
+}
+
+/// The check that `marker`'s owner no longer holds its value (gone, or
+/// another value for a stale marker), so the marker is not needed for it.
+fn push_owner_lost_value(
+    tx: &mut Transaction,
+    c: &Constraint,
+    marker: &Marker,
+    owner: &Map<String, Value>,
+) -> Result<(), UniqueError> {
+    let mut b = Builder::new();
+    let p = b.placeholders();
+    let pk = p.name(&c.schema.partition);
+    let condition = match (&marker.status, &marker.value) {
+        (MarkerStatus::Stale { .. }, Some(value)) => {
+            let attr = p.name(&marker.attribute);
+            let v = p.value(&marker.attribute, value.clone());
+            format!("attribute_not_exists({pk}) OR attribute_not_exists({attr}) OR {attr} <> {v}")
+        }
+        _ => format!("attribute_not_exists({pk})"),
+    };
+    b.add_raw(Kind::Condition, condition);
+    let mut fields = Map::new();
+    fields.insert("TableName".into(), json!(c.spec.table));
+    fields.insert("Key".into(), json!(owner));
+    let label = ActionLabel {
+        what: format!("check owner {}", c.display(owner)),
+        on_condition_failed: format!(
+            "the owner holds this {} again; the marker is needed",
+            marker.attribute
+        ),
+    };
+    tx.push("ConditionCheck", fields, &b, label, None)
+}
+
+/// The check that `owner` holds `value` in `attribute`.
+fn push_owner_holds(
+    tx: &mut Transaction,
+    c: &Constraint,
+    owner: &Map<String, Value>,
+    attribute: &str,
+    value: &Value,
+) -> Result<(), UniqueError> {
+    let mut b = Builder::new();
+    let p = b.placeholders();
+    let attr = p.name(attribute);
+    let v = p.value(attribute, value.clone());
+    b.add_raw(Kind::Condition, format!("{attr} = {v}"));
+    let mut fields = Map::new();
+    fields.insert("TableName".into(), json!(c.spec.table));
+    fields.insert("Key".into(), json!(owner));
+    let label = ActionLabel {
+        what: format!("check owner {}", c.display(owner)),
+        on_condition_failed: format!("the owner no longer has this {attribute}"),
+    };
+    tx.push("ConditionCheck", fields, &b, label, None)
+}
+
+/// Hands `marker` to `claimant` in one transaction: its owner attribute is
+/// updated in place (every other attribute kept) if it still names the old
+/// owner, the old owner still lacks the value and the claimant holds it.
+fn transfer_marker_tx(
+    c: &Constraint,
+    marker: &Marker,
+    claimant: &Map<String, Value>,
+) -> Result<Transaction, UniqueError> {
+    let (Some(owner), Some(value)) = (&marker.owner, &marker.value) else {
+        return Err(UniqueError::Invalid(format!(
+            "marker {} names no owner",
+            marker.name
+        )));
+    };
+    let mut tx = Transaction::default();
+    let mut b = Builder::new();
+    let p = b.placeholders();
+    let owner_attr = p.name(OWNER_ATTR);
+    let old = p.value("old", json!({ "M": owner }));
+    let new = p.value("new", json!({ "M": claimant }));
+    b.add_raw(Kind::Update, format!("SET {owner_attr} = {new}"));
+    b.add_raw(Kind::Condition, format!("{owner_attr} = {old}"));
+    let mut fields = Map::new();
+    fields.insert("TableName".into(), json!(c.spec.table));
+    fields.insert(
+        "Key".into(),
+        json!(c.marker_key_named(&marker.attribute, &marker.name)),
+    );
+    let label = ActionLabel {
+        what: format!("hand marker {} to {}", marker.name, c.display(claimant)),
+        on_condition_failed: "the marker changed since it was inspected".into(),
+    };
+    tx.push("Update", fields, &b, label, None)?;
+    push_owner_lost_value(&mut tx, c, marker, owner)?;
+    push_owner_holds(&mut tx, c, claimant, &marker.attribute, value)?;
     Ok(tx)
 }
 
@@ -699,23 +850,12 @@ fn add_marker_tx(c: &Constraint, missing: &MissingMarker) -> Result<Transaction,
         },
         Some(&missing.attribute),
     )?;
-    let mut b = Builder::new();
-    let p = b.placeholders();
-    let attr = p.name(&missing.attribute);
-    let v = p.value(&missing.attribute, missing.value.clone());
-    b.add_raw(Kind::Condition, format!("{attr} = {v}"));
-    let mut fields = Map::new();
-    fields.insert("TableName".into(), json!(c.spec.table));
-    fields.insert("Key".into(), json!(missing.owner));
-    tx.push(
-        "ConditionCheck",
-        fields,
-        &b,
-        ActionLabel {
-            what: format!("check owner {}", c.display(&missing.owner)),
-            on_condition_failed: format!("the owner no longer has this {}", missing.attribute),
-        },
-        None,
+    push_owner_holds(
+        &mut tx,
+        c,
+        &missing.owner,
+        &missing.attribute,
+        &missing.value,
     )?;
     Ok(tx)
 }
