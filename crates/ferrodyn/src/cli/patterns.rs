@@ -349,8 +349,10 @@ enum UniqueCommand {
         #[command(flatten)]
         look: LookArgs,
     },
-    /// Run `locks`, then fix what it found: delete orphaned and stale
-    /// markers, add missing ones (each fix re-checked in its own transaction).
+    /// Run `locks`, then fix what it found, each fix re-checked in its own
+    /// transaction: hand an orphaned or stale marker to the owner now
+    /// holding its value, delete one only when --scan-owners proves no item
+    /// holds it, add missing ones; markers it cannot read are left alone.
     Repair {
         #[command(flatten)]
         look: LookArgs,
