@@ -68,6 +68,34 @@ def test_create_table_with_a_gsi_through_the_form(server, browser):
     assert js_errors(browser) == []
 
 
+def test_create_table_refuses_two_types_for_one_key_and_an_unnamed_index(server, browser):
+    """Issue 26, bug 2: pk String on the table and Number on a GSI created the
+    table with pk as Number; a GSI left without a name was dropped silently."""
+    from selenium.webdriver.support.ui import Select
+    open_console(browser, server)
+    button(browser, "+ Create").click()
+    d = dialog(browser)
+    d.find_element(By.NAME, "table-name").send_keys("typed")
+    d.find_element(By.NAME, "pk-name").send_keys("pk")
+    button(browser, "+ Global secondary index", d).click()
+    d.find_element(By.NAME, "GSI-pk-name").send_keys("pk")
+    Select(d.find_element(By.NAME, "GSI-pk-type")).select_by_value("N")
+    d.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    error = wait(browser, lambda b: visible(b, ".dialog .error"))[0]
+    assert "no name" in error.text, error.text
+    by_label(browser, "GSI name").send_keys("by_pk")
+    d.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    wait(browser, lambda b: "String in the table's partition key and Number in index by_pk's partition key"
+         in d.text)
+    assert server.call("ListTables", {})["TableNames"] == []
+    Select(d.find_element(By.NAME, "GSI-pk-type")).select_by_value("S")
+    d.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    wait(browser, lambda b: "table/typed/details" in b.current_url)
+    table = server.call("DescribeTable", {"TableName": "typed"})["Table"]
+    assert table["AttributeDefinitions"] == [{"AttributeName": "pk", "AttributeType": "S"}]
+    assert js_errors(browser) == []
+
+
 def commit_from_panel(browser):
     browser.find_element(By.ID, "stage-button").click()
     commit = wait(browser, lambda b: visible(b, "#commit-button") and visible(b, "#commit-button")[0])

@@ -89,38 +89,59 @@ function indexRow(kind, list) {
   return row;
 }
 
-/** The CreateTable request of the form. */
+const TYPE_NAMES = { S: 'String', N: 'Number', B: 'Binary' };
+
+/** Why the form cannot become a CreateTable request (shown in the dialog). */
+class FormError extends Error {
+  constructor(message) {
+    super(message);
+    this.code = 'Check the form';
+  }
+}
+
+/**
+ * The CreateTable request of the form. Throws a FormError rather than
+ * change what the person asked for: one attribute given two types (DynamoDB
+ * keeps one definition per attribute), or an index left without a name.
+ */
 function createRequest(form, indexes) {
-  const defs = new Map();
-  const key = (name, type, keyType) => {
-    defs.set(name, type);
+  const defs = new Map(); // attribute -> { type, where }
+  const key = (name, type, keyType, where) => {
+    const earlier = defs.get(name);
+    if (earlier && earlier.type !== type) {
+      throw new FormError(`Attribute ${name} is ${TYPE_NAMES[earlier.type]} in ${earlier.where} and ${TYPE_NAMES[type]} in ${where}: an attribute has one type wherever it is a key.`);
+    }
+    if (!earlier) defs.set(name, { type, where });
     return { AttributeName: name, KeyType: keyType };
   };
-  const schema = (pk, sk) => [key(pk.name.value.trim(), pk.type.value, 'HASH'),
-    ...(sk.name.value.trim() ? [key(sk.name.value.trim(), sk.type.value, 'RANGE')] : [])];
-  const request = { TableName: form.name.value.trim(), KeySchema: schema(form.pk, form.sk) };
+  const schema = (pk, sk, owner) => [key(pk.name.value.trim(), pk.type.value, 'HASH', `${owner}'s partition key`),
+    ...(sk.name.value.trim() ? [key(sk.name.value.trim(), sk.type.value, 'RANGE', `${owner}'s sort key`)] : [])];
+  const request = { TableName: form.name.value.trim(), KeySchema: schema(form.pk, form.sk, 'the table') };
   const provisioned = form.billing.value === 'PROVISIONED';
   const throughput = { ReadCapacityUnits: Number(form.rcu.value), WriteCapacityUnits: Number(form.wcu.value) };
   request.BillingMode = form.billing.value;
   if (provisioned) request.ProvisionedThroughput = throughput;
   const gsis = [], lsis = [];
-  for (const entry of indexes) {
+  for (const [n, entry] of indexes.entries()) {
     const i = entry.read();
-    if (!i.name) continue;
+    if (!i.name) {
+      throw new FormError(`Secondary index ${n + 1} (${i.kind}) has no name: name it, or remove it with its Remove button.`);
+    }
     const index = { IndexName: i.name, Projection: i.projection };
     if (i.kind === 'GSI') {
-      index.KeySchema = schema(i.pk, i.sk);
+      index.KeySchema = schema(i.pk, i.sk, `index ${i.name}`);
       if (provisioned) index.ProvisionedThroughput = throughput;
       gsis.push(index);
     } else {
-      index.KeySchema = [key(form.pk.name.value.trim(), form.pk.type.value, 'HASH'), key(i.sk.name.value.trim(), i.sk.type.value, 'RANGE')];
+      index.KeySchema = [key(form.pk.name.value.trim(), form.pk.type.value, 'HASH', 'the table\'s partition key'),
+        key(i.sk.name.value.trim(), i.sk.type.value, 'RANGE', `index ${i.name}'s sort key`)];
       lsis.push(index);
     }
   }
   if (gsis.length) request.GlobalSecondaryIndexes = gsis;
   if (lsis.length) request.LocalSecondaryIndexes = lsis;
   if (form.stream.value !== 'OFF') request.StreamSpecification = { StreamEnabled: true, StreamViewType: form.stream.value };
-  request.AttributeDefinitions = [...defs].map(([AttributeName, AttributeType]) => ({ AttributeName, AttributeType }));
+  request.AttributeDefinitions = [...defs].map(([AttributeName, { type }]) => ({ AttributeName, AttributeType: type }));
   return request;
 }
 
@@ -143,8 +164,9 @@ export function createTableDialog() {
     const status = el('div');
     const submit = async (e) => {
       e.preventDefault();
-      const request = createRequest(form, indexes);
+      let request;
       try {
+        request = createRequest(form, indexes);
         await call('CreateTable', request);
         if (form.ttl.value.trim()) {
           await waitActive(request.TableName);
