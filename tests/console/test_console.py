@@ -102,6 +102,30 @@ def commit_from_panel(browser):
     commit.click()
 
 
+def test_a_new_item_on_an_existing_key_asks_before_it_overwrites(server, browser):
+    """Issue 26, bug 6: "New item" with the key of an existing item staged a
+    put that replaced it without a word."""
+    create_table(server, "app", sk=None)
+    put_many(server, "app", [{"pk": {"S": "u1"}, "name": {"S": "Ada"}, "email": {"S": "ada@x.io"}}])
+    open_console(browser, server, "#/table/app")
+    wait(browser, lambda b: len(grid_rows(b)) == 1)
+    button(browser, "+ New item").click()
+    d = dialog(browser)
+    area = by_label(browser, "Item JSON")
+    area.clear()
+    area.send_keys('{"pk": "u1", "name": "Someone else"}')
+    button(browser, "Stage new item", d).click()
+    wait(browser, lambda b: "already exists" in d.text)
+    assert stage_count(browser) == 0, "nothing staged without asking"
+    button(browser, "Stage as overwrite", d).click()
+    wait(browser, lambda b: stage_count(b) == 1)
+    commit_from_panel(browser)
+    wait(browser, lambda b: stage_count(b) == 0)
+    item = server.call("GetItem", {"TableName": "app", "Key": {"pk": {"S": "u1"}}})["Item"]
+    assert item == {"pk": {"S": "u1"}, "name": {"S": "Someone else"}}
+    assert js_errors(browser) == []
+
+
 def test_set_binary_and_38_digit_number_round_trip_in_both_json_views(server, browser):
     create_table(server, "app", sk=None)
     open_console(browser, server, "#/table/app")

@@ -44,7 +44,13 @@ fn failure(e: StageError) -> ApiFailure {
 fn add(client: &Client, mut stage: StageFile, request: &Value) -> ApiResult {
     let table = required(request, "table")?;
     let number = match required(request, "op")? {
-        "put" => stage::stage_put(client, &mut stage, table, object(request, "item")?),
+        "put" => {
+            let item = object(request, "item")?;
+            if request["create"] == json!(true) && request["overwrite"] != json!(true) {
+                refuse_overwrite(client, &stage, table, &item)?;
+            }
+            stage::stage_put(client, &mut stage, table, item)
+        }
         "update" => {
             let remove: Vec<String> = request["remove"]
                 .as_array()
@@ -71,6 +77,37 @@ fn add(client: &Client, mut stage: StageFile, request: &Value) -> ApiResult {
     }
     .map_err(failure)?;
     Ok(json!({ "stage": stage, "number": number }))
+}
+
+/// A "new item" whose key an item already has (live, or staged) would
+/// replace that item: refused as `ItemExists` (409) unless the request says
+/// `overwrite`, so the page can ask first instead of overwriting silently.
+fn refuse_overwrite(
+    client: &Client,
+    stage: &StageFile,
+    table: &str,
+    item: &Map<String, Value>,
+) -> Result<(), ApiFailure> {
+    let mut trial = stage.clone();
+    let number = stage::stage_put(client, &mut trial, table, item.clone()).map_err(failure)?;
+    let change = &trial.changes[number - 1];
+    let staged_before = stage
+        .changes
+        .iter()
+        .any(|c| c.table == table && c.key == change.key);
+    if change.before.is_none() && !staged_before {
+        return Ok(());
+    }
+    Err(ApiFailure {
+        status: StatusCode::CONFLICT,
+        code: "ItemExists".into(),
+        message: format!(
+            "An item with this key already exists in {table}{}: staging this new item would \
+             replace it",
+            if staged_before { " (or is staged)" } else { "" }
+        ),
+        body: None,
+    })
 }
 
 fn changes(list: &[AttributeChange]) -> Value {

@@ -421,14 +421,18 @@ export async function openItem(row) {
         fill(status, errorBox(err));
       }
     });
-    const stagePut = async () => {
+    const stagePut = async (overwrite = false) => {
       try {
         const ddb = await currentItem(mode, area.value);
-        await stageChange({ op: 'put', table: view.table.TableName, item: ddb });
-        toast('Put staged', 'ok');
+        await stageChange({ op: 'put', table: view.table.TableName, item: ddb, create: row.fresh, overwrite });
+        toast(overwrite ? 'Overwrite staged' : 'Put staged', 'ok');
         close(true);
       } catch (e) {
-        fill(status, errorBox(e));
+        if (e.code !== 'ItemExists') return fill(status, errorBox(e));
+        // A new item on an existing key: say so, and stage only if asked.
+        fill(status, el('div.error', { role: 'alert' },
+          el('strong.code', 'Item exists'), ' ', el('span', e.message), ' ',
+          button('Stage as overwrite', () => stagePut(true), 'small danger')));
       }
     };
     const stageDelete = async () => {
@@ -446,7 +450,7 @@ export async function openItem(row) {
         !row.fresh && button('Stage delete', stageDelete, 'ghost danger'),
         el('span.spacer'),
         button('Close', () => close(), 'ghost'),
-        button(row.fresh ? 'Stage new item' : 'Stage as put', stagePut, 'primary')));
+        button(row.fresh ? 'Stage new item' : 'Stage as put', () => stagePut(), 'primary')));
   }, { wide: true });
 }
 
