@@ -258,6 +258,32 @@ def edit_cell(browser, key_text, column, value):
     button(browser, "Stage change", d).click()
 
 
+def test_a_change_to_a_table_that_is_gone_stays_reviewable_and_discardable(server, browser):
+    """Issue 26, bug 7: one change on a deleted table made the whole panel a
+    ResourceNotFoundException."""
+    create_table(server, "app", sk=None)
+    create_table(server, "gone", sk=None)
+    put_many(server, "app", [{"pk": {"S": "u1"}, "name": {"S": "Ada"}}])
+    put_many(server, "gone", [{"pk": {"S": "g1"}, "name": {"S": "Old"}}])
+    open_console(browser, server, "#/table/gone")
+    wait(browser, lambda b: len(grid_rows(b)) == 1)
+    edit_cell(browser, "g1", "name", "New")
+    wait(browser, lambda b: stage_count(b) == 1)
+    open_console(browser, server, "#/table/app")
+    wait(browser, lambda b: len(grid_rows(b)) == 1)
+    edit_cell(browser, "u1", "name", "Grace")
+    wait(browser, lambda b: stage_count(b) == 2)
+    server.call("DeleteTable", {"TableName": "gone"})
+    browser.find_element(By.ID, "stage-button").click()
+    cards = wait(browser, lambda b: len(visible(b, "li.card.change")) == 2 and visible(b, "li.card.change"))
+    assert "Cannot read the live item" in cards[0].text and "not found" in cards[0].text, cards[0].text
+    assert "Grace" in cards[1].text
+    button(browser, "Discard", cards[0]).click()
+    wait(browser, lambda b: stage_count(b) == 1)
+    wait(browser, lambda b: len(visible(b, "li.card.change")) == 1)
+    assert js_errors(browser) == []
+
+
 def test_stage_three_edits_reload_diff_commit_as_one_transaction(server, browser):
     create_table(server, "app", sk=None)
     put_many(server, "app", [{"pk": {"S": f"u{i}"}, "name": {"S": f"user {i}"}} for i in range(1, 4)])

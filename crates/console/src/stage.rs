@@ -126,6 +126,7 @@ fn diff(client: &Client, stage: &StageFile) -> ApiResult {
                 "changes": changes(&d.changes),
                 "drift": changes(&d.drift),
                 "existenceDrift": d.existence_drift,
+                "error": d.error,
             })
         })
         .collect();

@@ -214,11 +214,18 @@ pub struct ChangeDiff {
     pub drift: Vec<AttributeChange>,
     /// The item did not exist when staged but does now, or the reverse.
     pub existence_drift: Option<String>,
+    /// Why the live item could not be read (its table is gone, say): the
+    /// change stays listed, against its staged `before`, so it can still be
+    /// reviewed and discarded.
+    pub error: Option<String>,
 }
 
 impl fmt::Display for ChangeDiff {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "{}", self.what)?;
+        if let Some(error) = &self.error {
+            writeln!(f, "    ! cannot read the live item: {error}")?;
+        }
         if self.changes.is_empty() {
             writeln!(f, "    (no attribute changes)")?;
         }
@@ -244,14 +251,29 @@ impl fmt::Display for ChangeDiff {
     }
 }
 
-/// Compares every staged change with the live item (one GetItem each).
+/// Compares every staged change with the live item (one GetItem each). A
+/// change whose item cannot be read is listed with the error, against what
+/// was staged, never dropped from the review.
 pub fn diff(api: &dyn DynamoApi, stage: &StageFile) -> Result<Vec<ChangeDiff>, StageError> {
     let mut result = Vec::new();
     for (index, change) in stage.changes.iter().enumerate() {
         let schema = stage.tables.get(&change.table).ok_or_else(|| {
             StageError::Invalid(format!("the stage has no key schema for {}", change.table))
         })?;
-        let live = get_item(api, &change.table, &change.key)?;
+        let what = commit::label(index, change, schema).what;
+        let live = match get_item(api, &change.table, &change.key) {
+            Ok(live) => live,
+            Err(error) => {
+                result.push(ChangeDiff {
+                    what,
+                    changes: diff::attribute_changes(change.before.as_ref(), change.after.as_ref()),
+                    drift: Vec::new(),
+                    existence_drift: None,
+                    error: Some(error.to_string()),
+                });
+                continue;
+            }
+        };
         let existence_drift = match (&change.before, &live) {
             (None, Some(_)) => Some("the item exists now but did not when staged".to_string()),
             (Some(_), None) => Some("the item no longer exists".to_string()),
@@ -262,10 +284,11 @@ pub fn diff(api: &dyn DynamoApi, stage: &StageFile) -> Result<Vec<ChangeDiff>, S
             _ => Vec::new(),
         };
         result.push(ChangeDiff {
-            what: commit::label(index, change, schema).what,
+            what,
             changes: diff::attribute_changes(live.as_ref(), change.after.as_ref()),
             drift,
             existence_drift,
+            error: None,
         });
     }
     Ok(result)
