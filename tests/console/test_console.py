@@ -284,6 +284,22 @@ def test_a_change_to_a_table_that_is_gone_stays_reviewable_and_discardable(serve
     assert js_errors(browser) == []
 
 
+def test_per_value_markers_show_the_lock_pill(server, browser):
+    """Issue 26, bug 9: the pill showed only for grouped markers (UNIQ# in the
+    sort key), never for the default per-value ones (UNIQ#... / LOCK)."""
+    create_table(server, "app")
+    put_many(server, "app", [
+        {"pk": {"S": "UNIQ#EMAIL#ada@x.io"}, "sk": {"S": "LOCK"}},
+        {"pk": {"S": "ACCT#1"}, "sk": {"S": "PROFILE"}},
+    ])
+    open_console(browser, server, "#/table/app")
+    wait(browser, lambda b: len(grid_rows(b)) == 2)
+    marker = next(r for r in grid_rows(browser) if "UNIQ#EMAIL#ada@x.io" in r.text)
+    owner = next(r for r in grid_rows(browser) if "ACCT#1" in r.text)
+    assert marker.find_elements(By.CSS_SELECTOR, ".lockpill")
+    assert not owner.find_elements(By.CSS_SELECTOR, ".lockpill")
+
+
 def test_stage_three_edits_reload_diff_commit_as_one_transaction(server, browser):
     create_table(server, "app", sk=None)
     put_many(server, "app", [{"pk": {"S": f"u{i}"}, "name": {"S": f"user {i}"}} for i in range(1, 4)])

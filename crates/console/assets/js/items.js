@@ -306,7 +306,9 @@ function renderGrid() {
           ondblclick: () => editCell(row, c),
           onkeydown: (e) => { if (e.key === 'Enter') editCell(row, c); },
         }, item[c] === undefined ? '' : renderValue(item[c]),
-        c === view.tableKeys[view.tableKeys.length - 1] && item[c]?.S?.startsWith('UNIQ#')
+        // A marker of either layout: UNIQ#... in the sort key (grouped) or
+        // in the partition key (per value, sort key LOCK).
+        c === view.tableKeys[view.tableKeys.length - 1] && view.tableKeys.some((k) => item[k]?.S?.startsWith('UNIQ#'))
           ? el('span.pill.lockpill', { title: 'A uniqueness marker (see the Locks tab)' }, 'lock') : null);
       }),
       el('td.open', button('{ }', () => openItem(row), 'small ghost', { 'aria-label': `Open ${keyLabel(row.key)} as JSON` })));
