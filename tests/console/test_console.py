@@ -563,8 +563,10 @@ def test_expression_builder_aliases_a_reserved_word(server, browser):
     assert fields["ConditionExpression"] == "attribute_exists(id) AND #status = :status"
     assert fields["ExpressionAttributeNames"] == {"#status": "status"}
     assert fields["ExpressionAttributeValues"] == {":status": {"S": "active"}}
+    assert fields["Key"] == {"pk": {"S": "ACCT#1"}}, "issue 26 bug 9: snippets had no Key"
     browser.find_element(By.XPATH, "//button[@role='tab'][.='Python']").click()
-    assert "update_item(" in wait(browser, lambda b: visible(b, '[aria-label="Python snippet"]'))[0].text
+    python = wait(browser, lambda b: visible(b, '[aria-label="Python snippet"]'))[0].text
+    assert "update_item(" in python and "Key=" in python
     assert js_errors(browser) == []
 
 

@@ -268,6 +268,10 @@ fn expressions(request: &Value) -> ApiResult {
         "TableName".into(),
         json!(text(request, "table").unwrap_or("my-table")),
     );
+    if let Some(key) = builder_key(operation, text(request, "key"))? {
+        call.insert("Key".into(), key.clone());
+        fields.insert("Key".into(), key);
+    }
     call.extend(fields.clone());
     let cli = built.cli_args().replace(
         "--condition-expression",
@@ -282,6 +286,28 @@ fn expressions(request: &Value) -> ApiResult {
         "cli": cli,
         "snippets": snippets::all(operation, &Value::Object(call)),
     }))
+}
+
+/// The expression builder's Key, given as plain JSON (`{"pk": "ACCT#1"}`),
+/// in DynamoDB JSON: required by the operations that address one item, so a
+/// snippet is never a call that cannot work.
+fn builder_key(operation: &str, key: Option<&str>) -> Result<Option<Value>, ApiFailure> {
+    let needs_key = matches!(operation, "UpdateItem" | "DeleteItem" | "GetItem");
+    let Some(text) = key else {
+        return match needs_key {
+            true => Err(ApiFailure::invalid(format!(
+                "{operation} needs a Key: give the item's key as plain JSON, e.g. {{\"pk\": \"ACCT#1\"}}"
+            ))),
+            false => Ok(None),
+        };
+    };
+    if !needs_key {
+        return Ok(None);
+    }
+    let plain = Plain::parse(text).map_err(|e| ApiFailure::invalid(format!("Key: {e}")))?;
+    let (key, _) =
+        convert::item_to_ddb(&plain).map_err(|e| ApiFailure::invalid(format!("Key: {e}")))?;
+    Ok(Some(Value::Object(key)))
 }
 
 /// `ferrodyn cost` as a form.

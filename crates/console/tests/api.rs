@@ -422,7 +422,11 @@ fn bulk_jobs_delete_and_set_with_progress() {
 #[test]
 fn the_expression_builder_aliases_reserved_words_and_writes_snippets() {
     let c = start(None);
-    let out = c.post("expr", json!({"condition": "status = \"active\"", "update": "SET visits = visits + 1", "table": "users"}));
+    let out = c.post("expr", json!({"condition": "status = \"active\"", "update": "SET visits = visits + 1", "table": "users", "key": "{\"pk\": \"ACCT#1\", \"n\": 7}"}));
+    assert_eq!(
+        out["fields"]["Key"],
+        json!({"pk": {"S": "ACCT#1"}, "n": {"N": "7"}})
+    );
     assert_eq!(out["fields"]["ConditionExpression"], "#status = :status");
     assert_eq!(
         out["fields"]["ExpressionAttributeValues"][":status"],
@@ -436,6 +440,21 @@ fn the_expression_builder_aliases_reserved_words_and_writes_snippets() {
         .as_str()
         .unwrap()
         .contains("update_item("));
+    assert!(out["snippets"]["python"].as_str().unwrap().contains("Key="));
+    // UpdateItem and DeleteItem address one item: no snippet without a Key.
+    let (status, error) = c.post_with(
+        "expr",
+        &json!({"operation": "DeleteItem", "table": "t"}),
+        &[],
+    );
+    assert_eq!(status, 400);
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("DeleteItem needs a Key"),
+        "{error}"
+    );
     let (status, error) = c.post_with("expr", &json!({"condition": "status = = 1"}), &[]);
     assert_eq!(
         (status, error["code"].as_str()),

@@ -142,6 +142,7 @@ export function exprView() {
   const f = {
     operation: select(['UpdateItem', 'PutItem', 'DeleteItem', 'Query', 'Scan'], 'UpdateItem', { 'aria-label': 'Operation' }),
     table: el('input', { 'aria-label': 'Table', value: 'users' }),
+    key: el('input.mono', { 'aria-label': 'Key', value: '{"pk": "ACCT#1"}', placeholder: '{"pk": "ACCT#1", "sk": "PROFILE"}' }),
     keyCondition: el('input.mono', { 'aria-label': 'Key condition', placeholder: 'pk = "ACCT#1" and begins_with(sk, "ORDER#")' }),
     condition: el('input.mono', { 'aria-label': 'Condition', placeholder: 'attribute_exists(id) and status = "active"' }),
     filter: el('input.mono', { 'aria-label': 'Filter', placeholder: 'visits > 3' }),
@@ -169,6 +170,7 @@ export function exprView() {
     el('p.hint', 'Write expressions readably: strings in quotes, numbers bare. Reserved words (status, name, …) are aliased and values typed; each expression is checked with the server’s own parser.'),
     el('form.form', { onsubmit: build, 'aria-label': 'Expression builder' },
       el('div.grid2', field('Operation', f.operation), field('Table', f.table)),
+      field('Key', f.key, 'plain JSON; UpdateItem, DeleteItem'),
       field('Key condition', f.keyCondition), field('Condition', f.condition), field('Filter', f.filter), field('Update', f.update),
       el('footer', el('button.btn.primary', { type: 'submit' }, 'Build'))),
     out);
