@@ -534,6 +534,38 @@ def test_banner_when_the_server_goes_away_and_recovery_when_it_returns(browser):
         first.stop()
 
 
+def dot_color(browser):
+    return browser.execute_script(
+        "return getComputedStyle(document.querySelector('#conn .dot')).backgroundColor")
+
+
+def test_an_idle_page_notices_the_outage_and_the_dot_turns_red(browser):
+    """Issue 26, bugs 8 and 9: an idle page kept a green dot until the next
+    action, and the dot stayed green while the banner said "not answering"."""
+    port = str(free_port())
+    first = Server(port=port)
+    try:
+        open_console(browser, first)
+        browser.execute_script("localStorage.setItem('ferrodyn.heartbeatSeconds', '1')")
+        browser.refresh()
+        wait(browser, lambda b: b.find_elements(By.CSS_SELECTOR, "#conn .dot"))
+        green = dot_color(browser)
+        first.stop()
+        # No key pressed, no click: the heartbeat finds out.
+        wait(browser, lambda b: b.find_element(By.ID, "banner").is_displayed(), timeout=10)
+        assert "not answering" in browser.find_element(By.ID, "banner").text
+        assert dot_color(browser) != green
+        second = Server(port=port)
+        try:
+            wait(browser, lambda b: not b.find_element(By.ID, "banner").is_displayed(), timeout=15)
+            assert dot_color(browser) == green
+        finally:
+            second.stop()
+    finally:
+        first.stop()
+        browser.execute_script("localStorage.removeItem('ferrodyn.heartbeatSeconds')")
+
+
 def test_stream_records_newest_first_with_old_and_new_images(server, browser):
     server.call("CreateTable", {
         "TableName": "app", "BillingMode": "PAY_PER_REQUEST",

@@ -1,8 +1,10 @@
 // The console API client: every request goes to /console/api/... on this
 // origin (the server holds the credentials and does the DynamoDB work).
 // Failures become ApiError(code, message, body) as DynamoDB names them.
-// When the server stops answering, a banner says so and the page polls until
-// it is back, then tells its listeners to refresh.
+// When the server stops answering, a banner says so (and the connection dot
+// turns red) and the page polls until it is back, then tells its listeners
+// to refresh. An idle page notices too: a heartbeat asks every 15 s while
+// the page is visible.
 
 import { banner, toast } from './ui.js';
 
@@ -22,9 +24,16 @@ export function onReconnect(listener) {
   reconnectListeners.push(listener);
 }
 
+/** Whether the connection is down: the banner and the dot agree. */
+function setAway(value) {
+  away = value;
+  if (value) document.body.dataset.connection = 'lost';
+  else delete document.body.dataset.connection;
+}
+
 function lost(reason) {
   if (away) return;
-  away = true;
+  setAway(true);
   banner(reason);
   const poll = async () => {
     try {
@@ -36,7 +45,7 @@ function lost(reason) {
           method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"Limit":1}',
         });
         if (probe.status !== 502) {
-          away = false;
+          setAway(false);
           banner(null);
           toast('Connection restored', 'ok');
           reconnectListeners.forEach((l) => l());
@@ -47,6 +56,16 @@ function lost(reason) {
     setTimeout(poll, 1500);
   };
   setTimeout(poll, 1000);
+}
+
+/** Starts the idle heartbeat: the console server and its endpoint are
+ * asked (the cheapest call, ListTables with Limit 1) every `seconds` while
+ * the page is visible and nothing is known to be wrong. */
+export function startHeartbeat(seconds = 15) {
+  setInterval(() => {
+    if (away || document.hidden) return;
+    api('call/ListTables', { Limit: 1 }).catch(() => { /* lost() has said so */ });
+  }, seconds * 1000);
 }
 
 /** POSTs `body` (or GETs when body is undefined) to /console/api/<path>. */

@@ -2,7 +2,7 @@
 // #/expr, #/cost, #/partiql), keyboard shortcuts, theme, and recovery after
 // the server comes back.
 
-import { api, onReconnect } from './api.js';
+import { api, onReconnect, startHeartbeat } from './api.js';
 import { el, fill, button, dialog, closeTopDialog, errorBox, formatBytes, $ } from './ui.js';
 import { loadTables, renderTableList, createTableDialog, renderDetails, billing, plural } from './tables.js';
 import { explorer, refresh, readForm } from './items.js';
@@ -143,6 +143,8 @@ async function boot() {
     $('#conn').title = `Endpoint ${app.info.endpoint}, region ${app.info.region}, credentials: ${app.info.credentials}`;
     initStage(app.info.endpoint);
     await loadTables();
+    // Tests shorten the idle heartbeat through localStorage.
+    startHeartbeat(Number(localStorage.getItem('ferrodyn.heartbeatSeconds')) || 15);
   } catch (e) {
     fill($('#main'), el('div.page', errorBox(e)));
     return;
