@@ -6,7 +6,7 @@
 
 use crate::api::{required, text, ApiFailure, ApiResult};
 use ferrodyn_client::Client;
-use ferrodyn_patterns::expr::{shell_quote, Builder, Kind};
+use ferrodyn_patterns::expr::{shell_quote, Builder, ExprError, Kind};
 use serde_json::{json, Map, Value};
 
 /// Sort-key operators and how each is written.
@@ -38,7 +38,9 @@ pub fn request(form: &Value) -> Result<(String, Value), ApiFailure> {
             .map_err(|e| ApiFailure::invalid(format!("filter: {e}")))?;
     }
     let projection = text(form, "projection").map(|list| projection(&mut b, list));
-    let built = b.build().map_err(|e| ApiFailure::invalid(e.to_string()))?;
+    let built = b
+        .build()
+        .map_err(|e| filter_error(e, text(form, "filter")))?;
     let mut request = Map::new();
     request.insert("TableName".into(), json!(table));
     if let Some(index) = text(form, "index") {
@@ -58,6 +60,21 @@ pub fn request(form: &Value) -> Result<(String, Value), ApiFailure> {
     page_options(form, query, &mut request);
     let operation = if query { "Query" } else { "Scan" };
     Ok((operation.to_string(), Value::Object(request)))
+}
+
+/// A build error as the person wrote it: the filter's mistakes are named
+/// FilterExpression (the builder checks it as a condition) and shown against
+/// the filter they typed, not the placeholders it was rewritten into.
+fn filter_error(error: ExprError, filter: Option<&str>) -> ApiFailure {
+    match (error, filter) {
+        (ExprError::Invalid { message, .. }, Some(filter))
+            if message.starts_with("Invalid ConditionExpression") =>
+        {
+            let message = message.replacen("Invalid ConditionExpression", "Invalid filter", 1);
+            ApiFailure::invalid(format!("{message}\n  filter: {filter}"))
+        }
+        (other, _) => ApiFailure::invalid(other.to_string()),
+    }
 }
 
 /// The form's key condition: the partition key's equality, and the sort

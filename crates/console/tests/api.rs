@@ -346,6 +346,21 @@ fn the_read_form_builds_the_request_and_pages() {
     assert_eq!(page["Count"], 2);
     assert!(page["LastEvaluatedKey"].is_object());
     assert_eq!(page["request"]["FilterExpression"], "#status = :status");
+    // A mistake in the filter is named as the filter and shown as typed
+    // (issue 26: it said "Invalid ConditionExpression" and echoed placeholders).
+    let bad = json!({"operation": "Scan", "table": "users", "filter": "status = = \"x\""});
+    let (status, error) = c.post_with("read", &bad, &[]);
+    assert_eq!(status, 400);
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("Invalid filter: Syntax error"),
+        "{message}"
+    );
+    assert!(message.ends_with("filter: status = = \"x\""), "{message}");
+    assert!(
+        !message.contains("ConditionExpression") && !message.contains("#status"),
+        "{message}"
+    );
     assert!(page["commands"]["aws"]
         .as_str()
         .unwrap()
