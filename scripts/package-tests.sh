@@ -29,13 +29,17 @@ cp -r tests/packages/python "$WORK/python"
   [ "$(command -v ferrodyn)" = "$WORK/venv/bin/ferrodyn" ]
   pytest -q
   pytest -q -n 2
-  # One server shared by the workers, kept apart by per-test namespaces.
+  # One server shared by the workers, kept apart by per-test namespaces
+  # (started here, not by the plugin: it is stopped by PID, so no helper
+  # process outlives the script).
   ferrodyn serve --in-memory --port 0 --namespaces access-key --clock manual \
-    --exit-on-stdin-eof < <(sleep 600) > shared-server.out &
+    --console off < /dev/null > shared-server.out 2>&1 &
+  shared=$!
+  trap 'kill "$shared" 2>/dev/null || true' EXIT
   for _ in $(seq 100); do grep -q listening shared-server.out 2>/dev/null && break; sleep 0.05; done
   FERRODYN_ENDPOINT=$(sed -n 's/^ferrodyn listening on \([^ ]*\).*/\1/p' shared-server.out) \
-    pytest -q -n 2 -p no:randomly
-  kill %1 2>/dev/null || true
+    pytest -q -n 2
+  kill "$shared"
 )
 
 echo "== npm packages + vitest"
