@@ -300,6 +300,31 @@ def test_per_value_markers_show_the_lock_pill(server, browser):
     assert not owner.find_elements(By.CSS_SELECTOR, ".lockpill")
 
 
+def test_a_staged_row_says_when_someone_else_changed_the_item(server, browser):
+    """Issue 26, bug 3: after another writer changed a staged item, a
+    re-query showed the staged snapshot with no sign it was out of date."""
+    create_table(server, "app", sk=None)
+    put_many(server, "app", [{"pk": {"S": "u1"}, "name": {"S": "Ada"}, "visits": {"N": "1"}},
+                             {"pk": {"S": "u2"}, "name": {"S": "Bob"}}])
+    open_console(browser, server, "#/table/app")
+    wait(browser, lambda b: len(grid_rows(b)) == 2)
+    edit_cell(browser, "u1", "name", "Grace")
+    edit_cell(browser, "u2", "name", "Bobby")
+    wait(browser, lambda b: stage_count(b) == 2)
+    assert not browser.find_elements(By.CSS_SELECTOR, ".driftpill")
+    server.call("UpdateItem", {"TableName": "app", "Key": {"pk": {"S": "u1"}},
+                               "UpdateExpression": "SET visits = :v", "ExpressionAttributeValues": {":v": {"N": "2"}}})
+    browser.find_element(By.TAG_NAME, "body").send_keys("r")  # Refresh
+    pill = wait(browser, lambda b: visible(b, ".driftpill"))
+    assert len(pill) == 1 and pill[0].text == "changed since staged"
+    assert "visits" in pill[0].get_attribute("title")
+    row = next(r for r in grid_rows(browser) if "u1" in r.text)
+    assert "Grace" in row.text, "the staged value is still what the commit would write"
+    visits = row.find_element(By.CSS_SELECTOR, 'td[data-col="visits"]').text
+    assert visits.endswith("2"), f"the attribute the change leaves alone shows its live value: {visits!r}"
+    assert js_errors(browser) == []
+
+
 def test_stage_three_edits_reload_diff_commit_as_one_transaction(server, browser):
     create_table(server, "app", sk=None)
     put_many(server, "app", [{"pk": {"S": f"u{i}"}, "name": {"S": f"user {i}"}} for i in range(1, 4)])

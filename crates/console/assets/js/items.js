@@ -271,7 +271,44 @@ function rows() {
   return all;
 }
 
-const shown = (row) => (row.change?.after || row.item);
+/**
+ * What a row shows: for a staged update, the live item with the staged
+ * attribute changes applied (the commit writes only those, so the other
+ * attributes are shown as they are now, not as they were when staged);
+ * for a staged put the item it writes; otherwise the live item.
+ */
+function shown(row) {
+  const change = row.change;
+  if (!change?.after) return row.item;
+  if (change.op !== 'update' || !change.before || !row.item) return change.after;
+  const out = { ...row.item };
+  for (const name of new Set([...Object.keys(change.before), ...Object.keys(change.after)])) {
+    if (canonical(change.before[name]) === canonical(change.after[name])) continue;
+    if (change.after[name] === undefined) delete out[name];
+    else out[name] = change.after[name];
+  }
+  return out;
+}
+
+/** An attribute value in a comparable form (set members sorted). */
+function canonical(value) {
+  if (value === undefined) return undefined;
+  const [tag, inner] = Object.entries(value)[0] || [];
+  return ['SS', 'NS', 'BS'].includes(tag) ? JSON.stringify({ [tag]: [...inner].sort() }) : JSON.stringify(value);
+}
+
+/**
+ * Attributes of a staged row whose live value (as this page read it) is no
+ * longer what the change was staged against: someone else wrote the item.
+ * Empty when it is unchanged, or the row is not staged.
+ */
+function driftOf(row) {
+  if (!row.change || row.added) return [];
+  const before = row.change.before;
+  if (!before) return Object.keys(row.item); // staged as new, exists now
+  const names = new Set([...Object.keys(before), ...Object.keys(row.item)]);
+  return [...names].filter((n) => canonical(before[n]) !== canonical(row.item[n])).sort();
+}
 
 function renderGrid() {
   const list = rows();
@@ -293,7 +330,8 @@ function renderGrid() {
     const item = shown(row);
     const op = row.change?.op;
     const cls = row.added ? '.row-new' : op === 'delete' ? '.row-delete' : op ? '.row-update' : '';
-    return el(`tr${cls}${view.selection.has(row.id) ? '.selected' : ''}`, { dataset: { key: JSON.stringify(row.key) } },
+    const drift = driftOf(row);
+    return el(`tr${cls}${drift.length ? '.row-drift' : ''}${view.selection.has(row.id) ? '.selected' : ''}`, { dataset: { key: JSON.stringify(row.key) } },
       el('td.sel', el('input', { type: 'checkbox', 'aria-label': `Select ${keyLabel(row.key)}`, checked: view.selection.has(row.id),
         onchange: (e) => { e.target.checked ? view.selection.add(row.id) : view.selection.delete(row.id); renderToolbar(list); e.target.closest('tr').classList.toggle('selected', e.target.checked); } })),
       visible.map((c) => {
@@ -309,7 +347,11 @@ function renderGrid() {
         // A marker of either layout: UNIQ#... in the sort key (grouped) or
         // in the partition key (per value, sort key LOCK).
         c === view.tableKeys[view.tableKeys.length - 1] && view.tableKeys.some((k) => item[k]?.S?.startsWith('UNIQ#'))
-          ? el('span.pill.lockpill', { title: 'A uniqueness marker (see the Locks tab)' }, 'lock') : null);
+          ? el('span.pill.lockpill', { title: 'A uniqueness marker (see the Locks tab)' }, 'lock') : null,
+        // The staged values are what the commit writes; say when the live
+        // item moved on under them (the commit will then be cancelled).
+        c === view.tableKeys[view.tableKeys.length - 1] && drift.length
+          ? el('span.pill.driftpill', { title: `Changed by someone else since staged: ${drift.join(', ')}. The commit will be cancelled unless you re-stage (see the Stage panel).` }, 'changed since staged') : null);
       }),
       el('td.open', button('{ }', () => openItem(row), 'small ghost', { 'aria-label': `Open ${keyLabel(row.key)} as JSON` })));
   });
