@@ -325,6 +325,33 @@ def test_a_staged_row_says_when_someone_else_changed_the_item(server, browser):
     assert js_errors(browser) == []
 
 
+def test_the_diff_shows_only_what_the_commit_writes_and_restages(server, browser):
+    """Issue 26, bug 4: another writer's change showed reversed as part of
+    yours ("visits 12345 -> 21"), and there was no way to restage."""
+    create_table(server, "app", sk=None)
+    put_many(server, "app", [{"pk": {"S": "u1"}, "name": {"S": "Ada"}, "visits": {"N": "21"}}])
+    open_console(browser, server, "#/table/app")
+    wait(browser, lambda b: len(grid_rows(b)) == 1)
+    edit_cell(browser, "u1", "name", "Grace")
+    wait(browser, lambda b: stage_count(b) == 1)
+    server.call("UpdateItem", {"TableName": "app", "Key": {"pk": {"S": "u1"}},
+                               "UpdateExpression": "SET visits = :v", "ExpressionAttributeValues": {":v": {"N": "12345"}}})
+    browser.find_element(By.ID, "stage-button").click()
+    card = wait(browser, lambda b: visible(b, "li.card.change"))[0]
+    wait(browser, lambda b: "Changed since staged" in card.text)
+    written = card.find_element(By.CSS_SELECTOR, "ul.attrs").text
+    assert "name" in written and "Grace" in written
+    assert "visits" not in written, f"someone else's change shown as ours: {written!r}"
+    button(browser, "Restage against the current item", card).click()
+    wait(browser, lambda b: "Changed since staged" not in b.find_element(By.CSS_SELECTOR, "li.card.change").text)
+    commit = wait(browser, lambda b: visible(b, "#commit-button") and visible(b, "#commit-button")[0])
+    commit.click()
+    wait(browser, lambda b: stage_count(b) == 0)
+    item = server.call("GetItem", {"TableName": "app", "Key": {"pk": {"S": "u1"}}})["Item"]
+    assert item == {"pk": {"S": "u1"}, "name": {"S": "Grace"}, "visits": {"N": "12345"}}
+    assert js_errors(browser) == []
+
+
 def test_stage_three_edits_reload_diff_commit_as_one_transaction(server, browser):
     create_table(server, "app", sk=None)
     put_many(server, "app", [{"pk": {"S": f"u{i}"}, "name": {"S": f"user {i}"}} for i in range(1, 4)])

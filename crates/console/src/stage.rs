@@ -19,6 +19,7 @@ pub fn handle(client: &Client, action: &str, request: &Value) -> ApiResult {
     match action {
         "add" => add(client, stage, request),
         "diff" => diff(client, &stage),
+        "restage" => restage(client, stage, request),
         "commit" => commit(client, &stage, request["allowSplit"] == json!(true)),
         other => Err(ApiFailure::invalid(format!("no stage action {other}"))),
     }
@@ -108,6 +109,14 @@ fn refuse_overwrite(
         ),
         body: None,
     })
+}
+
+/// Re-stages change `number` against the live item (after another writer
+/// changed it): answers the updated stage and what the change now writes.
+fn restage(client: &Client, mut stage: StageFile, request: &Value) -> ApiResult {
+    let number = request["number"].as_u64().unwrap_or(0) as usize;
+    let written = stage::restage(client, &mut stage, number).map_err(failure)?;
+    Ok(json!({ "stage": stage, "changes": changes(&written) }))
 }
 
 fn changes(list: &[AttributeChange]) -> Value {

@@ -62,6 +62,18 @@ export async function stageChange(change) {
   return result.number;
 }
 
+/** Re-stages change `index` against the item as it is now. */
+async function restage(index) {
+  try {
+    const result = await api('stage/restage', { stage, number: index + 1 });
+    failures = {};
+    save(result.stage);
+    toast(`Change ${index + 1} re-staged against the current item`, 'ok');
+  } catch (e) {
+    toast(`${e.code}: ${e.message}`, 'error');
+  }
+}
+
 export function discard(index) {
   const next = structuredClone(stage);
   next.changes.splice(index, 1);
@@ -173,7 +185,9 @@ function diffCard(diff, change, index) {
       : el('p.hint', 'No attribute changes against the live item.'),
     diff.existenceDrift && el('div.warn', `⚠ ${diff.existenceDrift}: the commit will be cancelled unless you re-stage.`),
     diff.drift.length ? el('div.warn', '⚠ Changed since staged (the commit will be cancelled):',
-      el('ul.attrs', diff.drift.map((c) => attrRow(c, 'drift')))) : null);
+      el('ul.attrs', diff.drift.map((c) => attrRow(c, 'drift')))) : null,
+    (diff.drift.length || diff.existenceDrift)
+      && button('Restage against the current item', () => restage(index), 'small', { 'aria-label': `Restage change ${index + 1}` }));
 }
 
 function footer() {

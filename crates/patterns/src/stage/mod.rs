@@ -285,13 +285,60 @@ pub fn diff(api: &dyn DynamoApi, stage: &StageFile) -> Result<Vec<ChangeDiff>, S
         };
         result.push(ChangeDiff {
             what,
-            changes: diff::attribute_changes(live.as_ref(), change.after.as_ref()),
+            changes: written_changes(change, live.as_ref()),
             drift,
             existence_drift,
             error: None,
         });
     }
     Ok(result)
+}
+
+/// What the commit of `change` writes, against the live item: a put or a
+/// delete replaces the whole item, but an update writes only the attributes
+/// it changed from `before`, so another writer's change to the others is
+/// neither shown as this change's nor undone by it.
+fn written_changes(change: &Change, live: Option<&Map<String, Value>>) -> Vec<AttributeChange> {
+    if change.op != Op::Update || change.before.is_none() {
+        return diff::attribute_changes(live, change.after.as_ref());
+    }
+    let result = applied(change, live);
+    diff::attribute_changes(live, Some(&result))
+}
+
+/// `live` with the attributes `change` changed from its `before` applied:
+/// what an update leaves the item as.
+fn applied(change: &Change, live: Option<&Map<String, Value>>) -> Map<String, Value> {
+    let mut result = live.cloned().unwrap_or_else(|| change.key.clone());
+    let staged = diff::attribute_changes(change.before.as_ref(), change.after.as_ref());
+    for attribute in staged {
+        match attribute.new {
+            Some(value) => result.insert(attribute.name, value),
+            None => result.remove(&attribute.name),
+        };
+    }
+    result
+}
+
+/// Re-stages change `number` (1-based) against the item as it is now: its
+/// `before` becomes the live item, so the commit's lock expects it, and an
+/// update keeps only its own attribute changes, applied to the live item. A
+/// put or delete keeps what it writes. Answers what the change now writes.
+pub fn restage(
+    api: &dyn DynamoApi,
+    stage: &mut StageFile,
+    number: usize,
+) -> Result<Vec<AttributeChange>, StageError> {
+    let Some(change) = number.checked_sub(1).and_then(|i| stage.changes.get_mut(i)) else {
+        return Err(StageError::Invalid(format!("there is no change {number}")));
+    };
+    let live = get_item(api, &change.table, &change.key)?;
+    if change.op == Op::Update && change.before.is_some() {
+        change.after = Some(applied(change, live.as_ref()));
+    }
+    change.before = live;
+    let written = diff::attribute_changes(change.before.as_ref(), change.after.as_ref());
+    Ok(written)
 }
 
 /// What a successful commit did.
