@@ -309,6 +309,7 @@ def test_a_staged_row_says_when_someone_else_changed_the_item(server, browser):
     open_console(browser, server, "#/table/app")
     wait(browser, lambda b: len(grid_rows(b)) == 2)
     edit_cell(browser, "u1", "name", "Grace")
+    wait(browser, lambda b: stage_count(b) == 1)  # the grid redraws: then edit the next
     edit_cell(browser, "u2", "name", "Bobby")
     wait(browser, lambda b: stage_count(b) == 2)
     assert not browser.find_elements(By.CSS_SELECTOR, ".driftpill")
