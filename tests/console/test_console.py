@@ -248,9 +248,13 @@ def test_query_with_begins_with_and_on_the_gsi(server, browser):
 
 
 def edit_cell(browser, key_text, column, value):
-    row = next(r for r in grid_rows(browser) if key_text in r.text)
-    cell = row.find_element(By.CSS_SELECTOR, f'td[data-col="{column}"]')
-    ActionChains(browser).double_click(cell).perform()
+    def open_editor(b):
+        # The grid may redraw under us (a stage change, a refresh): find the
+        # row again until a double-click lands.
+        row = next(r for r in grid_rows(b) if key_text in r.text)
+        ActionChains(b).double_click(row.find_element(By.CSS_SELECTOR, f'td[data-col="{column}"]')).perform()
+        return True
+    wait(browser, open_editor)
     d = dialog(browser)
     area = by_label(browser, "Value")
     area.clear()
