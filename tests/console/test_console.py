@@ -357,6 +357,24 @@ def test_the_diff_shows_only_what_the_commit_writes_and_restages(server, browser
     assert js_errors(browser) == []
 
 
+def test_long_and_hidden_set_members_can_be_read_in_full(server, browser):
+    """Issue 26, bug 9: set members were cut at 24 characters, and members
+    past the sixth were only counted, with no way to see them."""
+    create_table(server, "app", sk=None)
+    long_member = "a-member-much-longer-than-twenty-four-characters"
+    members = [long_member] + [f"m{i}" for i in range(7)]
+    put_many(server, "app", [{"pk": {"S": "u1"}, "tags": {"SS": members}}])
+    open_console(browser, server, "#/table/app")
+    wait(browser, lambda b: len(grid_rows(b)) == 1)
+    chips = browser.find_elements(By.CSS_SELECTOR, 'td[data-col="tags"] .chip')
+    titles = [c.get_attribute("title") for c in chips]
+    assert long_member in titles, titles
+    more = browser.find_element(By.CSS_SELECTOR, 'td[data-col="tags"] .more')
+    shown = {t for t in titles}
+    hidden = set(more.get_attribute("title").split("\n"))
+    assert shown | hidden == set(members), (shown, hidden)
+
+
 def test_stage_three_edits_reload_diff_commit_as_one_transaction(server, browser):
     create_table(server, "app", sk=None)
     put_many(server, "app", [{"pk": {"S": f"u{i}"}, "name": {"S": f"user {i}"}} for i in range(1, 4)])

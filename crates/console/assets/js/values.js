@@ -41,14 +41,16 @@ export function renderValue(value) {
   const badge = el(`span.t.t-${type}`, { title: typeTitle(type) }, type);
   let body;
   switch (type) {
-    case 'S': body = el('span.v-s', short(inner, 120)); break;
+    case 'S': body = el('span.v-s', inner.length > 120 ? { title: inner } : {}, short(inner, 120)); break;
     case 'N': body = el('span.v-n', inner); break;
     case 'BOOL': body = el(`span.v-bool.${inner}`, String(inner)); break;
     case 'NULL': body = el('span.v-null', 'null'); break;
     case 'B': body = el('span.v-b', { title: inner }, short(inner, 24)); break;
     case 'SS': case 'NS': case 'BS':
-      body = el('span.chips', inner.slice(0, 6).map((x) => el('span.chip', short(String(x), 24))),
-        inner.length > 6 ? el('span.more', `+${inner.length - 6}`) : null);
+      // Members are cut to fit a cell; each keeps its whole text in its
+      // title, and "+N" lists the members not shown.
+      body = el('span.chips', inner.slice(0, 6).map((x) => el('span.chip', { title: String(x) }, short(String(x), 24))),
+        inner.length > 6 ? el('span.more', { title: inner.slice(6).join('\n') }, `+${inner.length - 6}`) : null);
       break;
     default: body = el('span.v-doc', short(summary(value), 120));
   }
