@@ -99,12 +99,7 @@ impl Transport {
             .get("x-amzn-errortype")
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
-        let text = response
-            .body_mut()
-            .with_config()
-            .limit(MAX_RESPONSE_BYTES)
-            .read_to_string()
-            .map_err(|e| ClientError::Transport(format!("reading the response: {e}")))?;
+        let text = read_text(&mut response)?;
         let json: Option<serde_json::Value> = if text.trim().is_empty() {
             Some(serde_json::json!({}))
         } else {
@@ -162,12 +157,7 @@ impl Transport {
             .run(request)
             .map_err(|e| ClientError::Transport(format!("{url}: {e}")))?;
         let status = response.status().as_u16();
-        let text = response
-            .body_mut()
-            .with_config()
-            .limit(MAX_RESPONSE_BYTES)
-            .read_to_string()
-            .map_err(|e| ClientError::Transport(format!("reading the response: {e}")))?;
+        let text = read_text(&mut response)?;
         let json: Option<serde_json::Value> = serde_json::from_str(&text).ok();
         match (status, json) {
             (200, Some(json)) => Ok(json),
@@ -185,12 +175,7 @@ impl Transport {
             .call()
             .map_err(|e| ClientError::Transport(format!("{url}: {e}")))?;
         let status = response.status().as_u16();
-        let text = response
-            .body_mut()
-            .with_config()
-            .limit(MAX_RESPONSE_BYTES)
-            .read_to_string()
-            .map_err(|e| ClientError::Transport(format!("reading the response: {e}")))?;
+        let text = read_text(&mut response)?;
         if status != 200 {
             return Err(ClientError::Transport(format!(
                 "{url} answered HTTP {status}: {}",
@@ -244,6 +229,16 @@ fn api_error(
         status,
         body,
     }
+}
+
+/// A response's body as text, at most [`MAX_RESPONSE_BYTES`].
+fn read_text(response: &mut ureq::http::Response<ureq::Body>) -> Result<String, ClientError> {
+    response
+        .body_mut()
+        .with_config()
+        .limit(MAX_RESPONSE_BYTES)
+        .read_to_string()
+        .map_err(|e| ClientError::Transport(format!("reading the response: {e}")))
 }
 
 fn preview(text: &str) -> String {
