@@ -789,3 +789,35 @@ def test_beyond_loopback_the_console_demands_its_token(server):
     token = server.console_url.split("token=")[1]
     status, _ = server.api("info", headers={"X-Console-Token": token})
     assert status == 200
+
+
+def test_an_import_with_unreadable_lines_names_them_writes_nothing_and_offers_the_rest(server, browser, tmp_path):
+    create_table(server, "app", sk=None)
+    lines = tmp_path / "users.jsonl"
+    lines.write_text('{"pk": "u1", "n": 1}\n{"pk": "u2",}\n{"pk": "u3", "tags": {"$SS": 5}}\n{"pk": "u4"}\n')
+    open_console(browser, server, "#/table/app/transfer")
+    by_label(browser, "File to import").send_keys(str(lines))
+    button(browser, "Import").click()
+    wait(browser, lambda b: b.find_elements(By.CSS_SELECTOR, ".transfer .unreadable"))
+    report = browser.find_element(By.CSS_SELECTOR, ".transfer .unreadable").text
+    assert "2 line(s) cannot be read; nothing was written." in report
+    assert "line 2, byte 12: " in report and "line 1" not in report and "line 3: " in report
+    assert server.call("Scan", {"TableName": "app"})["Count"] == 0
+    button(browser, "Import the 2 readable item(s), skip 2 line(s)").click()
+    wait(browser, lambda b: b.find_element(By.CSS_SELECTOR, ".transfer .state").text == "done")
+    assert "2 written, 0 not written" in browser.find_element(By.CSS_SELECTOR, ".transfer .report").text
+    keys = sorted(i["pk"]["S"] for i in server.call("Scan", {"TableName": "app"})["Items"])
+    assert keys == ["u1", "u4"]
+    assert js_errors(browser) == []
+
+
+def test_export_defaults_to_a_lossless_format_and_says_what_csv_loses(server, browser):
+    from selenium.webdriver.support.ui import Select
+    create_table(server, "app", sk=None)
+    open_console(browser, server, "#/table/app/transfer")
+    assert by_label(browser, "Export format").get_attribute("value") == "jsonl"
+    assert not browser.find_element(By.CSS_SELECTOR, ".csv-loses").is_displayed()
+    Select(by_label(browser, "Export format")).select_by_value("csv")
+    loses = browser.find_element(By.CSS_SELECTOR, ".csv-loses")
+    assert loses.is_displayed() and "sets, binary, maps, lists and NULL become strings" in loses.text
+    assert js_errors(browser) == []

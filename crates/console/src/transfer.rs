@@ -20,61 +20,100 @@ const MAX_EXPORT_ROWS: usize = 200_000;
 
 type Item = Map<String, Value>;
 
-/// Turns the uploaded text into items (DynamoDB JSON).
-fn parse(format: &str, text: &str) -> Result<Vec<Item>, ApiFailure> {
-    let plain_item = |plain: &Plain, line: usize| -> Result<Item, ApiFailure> {
-        convert::item_to_ddb(plain)
-            .map(|(item, _)| item)
-            .map_err(|e| ApiFailure::invalid(format!("item {line}: {e}")))
-    };
+/// The uploaded text read as items, with the lines (or array elements) that
+/// could not be read, each described by where it is and why.
+#[derive(Default)]
+struct Parsed {
+    items: Vec<Item>,
+    unreadable: Vec<String>,
+}
+
+impl Parsed {
+    fn push(&mut self, read: Result<Item, String>) {
+        match read {
+            Ok(item) => self.items.push(item),
+            Err(problem) => self.unreadable.push(problem),
+        }
+    }
+}
+
+/// Turns the uploaded text into items (DynamoDB JSON). A malformed document
+/// refuses the whole upload; a malformed line of JSON lines is reported
+/// with its number and byte offset and the other lines are kept.
+fn parse(format: &str, text: &str) -> Result<Parsed, ApiFailure> {
     let lines = || {
         text.lines()
             .enumerate()
+            .map(|(i, line)| (i + 1, line))
             .filter(|(_, l)| !l.trim().is_empty())
     };
+    let mut parsed = Parsed::default();
     match format {
         "json" => match Plain::parse(text).map_err(|e| ApiFailure::invalid(e.to_string()))? {
-            Plain::Array(items) => items
-                .iter()
-                .enumerate()
-                .map(|(i, p)| plain_item(p, i + 1))
-                .collect(),
-            other => Ok(vec![plain_item(&other, 1)?]),
+            Plain::Array(items) => {
+                for (i, plain) in items.iter().enumerate() {
+                    parsed.push(plain_item(plain).map_err(|e| format!("item {}: {e}", i + 1)));
+                }
+            }
+            other => parsed.push(plain_item(&other).map_err(|e| format!("item 1: {e}"))),
         },
-        "jsonl" => lines()
-            .map(|(i, line)| {
-                let plain = Plain::parse(line)
-                    .map_err(|e| ApiFailure::invalid(format!("line {}: {e}", i + 1)))?;
-                plain_item(&plain, i + 1)
-            })
-            .collect(),
-        "ddb-json" => lines()
-            .map(|(i, line)| {
-                let value: Value = serde_json::from_str(line)
-                    .map_err(|e| ApiFailure::invalid(format!("line {}: {e}", i + 1)))?;
-                let item = value.get("Item").cloned().unwrap_or(value);
-                item.as_object()
-                    .cloned()
-                    .ok_or_else(|| ApiFailure::invalid(format!("line {}: not an item", i + 1)))
-            })
-            .collect(),
-        "csv" => csv_items(text),
-        other => Err(ApiFailure::invalid(format!(
-            "format is json, jsonl, csv or ddb-json, not {other}"
-        ))),
+        "jsonl" => {
+            for (n, line) in lines() {
+                let item = Plain::parse(line)
+                    .map_err(|e| format!("{}: {}", within_line(n, &e.path), e.message))
+                    .and_then(|plain| plain_item(&plain).map_err(|e| format!("line {n}: {e}")));
+                parsed.push(item);
+            }
+        }
+        "ddb-json" => {
+            for (n, line) in lines() {
+                parsed.push(ddb_json_item(line).map_err(|e| format!("line {n}: {e}")));
+            }
+        }
+        "csv" => parsed.items = csv_items(text),
+        other => {
+            return Err(ApiFailure::invalid(format!(
+                "format is json, jsonl, csv or ddb-json, not {other}"
+            )))
+        }
+    }
+    Ok(parsed)
+}
+
+fn plain_item(plain: &Plain) -> Result<Item, String> {
+    convert::item_to_ddb(plain)
+        .map(|(item, _)| item)
+        .map_err(|e| e.to_string())
+}
+
+/// One line of DynamoDB JSON: an item, or `{"Item": item}` as exports write.
+fn ddb_json_item(line: &str) -> Result<Item, String> {
+    let value: Value = serde_json::from_str(line).map_err(|e| e.to_string())?;
+    let item = value.get("Item").cloned().unwrap_or(value);
+    match item {
+        Value::Object(item) => Ok(item),
+        _ => Err("not an item (a JSON object of attribute values)".into()),
+    }
+}
+
+/// The parser reads one line as a whole document, so its "line 1, byte B"
+/// is restated as the file's line and B as the column on that line.
+fn within_line(line: usize, parser_path: &str) -> String {
+    match parser_path.rsplit_once("byte ") {
+        Some((_, byte)) => format!("line {line}, byte {byte}"),
+        None => format!("line {line}"),
     }
 }
 
 /// CSV rows (RFC 4180 quoting) as items: the header names the attributes; a
 /// cell that reads as a JSON number is a number, `true`/`false` a boolean,
 /// an empty cell no attribute, anything else a string.
-fn csv_items(text: &str) -> Result<Vec<Item>, ApiFailure> {
+fn csv_items(text: &str) -> Vec<Item> {
     let rows = csv_rows(text);
     let Some((header, rows)) = rows.split_first() else {
-        return Ok(Vec::new());
+        return Vec::new();
     };
-    Ok(rows
-        .iter()
+    rows.iter()
         .filter(|row| row.iter().any(|c| !c.is_empty()))
         .map(|row| {
             let mut item = Map::new();
@@ -91,7 +130,7 @@ fn csv_items(text: &str) -> Result<Vec<Item>, ApiFailure> {
             }
             item
         })
-        .collect())
+        .collect()
 }
 
 fn csv_rows(text: &str) -> Vec<Vec<String>> {
@@ -121,11 +160,25 @@ fn csv_rows(text: &str) -> Vec<Vec<String>> {
     rows
 }
 
-/// `{table, format, text}` → a job (see `bulk`) writing the parsed items.
+/// Lines shown when an upload has unreadable lines (the count says the rest).
+const SHOWN_PROBLEMS: usize = 20;
+
+/// `{table, format, text, skipUnreadable?}` → a job (see `bulk`) writing the
+/// parsed items. An upload with unreadable lines writes nothing unless
+/// `skipUnreadable` is true: it answers `{unreadable, problems, readable}`
+/// so the page can show what is wrong and offer to import the rest.
 pub fn import(client: &Client, jobs: &Jobs, request: &Value) -> ApiResult {
     let table = required(request, "table")?;
-    let items = parse(required(request, "format")?, required(request, "text")?)?;
-    let items = items.into_iter().map(Value::Object).collect();
+    let parsed = parse(required(request, "format")?, required(request, "text")?)?;
+    let skip = request.get("skipUnreadable").and_then(Value::as_bool) == Some(true);
+    if !parsed.unreadable.is_empty() && !skip {
+        return Ok(json!({
+            "unreadable": parsed.unreadable.len(),
+            "problems": &parsed.unreadable[..parsed.unreadable.len().min(SHOWN_PROBLEMS)],
+            "readable": parsed.items.len(),
+        }));
+    }
+    let items = parsed.items.into_iter().map(Value::Object).collect();
     Ok(jobs.start_import(client.clone(), table.to_string(), items))
 }
 
@@ -237,8 +290,7 @@ mod tests {
     fn csv_cells_are_typed_and_quotes_undone() {
         let items = csv_items(
             "id,n,ok,note\nu1,12345678901234567890123456789012345678,true,\"a, \"\"b\"\"\"\n",
-        )
-        .unwrap();
+        );
         assert_eq!(items.len(), 1);
         assert_eq!(
             items[0]["n"],
@@ -246,5 +298,36 @@ mod tests {
         );
         assert_eq!(items[0]["ok"], json!({"BOOL": true}));
         assert_eq!(items[0]["note"], json!({"S": "a, \"b\""}));
+    }
+
+    #[test]
+    fn unreadable_json_lines_are_named_by_file_line_and_byte() {
+        let text = "{\"pk\": \"u1\"}\n{\"pk\": \"u2\",}\n\n{\"pk\": {\"$SS\": 5}}\n[1]\n{\"pk\": \"u6\"}\n";
+        let parsed = parse("jsonl", text).unwrap();
+        assert_eq!(parsed.items.len(), 2);
+        assert_eq!(parsed.unreadable.len(), 3, "{:?}", parsed.unreadable);
+        assert!(
+            parsed.unreadable[0].starts_with("line 2, byte 12: "),
+            "{:?}",
+            parsed.unreadable
+        );
+        assert!(
+            parsed.unreadable[1].starts_with("line 4: "),
+            "{:?}",
+            parsed.unreadable
+        );
+        assert!(
+            parsed.unreadable[2].starts_with("line 5: "),
+            "{:?}",
+            parsed.unreadable
+        );
+    }
+
+    #[test]
+    fn a_malformed_json_array_refuses_the_whole_upload() {
+        assert!(parse("json", "[{\"pk\": \"u1\"},").is_err());
+        let parsed = parse("ddb-json", "{\"Item\": {\"pk\": {\"S\": \"u1\"}}}\n7\n").unwrap();
+        assert_eq!((parsed.items.len(), parsed.unreadable.len()), (1, 1));
+        assert!(parsed.unreadable[0].starts_with("line 2: not an item"));
     }
 }

@@ -101,20 +101,44 @@ export function transferView(table, currentRead) {
     else if (name.endsWith('.json')) format.value = 'json';
   });
   const importOut = el('div');
-  const doImport = async () => {
-    if (!file.files[0]) return;
+  const startImport = async (text, skipUnreadable) => {
+    const r = await api('import', { table, format: format.value, text, skipUnreadable });
+    if (r.unreadable) return showUnreadable(text, r);
+    const box = el('div.progress');
+    fill(importOut, box);
+    watchJob(r.job, box);
+  };
+  // Nothing is written while lines are unreadable; the user sees which and
+  // why, and chooses to import the rest or to fix the file.
+  const showUnreadable = (text, r) => {
+    const more = r.unreadable - r.problems.length;
+    fill(importOut, el('div.error.unreadable',
+      el('strong', `${r.unreadable} line(s) cannot be read; nothing was written.`),
+      el('ul', ...r.problems.map((p) => el('li', p)), more > 0 ? el('li', `…and ${more} more`) : null)),
+    r.readable > 0
+      ? el('div.row', button(`Import the ${r.readable} readable item(s), skip ${r.unreadable} line(s)`,
+        () => run(() => startImport(text, true)), 'primary'))
+      : null);
+  };
+  const run = async (work) => {
     fill(importOut, el('div.bar', el('div.bar-fill.indeterminate')), el('p.hint', `Writing ${file.files[0].name}…`));
     try {
-      const text = await file.files[0].text();
-      const { job } = await api('import', { table, format: format.value, text });
-      const box = el('div.progress');
-      fill(importOut, box);
-      watchJob(job, box);
+      await work();
     } catch (e) {
       fill(importOut, errorBox(e));
     }
   };
-  const exportFormat = select([['csv', 'CSV'], ['jsonl', 'JSON lines'], ['json', 'JSON array'], ['ddb-json', 'DynamoDB JSON lines']], 'csv', { 'aria-label': 'Export format' });
+  const doImport = async () => {
+    if (!file.files[0]) return;
+    await run(async () => startImport(await file.files[0].text(), false));
+  };
+  // JSON lines is the default: it re-imports exactly (numbers keep their
+  // digits, sets and binary keep their types); CSV does not.
+  const exportFormat = select([['jsonl', 'JSON lines'], ['ddb-json', 'DynamoDB JSON lines'], ['json', 'JSON array'], ['csv', 'CSV']], 'jsonl', { 'aria-label': 'Export format' });
+  const csvLoses = el('p.hint.csv-loses', 'CSV keeps only text: sets, binary, maps, lists and NULL become strings, and on import "true", "false" and numeric text become booleans and numbers. Use JSON lines to re-import exactly.');
+  const showLoss = () => { csvLoses.hidden = exportFormat.value !== 'csv'; };
+  exportFormat.addEventListener('change', showLoss);
+  showLoss();
   const scope = select([['table', 'The whole table'], ['read', 'The current query/scan result']], 'table', { 'aria-label': 'Export scope' });
   const exportOut = el('div');
   const doExport = async () => {
@@ -133,7 +157,7 @@ export function transferView(table, currentRead) {
       el('p.hint', 'Plain JSON numbers keep every digit; {"$SS": […]} and {"$B": "…"} keep sets and binary. Unprocessed items are retried with backoff.'),
       el('div.row', file, format, button('Import', doImport, 'primary')), importOut),
     el('section.card', el('h3', 'Export'),
-      el('div.row', scope, exportFormat, button('Download', doExport, 'primary')), exportOut));
+      el('div.row', scope, exportFormat, button('Download', doExport, 'primary')), csvLoses, exportOut));
 }
 
 // ---- expression builder ---------------------------------------------------------
