@@ -821,3 +821,61 @@ def test_export_defaults_to_a_lossless_format_and_says_what_csv_loses(server, br
     loses = browser.find_element(By.CSS_SELECTOR, ".csv-loses")
     assert loses.is_displayed() and "sets, binary, maps, lists and NULL become strings" in loses.text
     assert js_errors(browser) == []
+
+
+def test_200_staged_deletes_say_the_limit_and_commit_as_separate_transactions_on_request(server, browser):
+    create_table(server, "app", sk=None)
+    put_many(server, "app", [{"pk": {"S": f"u{i:03}"}} for i in range(200)])
+    open_console(browser, server, "#/table/app")
+    from selenium.webdriver.support.ui import Select
+    Select(by_label(browser, "Page size")).select_by_value("250")
+    wait(browser, lambda b: len(grid_rows(b)) == 200)
+    by_label(browser, "Select all rows").click()
+    started = time.monotonic()
+    button(browser, "Stage delete").click()
+    wait(browser, lambda b: stage_count(b) == 200)
+    staged_in = time.monotonic() - started
+    print(f"200 deletes staged in {staged_in:.2f} s")
+    # Someone deletes an item of the second transaction: it will be cancelled.
+    server.call("DeleteItem", {"TableName": "app", "Key": {"pk": {"S": "u150"}}})
+    browser.find_element(By.ID, "stage-button").click()
+    warning = wait(browser, lambda b: b.find_element(By.CSS_SELECTOR, "#stage-panel .not-atomic"))
+    assert "200 changes need 2 transactions." in warning.text
+    commit = browser.find_element(By.ID, "commit-button")
+    assert commit.text == "Commit as 2 separate transactions…"
+    commit.click()
+    browser.switch_to.alert.accept()
+    report = wait(browser, lambda b: b.find_element(By.CSS_SELECTOR, "#stage-panel .split-report"))
+    assert "The first 100 change(s) were committed" in report.text
+    assert stage_count(browser) == 100
+    failed = wait(browser, lambda b: b.find_element(By.CSS_SELECTOR, "#stage-panel li.card.failed"))
+    assert "u150" in failed.text
+    assert scan_count(server, "app") == 99  # u100..u199 but u150: nothing of the second was written
+    # One transaction holds the rest now: discard the failed change and commit atomically.
+    failed.find_element(By.CSS_SELECTOR, "button[aria-label^='Discard change']").click()
+    wait(browser, lambda b: browser.find_element(By.ID, "commit-button").text == "Commit")
+    browser.find_element(By.ID, "commit-button").click()
+    wait(browser, lambda b: stage_count(b) == 0)
+    assert scan_count(server, "app") == 0
+    assert js_errors(browser) == []
+
+
+def test_a_split_commit_reports_each_transaction(server, browser):
+    create_table(server, "app", sk=None)
+    put_many(server, "app", [{"pk": {"S": f"u{i:03}"}} for i in range(120)])
+    open_console(browser, server, "#/table/app")
+    from selenium.webdriver.support.ui import Select
+    Select(by_label(browser, "Page size")).select_by_value("250")
+    wait(browser, lambda b: len(grid_rows(b)) == 120)
+    by_label(browser, "Select all rows").click()
+    button(browser, "Stage delete").click()
+    wait(browser, lambda b: stage_count(b) == 120)
+    browser.find_element(By.ID, "stage-button").click()
+    wait(browser, lambda b: b.find_element(By.ID, "commit-button").text.startswith("Commit as 2"))
+    browser.find_element(By.ID, "commit-button").click()
+    browser.switch_to.alert.accept()
+    report = wait(browser, lambda b: b.find_element(By.CSS_SELECTOR, "#stage-panel .split-report"))
+    assert "Committed 120 changes in 2 transactions." in report.text
+    assert "Changes 1–100" in report.text and "Changes 101–120" in report.text
+    assert scan_count(server, "app") == 0
+    assert js_errors(browser) == []

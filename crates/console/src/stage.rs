@@ -41,9 +41,27 @@ fn failure(e: StageError) -> ApiFailure {
     }
 }
 
-/// Stages a put (`item`), update (`key`, `set`, `remove`) or delete (`key`).
+/// Stages a put (`item`), update (`key`, `set`, `remove`), delete (`key`),
+/// or deletes of many items (`deletes`, `keys`: read in batches, so a
+/// selection of hundreds of rows stages in one request).
 fn add(client: &Client, mut stage: StageFile, request: &Value) -> ApiResult {
     let table = required(request, "table")?;
+    if request["op"] == "deletes" {
+        let keys = request["keys"]
+            .as_array()
+            .ok_or_else(|| ApiFailure::invalid("`keys` must be a list of keys"))?
+            .iter()
+            .map(|key| {
+                key.as_object()
+                    .cloned()
+                    .ok_or_else(|| ApiFailure::invalid("each of `keys` must be an object"))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let numbers = stage::stage_deletes(client, &mut stage, table, keys).map_err(failure)?;
+        return Ok(
+            json!({ "stage": stage, "numbers": numbers, "transactions": transactions(&stage) }),
+        );
+    }
     let number = match required(request, "op")? {
         "put" => {
             let item = object(request, "item")?;
@@ -77,7 +95,27 @@ fn add(client: &Client, mut stage: StageFile, request: &Value) -> ApiResult {
         other => return Err(ApiFailure::invalid(format!("no stage op {other}"))),
     }
     .map_err(failure)?;
-    Ok(json!({ "stage": stage, "number": number }))
+    Ok(json!({ "stage": stage, "number": number, "transactions": transactions(&stage) }))
+}
+
+/// The 1-based first and last change of each transaction of a commit.
+fn change_ranges(stage: &StageFile) -> Vec<[usize; 2]> {
+    let chunks = stage::commit::chunks(stage).unwrap_or_default();
+    let firsts: Vec<usize> = chunks.iter().map(|c| c.first_change).collect();
+    firsts
+        .iter()
+        .enumerate()
+        .map(|(i, first)| {
+            let end = firsts.get(i + 1).copied().unwrap_or(stage.changes.len());
+            [first + 1, end]
+        })
+        .collect()
+}
+
+/// How many TransactWriteItems the stage needs (100 actions or 4 MB each):
+/// more than one means its commit cannot be atomic.
+fn transactions(stage: &StageFile) -> usize {
+    stage::commit::chunks(stage).map_or(1, |chunks| chunks.len())
 }
 
 /// A "new item" whose key an item already has (live, or staged) would
@@ -139,7 +177,7 @@ fn diff(client: &Client, stage: &StageFile) -> ApiResult {
             })
         })
         .collect();
-    Ok(json!({ "diffs": list }))
+    Ok(json!({ "diffs": list, "transactions": transactions(stage) }))
 }
 
 /// Commits; a cancellation answers 409 with each failing change's index in
@@ -150,6 +188,7 @@ fn commit(client: &Client, stage: &StageFile, allow_split: bool) -> ApiResult {
             "changes": report.changes,
             "transactions": report.transactions,
             "tokens": report.tokens,
+            "ranges": change_ranges(stage),
         })),
         Err(StageError::Cancelled {
             committed_changes,

@@ -20,6 +20,7 @@ pub mod api;
 pub mod cancel;
 pub mod cost;
 pub mod expr;
+pub mod reads;
 pub mod stage;
 pub mod table;
 pub mod transact;

@@ -384,7 +384,7 @@ function renderToolbar(list) {
 async function stageDeletes(selected) {
   try {
     view.selection.clear();
-    for (const row of selected) await stageChange({ op: 'delete', table: view.table.TableName, key: row.key });
+    await stageChange({ op: 'deletes', table: view.table.TableName, keys: selected.map((row) => row.key) });
     toast(`${selected.length} delete(s) staged`, 'ok');
   } catch (e) {
     toast(`${e.code}: ${e.message}`, 'error');

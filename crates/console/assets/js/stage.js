@@ -54,13 +54,25 @@ export function stagedFor(table, key) {
   return stagedChanges().find((c) => keyId(c.table, c.key) === id);
 }
 
-/** Stages one change: {op: put|update|delete, table, item|key, set, remove}. */
+/** Stages one change: {op: put|update|delete, table, item|key, set, remove},
+ * or many deletes: {op: 'deletes', table, keys}. */
 export async function stageChange(change) {
+  const before = transactionsNeeded;
   const result = await api('stage/add', { stage, ...change });
   failures = {};
+  lastReport = null;
+  transactionsNeeded = result.transactions || 1;
   save(result.stage);
-  return result.number;
+  if (transactionsNeeded > 1 && before <= 1) {
+    toast(`${stagedChanges().length} changes staged: more than one transaction holds (${MAX_ACTIONS} actions, 4 MB), so committing them cannot be atomic`, 'warn');
+  }
+  return result.numbers || result.number;
 }
+
+/** DynamoDB's limit on the actions of one TransactWriteItems. */
+const MAX_ACTIONS = 100;
+/** TransactWriteItems the stage needs, as the server last counted. */
+let transactionsNeeded = 1;
 
 /** Re-stages change `index` against the item as it is now. */
 async function restage(index) {
@@ -78,6 +90,7 @@ export function discard(index) {
   const next = structuredClone(stage);
   next.changes.splice(index, 1);
   failures = {};
+  lastReport = null;
   save(next);
 }
 
@@ -130,17 +143,28 @@ async function renderPanel() {
   fill(panelBody, el('p.hint', 'Comparing with the live items…'));
   let diffs;
   try {
-    diffs = (await api('stage/diff', { stage })).diffs;
+    diffs = await api('stage/diff', { stage });
   } catch (e) {
     fill(panelBody, errorBox(e), footer());
     return;
   }
-  const cards = diffs.map((d, i) => diffCard(d, changes[i], i));
+  transactionsNeeded = diffs.transactions || 1;
+  const cards = diffs.diffs.map((d, i) => diffCard(d, changes[i], i));
+  const plural = changes.length > 1 ? 's' : '';
   fill(panelBody,
-    el('p.summary', `${changes.length} change${changes.length > 1 ? 's' : ''}, committed together as one TransactWriteItems.`),
+    transactionsNeeded > 1
+      ? el('div.warn.not-atomic', el('strong', `${changes.length} changes need ${transactionsNeeded} transactions.`),
+        ` One TransactWriteItems holds at most ${MAX_ACTIONS} actions and 4 MB, so these cannot be committed all or nothing. `,
+        'Commit them as separate transactions (each all or nothing, in order; a failure stops there and keeps the rest staged), or discard changes until one transaction holds them.')
+      : el('p.summary', `${changes.length} change${plural}, committed together as one TransactWriteItems.`),
+    lastReport,
     el('ol.cards', cards),
     footer());
 }
+
+/** What the last split commit left behind, shown at the top of the panel
+ * until the stage is next changed by hand. */
+let lastReport = null;
 
 /** Drops one attribute from a staged change: stages it back to its live value. */
 async function revertAttribute(staged, change) {
@@ -191,7 +215,10 @@ function diffCard(diff, change, index) {
 }
 
 function footer() {
-  const commit = button('Commit', commitStage, 'primary', { 'aria-keyshortcuts': 'Control+Enter', id: 'commit-button' });
+  const split = transactionsNeeded > 1;
+  const commit = split
+    ? button(`Commit as ${transactionsNeeded} separate transactions…`, () => commitStage(), 'primary', { 'aria-keyshortcuts': 'Control+Enter', id: 'commit-button' })
+    : button('Commit', () => commitStage(), 'primary', { 'aria-keyshortcuts': 'Control+Enter', id: 'commit-button' });
   return el('footer.stage-actions',
     commit, el('span.hint', 'Ctrl+Enter'),
     el('span.spacer'),
@@ -204,21 +231,23 @@ export function onCommit(listener) {
 }
 
 export async function commitStage() {
-  if (!stagedChanges().length) return;
+  const changes = stagedChanges();
+  if (!changes.length) return;
+  const allowSplit = transactionsNeeded > 1;
+  if (allowSplit && !confirm(`Commit ${changes.length} changes as ${transactionsNeeded} separate transactions? Each is all or nothing, but the whole is not: if one fails, the ones before it stay committed.`)) return;
   const btn = $('#commit-button');
   if (btn) btn.disabled = true;
   try {
-    const report = await api('stage/commit', { stage });
+    const report = await api('stage/commit', { stage, allowSplit });
     toast(`Committed ${report.changes} change(s) in ${report.transactions} transaction(s)`, 'ok');
     clearStage();
-    closeStage();
+    if (report.transactions > 1) showSplitReport(report);
+    else closeStage();
     commitListeners.forEach((l) => l());
   } catch (e) {
     failures = {};
     if (e.code === 'TransactionCanceledException' && e.body?.failures) {
-      for (const f of e.body.failures) failures[f.change] = f;
-      toast('Commit cancelled: nothing was written; the stage is kept', 'error');
-      await renderPanel();
+      await cancelled(e.body);
     } else {
       toast(`${e.code}: ${e.message}`, 'error');
       panelBody.prepend(errorBox(e));
@@ -227,3 +256,25 @@ export async function commitStage() {
     if (btn) btn.disabled = false;
   }
 }
+
+/** A cancelled commit: nothing of the failing transaction was written, but
+ * the transactions before it (of a split commit) were: their changes leave
+ * the stage, and the failures are renumbered to what remains. */
+function cancelled(body) {
+  const done = body.committedChanges || 0;
+  for (const f of body.failures) failures[f.change - done] = f;
+  toast('Commit cancelled: nothing of the failing transaction was written; the rest is kept staged', 'error');
+  if (done === 0) return renderPanel();
+  lastReport = el('div.warn.split-report', { role: 'status' },
+    `The first ${done} change(s) were committed by the transactions before the one that failed, and left the stage. Nothing of the failing transaction was written; it and the rest are still staged.`);
+  const next = structuredClone(stage);
+  next.changes.splice(0, done);
+  save(next); // redraws the open panel
+}
+
+function showSplitReport(report) {
+  fill(panelBody, el('div.ok.split-report', { role: 'status' },
+    el('strong', `Committed ${report.changes} changes in ${report.transactions} transactions.`),
+    el('ol', (report.ranges || []).map((r, i) => el('li', `Changes ${r[0]}–${r[1]}`, el('span.hint', ` token ${report.tokens[i]}`))))));
+}
+

@@ -165,3 +165,69 @@ fn a_stage_too_large_for_one_transaction_is_refused_unless_split() {
     assert_eq!(report.transactions, 2);
     assert!(get(&api, &table, json!({"pk":{"S":"i100"}})).is_some());
 }
+
+#[test]
+fn many_deletes_stage_from_batched_reads_and_keep_earlier_snapshots() {
+    let api = client();
+    let table = unique_name("many");
+    create_table(&api, &table, "pk", None);
+    for chunk in (0..250).collect::<Vec<_>>().chunks(25) {
+        let puts: Vec<_> = chunk
+            .iter()
+            .map(|n| json!({"PutRequest": {"Item": {"pk":{"S":format!("i{n}")},"n":{"N":n.to_string()}}}}))
+            .collect();
+        api.call("BatchWriteItem", &json!({"RequestItems": {&table: puts}}))
+            .unwrap();
+    }
+    let mut s = StageFile::default();
+    // An earlier change keeps the snapshot it took, as one GetItem would.
+    let set = obj(json!({"n":{"N":"-1"}}));
+    stage::stage_update(
+        &api,
+        &mut s,
+        &table,
+        obj(json!({"pk":{"S":"i7"}})),
+        set,
+        &[],
+    )
+    .unwrap();
+    let mut keys: Vec<_> = (0..250)
+        .map(|n| obj(json!({"pk":{"S":format!("i{n}")}})))
+        .collect();
+    keys.push(obj(json!({"pk":{"S":"missing"}})));
+    let numbers = stage::stage_deletes(&api, &mut s, &table, keys).unwrap();
+    assert_eq!(numbers.len(), 251);
+    assert_eq!(numbers[7], 1, "merged into the earlier change");
+    assert_eq!(s.changes.len(), 251);
+    for (n, change) in s.changes.iter().enumerate() {
+        assert_eq!(change.op, stage::Op::Delete);
+        let expected = match n {
+            0 => Some(json!({"pk":{"S":"i7"},"n":{"N":"7"}})),
+            250 => None,
+            _ => {
+                let i = if n <= 7 { n - 1 } else { n };
+                Some(json!({"pk":{"S":format!("i{i}")},"n":{"N":i.to_string()}}))
+            }
+        };
+        assert_eq!(
+            change.before.clone().map(serde_json::Value::Object),
+            expected,
+            "change {n}"
+        );
+    }
+    let report = stage::commit(&api, &s, true).unwrap();
+    assert_eq!((report.changes, report.transactions), (251, 3));
+    assert!(get(&api, &table, json!({"pk":{"S":"i249"}})).is_none());
+}
+
+#[test]
+fn a_malformed_key_among_many_deletes_stages_none_of_them() {
+    let api = client();
+    let table = unique_name("many");
+    create_table(&api, &table, "pk", None);
+    let mut s = StageFile::default();
+    let keys = vec![obj(json!({"pk":{"S":"a"}})), obj(json!({"id":{"S":"b"}}))];
+    let err = stage::stage_deletes(&api, &mut s, &table, keys).unwrap_err();
+    assert!(matches!(err, StageError::Invalid(_)), "{err}");
+    assert!(s.changes.is_empty());
+}

@@ -36,12 +36,12 @@ use super::{
 use crate::api::DynamoApi;
 use crate::cancel::ActionLabel;
 use crate::expr::{Builder, Kind};
+use crate::reads::{batch_get, key_id};
 use crate::table::display_key;
 use crate::typed;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 use std::fmt;
-use std::time::Duration;
 
 /// What is true of one marker.
 #[derive(Debug, Clone, PartialEq)]
@@ -530,65 +530,6 @@ fn scan_owners(
 /// The owner key a marker names.
 fn owner_of(marker: &Map<String, Value>) -> Option<Map<String, Value>> {
     marker.get(OWNER_ATTR)?.get("M")?.as_object().cloned()
-}
-
-/// A stable identity for a key (its canonical JSON).
-fn key_id(key: &Map<String, Value>) -> String {
-    crate::stage::file::canonical_json(&Value::Object(key.clone()))
-}
-
-/// Reads `keys` with BatchGetItem (100 per request, strongly consistent),
-/// retrying UnprocessedKeys with a growing pause. Returns found items by key.
-fn batch_get(
-    api: &dyn DynamoApi,
-    table: &str,
-    keys: &[Map<String, Value>],
-) -> Result<BTreeMap<String, Map<String, Value>>, UniqueError> {
-    let mut unique: BTreeMap<String, &Map<String, Value>> = BTreeMap::new();
-    for key in keys {
-        unique.insert(key_id(key), key);
-    }
-    let all: Vec<&Map<String, Value>> = unique.into_values().collect();
-    let mut found = BTreeMap::new();
-    for chunk in all.chunks(100) {
-        let mut pending = json!({ table: { "Keys": chunk, "ConsistentRead": true } });
-        let mut attempt = 0u32;
-        loop {
-            let response = api.call("BatchGetItem", &json!({ "RequestItems": pending }))?;
-            for item in response["Responses"][table]
-                .as_array()
-                .into_iter()
-                .flatten()
-            {
-                if let Some(item) = item.as_object() {
-                    let key: Map<String, Value> = chunk
-                        .first()
-                        .map(|k| {
-                            k.keys()
-                                .filter_map(|n| Some((n.clone(), item.get(n)?.clone())))
-                                .collect()
-                        })
-                        .unwrap_or_default();
-                    found.insert(key_id(&key), item.clone());
-                }
-            }
-            match response.get("UnprocessedKeys").and_then(Value::as_object) {
-                Some(rest) if !rest.is_empty() && attempt < 8 => {
-                    attempt += 1;
-                    std::thread::sleep(Duration::from_millis(50 << attempt.min(5)));
-                    pending = Value::Object(rest.clone());
-                }
-                Some(rest) if !rest.is_empty() => {
-                    return Err(UniqueError::Invalid(
-                        "owners could not be read: BatchGetItem kept returning UnprocessedKeys"
-                            .into(),
-                    ))
-                }
-                _ => break,
-            }
-        }
-    }
-    Ok(found)
 }
 
 /// What `repair` did.
