@@ -11,6 +11,9 @@ const KEYS_PER_REQUEST: usize = 100;
 /// Retries of UnprocessedKeys before giving up (pauses 100 ms to 3.2 s).
 const MAX_RETRIES: u32 = 8;
 
+/// Items found by [`batch_get`], by [`key_id`] of their key.
+pub type ItemsByKey = BTreeMap<String, Map<String, Value>>;
+
 /// A stable identity for a key (its canonical JSON), to look items up by.
 pub fn key_id(key: &Map<String, Value>) -> String {
     crate::stage::file::canonical_json(&Value::Object(key.clone()))
@@ -24,7 +27,7 @@ pub fn batch_get(
     api: &dyn DynamoApi,
     table: &str,
     keys: &[Map<String, Value>],
-) -> Result<BTreeMap<String, Map<String, Value>>, ApiError> {
+) -> Result<ItemsByKey, ApiError> {
     let mut unique: BTreeMap<String, &Map<String, Value>> = BTreeMap::new();
     for key in keys {
         unique.insert(key_id(key), key);

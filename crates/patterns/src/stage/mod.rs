@@ -346,7 +346,7 @@ pub fn diff(api: &dyn DynamoApi, stage: &StageFile) -> Result<Vec<ChangeDiff>, S
 fn live_items(
     api: &dyn DynamoApi,
     stage: &StageFile,
-) -> BTreeMap<String, Result<BTreeMap<String, Map<String, Value>>, ApiError>> {
+) -> BTreeMap<String, Result<reads::ItemsByKey, ApiError>> {
     let mut keys: BTreeMap<&str, Vec<Map<String, Value>>> = BTreeMap::new();
     for change in &stage.changes {
         keys.entry(&change.table)
