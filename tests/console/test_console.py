@@ -879,3 +879,68 @@ def test_a_split_commit_reports_each_transaction(server, browser):
     assert "Changes 1–100" in report.text and "Changes 101–120" in report.text
     assert scan_count(server, "app") == 0
     assert js_errors(browser) == []
+
+
+@pytest.mark.serve_args("--fault", "UpdateItem=throttling@0.6", "--fault-seed", "3")
+def test_a_bulk_job_stays_visible_and_cancellable_after_its_dialog_is_closed(server, browser):
+    from selenium.webdriver.support.ui import Select
+    create_table(server, "app", sk=None)
+    put_many(server, "app", [{"pk": {"S": f"u{i:04}"}} for i in range(1500)])
+    open_console(browser, server, "#/table/app")
+    wait(browser, lambda b: len(grid_rows(b)) > 0)
+    button(browser, "Bulk on whole result…").click()
+    d = dialog(browser)
+    Select(by_label(browser, "Bulk action")).select_by_value("set")
+    by_label(browser, "Attribute name").send_keys("seen")
+    by_label(browser, "Attribute value").send_keys("yes")
+    button(browser, "Start", d).click()
+    wait(browser, lambda b: d.find_element(By.CSS_SELECTOR, ".state").text == "running")
+    button(browser, "Close", d).click()
+    jobs = wait(browser, lambda b: b.find_element(By.ID, "jobs-button") if
+                b.find_element(By.ID, "jobs-button").text == "⟳ 1 job running" else None)
+    jobs.click()
+    d = dialog(browser)
+    row = wait(browser, lambda b: d.find_element(By.CSS_SELECTOR, "li.job"))
+    assert "Set seen on every item of this scan of app" in row.text
+    by_label(browser, "Cancel Set seen on every item of this scan of app").click()
+    wait(browser, lambda b: d.find_element(By.CSS_SELECTOR, "li.job .state").text == "cancelled", timeout=20)
+    seen = server.call("Scan", {"TableName": "app", "FilterExpression": "attribute_exists(seen)", "Select": "COUNT"})["Count"]
+    assert 0 < seen < 1500, seen  # stopped part way; what was written stays
+    wait(browser, lambda b: b.find_element(By.ID, "jobs-button").text == "Jobs")
+    # A reload still lists it.
+    open_console(browser, server, "#/table/app")
+    wait(browser, lambda b: b.find_element(By.ID, "jobs-button").is_displayed())
+    assert js_errors(browser) == []
+
+
+def test_a_rare_filter_reads_on_until_the_page_has_matches(server, browser):
+    create_table(server, "app", sk=None)
+    put_many(server, "app", [{"pk": {"S": f"u{i:04}"}, "n": {"N": str(i)}} for i in range(2000)])
+    open_console(browser, server, "#/table/app")
+    wait(browser, lambda b: len(grid_rows(b)) > 0)
+    by_label(browser, "Filter").send_keys("n = 1234" + Keys.ENTER)
+    wait(browser, lambda b: len(grid_rows(b)) == 1)
+    summary = browser.find_element(By.CSS_SELECTOR, ".summary").text
+    assert "1 items" in summary and " requests" in summary, summary
+    assert "u1234" in grid_rows(browser)[0].text
+    assert js_errors(browser) == []
+
+
+def test_a_filter_that_matches_nothing_in_the_time_given_says_so_and_reads_on(server, browser):
+    create_table(server, "app", sk=None)
+    put_many(server, "app", [{"pk": {"S": f"u{i:04}"}, "n": {"N": str(i)}} for i in range(600)])
+    open_console(browser, server, "#/table/app")
+    browser.execute_script("localStorage.setItem('ferrodyn.fillMillis', '1')")
+    wait(browser, lambda b: len(grid_rows(b)) > 0)
+    by_label(browser, "Filter").send_keys("n = -1" + Keys.ENTER)
+    empty = wait(browser, lambda b: b.find_element(By.CSS_SELECTOR, ".empty.unfinished"))
+    assert "No matches yet: 50 item(s) scanned in 1 request(s)." in empty.text, empty.text
+    button(browser, "Keep reading").click()
+    wait(browser, lambda b: "Page 2" in b.find_element(By.CSS_SELECTOR, ".summary").text)
+    # Without the shortened budget the whole table is read to its end.
+    browser.execute_script("localStorage.removeItem('ferrodyn.fillMillis')")
+    by_label(browser, "Filter").send_keys(Keys.ENTER)
+    wait(browser, lambda b: "scanned 600" in b.find_element(By.CSS_SELECTOR, ".summary").text)
+    assert "No items on this page." in browser.find_element(By.CSS_SELECTOR, ".empty").text
+    assert js_errors(browser) == []
+    browser.execute_script("localStorage.clear()")

@@ -12,7 +12,7 @@
 //! | `POST read` | one Query/Scan page from the query form, with the request and CLI commands |
 //! | `POST convert` | plain JSON ⇄ DynamoDB JSON, lossless (numbers stay text) |
 //! | `POST stage/add`, `stage/diff`, `stage/commit` | staged edits (`ferrodyn stage`) |
-//! | `POST bulk`, `GET bulk/<id>`, `POST bulk/<id>/cancel` | bulk writes with progress |
+//! | `POST bulk`, `GET bulk`, `GET bulk/<id>`, `POST bulk/<id>/cancel` | bulk writes (and imports) with progress, listed |
 //! | `POST locks`, `locks/repair` | UNIQ# markers (`ferrodyn unique locks`) |
 //! | `POST expr` | expression builder with SDK snippets |
 //! | `POST cost`, `GET usage` | the calculator and the measured usage, priced |
@@ -160,6 +160,7 @@ pub(crate) fn dispatch(console: &Console, method: &Method, path: &str, body: &[u
         (false, ["convert"]) => convert_item(&request()?),
         (false, ["stage", action]) => stage::handle(client, action, &request()?),
         (false, ["bulk"]) => console.jobs.start(client.clone(), &request()?),
+        (true, ["bulk"]) => console.jobs.list(),
         (true, ["bulk", id]) => console.jobs.progress(id),
         (false, ["bulk", id, "cancel"]) => console.jobs.cancel(id),
         (false, ["locks"]) => locks::inspect(client, &request()?),

@@ -36,8 +36,22 @@ pub struct Jobs {
 
 #[derive(Default)]
 struct Job {
+    /// What the job does, as the page said when starting it (shown in the
+    /// header's job list after its dialog is closed).
+    label: String,
     progress: Mutex<Progress>,
     cancel: AtomicBool,
+}
+
+/// Longest label kept for a job.
+const MAX_LABEL: usize = 200;
+
+/// The page's `label` for a job, or `fallback`.
+pub(crate) fn label(request: &Value, fallback: String) -> String {
+    match request["label"].as_str().map(str::trim) {
+        Some(text) if !text.is_empty() => text.chars().take(MAX_LABEL).collect(),
+        _ => fallback,
+    }
 }
 
 #[derive(Default, Clone)]
@@ -84,15 +98,25 @@ impl Jobs {
             Source::Keys(keys) => Some(keys.len() as u64),
             Source::Read(..) => None,
         };
-        Ok(self.spawn(total, move |job| match action {
+        let label = label(
+            request,
+            format!("bulk {} on {table}", required(request, "action")?),
+        );
+        Ok(self.spawn(label, total, move |job| match action {
             Action::Delete => delete_all(&client, &table, &schema, source, job),
             other => update_all(&client, &table, &schema, &other, source, job),
         }))
     }
 
     /// Writes `items` (an import) as a job with the same progress report.
-    pub fn start_import(&self, client: Client, table: String, items: Vec<Value>) -> Value {
-        self.spawn(Some(items.len() as u64), move |job| {
+    pub fn start_import(
+        &self,
+        client: Client,
+        table: String,
+        label: String,
+        items: Vec<Value>,
+    ) -> Value {
+        self.spawn(label, Some(items.len() as u64), move |job| {
             import_all(&client, &table, items, job)
         })
     }
@@ -100,10 +124,14 @@ impl Jobs {
     /// Runs `work` on its own thread as a new job; answers its id.
     fn spawn(
         &self,
+        label: String,
         total: Option<u64>,
         work: impl FnOnce(&Job) -> Result<(), String> + Send + 'static,
     ) -> Value {
-        let job = Arc::new(Job::default());
+        let job = Arc::new(Job {
+            label,
+            ..Job::default()
+        });
         {
             let mut p = job.progress.lock().expect("lock");
             p.state = "running";
@@ -131,17 +159,42 @@ impl Jobs {
     }
 
     pub fn progress(&self, id: &str) -> ApiResult {
-        let p = self.get(id)?.progress.lock().expect("lock").clone();
-        Ok(json!({
-            "state": p.state, "total": p.total, "done": p.done, "retried": p.retried,
-            "unprocessed": p.unprocessed, "failed": p.failed, "failures": p.failures,
-            "error": p.error, "millis": p.millis as u64,
-        }))
+        Ok(self.get(id)?.report())
+    }
+
+    /// Every kept job, newest first, without failure lists: what the
+    /// header's job list shows, so a job stays visible (and cancellable)
+    /// after the dialog that started it is closed or the page reloaded.
+    pub fn list(&self) -> ApiResult {
+        let jobs = self.jobs.lock().expect("lock");
+        let mut ids: Vec<&u64> = jobs.keys().collect();
+        ids.sort_unstable_by(|a, b| b.cmp(a));
+        let list: Vec<Value> = ids
+            .into_iter()
+            .map(|id| {
+                let mut report = jobs[id].report();
+                report["id"] = json!(id.to_string());
+                report.as_object_mut().map(|r| r.remove("failures"));
+                report
+            })
+            .collect();
+        Ok(json!({ "jobs": list }))
     }
 
     pub fn cancel(&self, id: &str) -> ApiResult {
         self.get(id)?.cancel.store(true, Ordering::Relaxed);
         Ok(json!({ "cancelling": true }))
+    }
+}
+
+impl Job {
+    fn report(&self) -> Value {
+        let p = self.progress.lock().expect("lock").clone();
+        json!({
+            "label": self.label, "state": p.state, "total": p.total, "done": p.done,
+            "retried": p.retried, "unprocessed": p.unprocessed, "failed": p.failed,
+            "failures": p.failures, "error": p.error, "millis": p.millis as u64,
+        })
     }
 }
 

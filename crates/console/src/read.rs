@@ -8,6 +8,7 @@ use crate::api::{required, text, ApiFailure, ApiResult};
 use ferrodyn_client::Client;
 use ferrodyn_patterns::expr::{shell_quote, Builder, ExprError, Kind};
 use serde_json::{json, Map, Value};
+use std::time::{Duration, Instant};
 
 /// Sort-key operators and how each is written.
 fn sort_clause(name: &str, op: &str, a: &str, b: Option<&str>) -> Result<String, ApiFailure> {
@@ -154,17 +155,95 @@ pub fn page(client: &Client, form: &Value) -> ApiResult {
     if let Some(start) = form.get("startKey").filter(|k| k.is_object()) {
         request["ExclusiveStartKey"] = start.clone();
     }
-    let response = client.call(&operation, &request)?;
+    let budget = form["fillMillis"]
+        .as_u64()
+        .map_or(FILL_BUDGET, |ms| Duration::from_millis(ms).min(FILL_BUDGET));
+    let page = fill_page(client, &operation, request, budget)?;
     Ok(json!({
         "operation": operation,
         "request": shown,
         "commands": commands,
-        "Items": response.get("Items").cloned().unwrap_or(json!([])),
-        "Count": response["Count"],
-        "ScannedCount": response["ScannedCount"],
-        "ConsumedCapacity": response["ConsumedCapacity"],
-        "LastEvaluatedKey": response.get("LastEvaluatedKey").cloned().unwrap_or(Value::Null),
+        "Items": page.items,
+        "Count": page.items.len(),
+        "ScannedCount": page.scanned,
+        "ConsumedCapacity": page.capacity,
+        "LastEvaluatedKey": page.last_key,
+        "Calls": page.calls,
     }))
+}
+
+/// How long a filtered page keeps reading to fill itself (see `fill_page`);
+/// the form's `fillMillis` may shorten it.
+const FILL_BUDGET: Duration = Duration::from_millis(1500);
+
+/// One page of the grid, possibly read in several requests.
+struct Page {
+    items: Vec<Value>,
+    scanned: u64,
+    capacity: Value,
+    last_key: Value,
+    calls: u32,
+}
+
+/// Reads one page. DynamoDB's `Limit` caps the items *evaluated*, so a
+/// filter that rarely matches answers mostly empty pages; the grid reads on
+/// from each `LastEvaluatedKey` until the page holds `Limit` matches, the
+/// read ends, or `budget` has passed (then the summary says how much was
+/// scanned, and Next goes on from there). The page may hold up to twice
+/// `Limit` items: each request's matches are kept whole, so the next page
+/// starts exactly at the last request's `LastEvaluatedKey`.
+fn fill_page(
+    client: &Client,
+    operation: &str,
+    mut request: Value,
+    budget: Duration,
+) -> Result<Page, ApiFailure> {
+    let wanted = request["Limit"].as_u64().unwrap_or(u64::MAX) as usize;
+    let filtered = request.get("FilterExpression").is_some();
+    let started = Instant::now();
+    let mut page = Page {
+        items: Vec::new(),
+        scanned: 0,
+        capacity: Value::Null,
+        last_key: Value::Null,
+        calls: 0,
+    };
+    loop {
+        let response = client.call(operation, &request)?;
+        page.calls += 1;
+        if let Some(items) = response["Items"].as_array() {
+            page.items.extend(items.iter().cloned());
+        }
+        page.scanned += response["ScannedCount"].as_u64().unwrap_or(0);
+        page.capacity = add_capacity(page.capacity, &response["ConsumedCapacity"]);
+        page.last_key = response
+            .get("LastEvaluatedKey")
+            .cloned()
+            .unwrap_or(Value::Null);
+        let more = filtered && page.items.len() < wanted && !page.last_key.is_null();
+        if !more || started.elapsed() >= budget {
+            return Ok(page);
+        }
+        request["ExclusiveStartKey"] = page.last_key.clone();
+    }
+}
+
+/// The capacity of two requests of one read added up (`CapacityUnits` and
+/// the table's and indexes' shares).
+fn add_capacity(total: Value, more: &Value) -> Value {
+    let Value::Object(mut total) = total else {
+        return more.clone();
+    };
+    let sum = |a: Option<&Value>, b: Option<&Value>| {
+        json!(a.and_then(Value::as_f64).unwrap_or(0.0) + b.and_then(Value::as_f64).unwrap_or(0.0))
+    };
+    for field in ["CapacityUnits", "ReadCapacityUnits"] {
+        if more.get(field).is_some() {
+            let added = sum(total.get(field), more.get(field));
+            total.insert(field.into(), added);
+        }
+    }
+    Value::Object(total)
 }
 
 /// The request as an `aws dynamodb` command.

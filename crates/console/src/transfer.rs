@@ -8,7 +8,7 @@
 //! keep their digits; `{"$SS": [..]}` tags keep sets and binary).
 
 use crate::api::{required, ApiFailure, ApiResult};
-use crate::bulk::Jobs;
+use crate::bulk::{self, Jobs};
 use crate::read;
 use ferrodyn_client::convert::{self, Plain};
 use ferrodyn_client::{paginate, Client};
@@ -179,7 +179,8 @@ pub fn import(client: &Client, jobs: &Jobs, request: &Value) -> ApiResult {
         }));
     }
     let items = parsed.items.into_iter().map(Value::Object).collect();
-    Ok(jobs.start_import(client.clone(), table.to_string(), items))
+    let label = bulk::label(request, format!("import into {table}"));
+    Ok(jobs.start_import(client.clone(), table.to_string(), label, items))
 }
 
 /// `{table, format, read?}` → `{text, rows}` of the whole table, or of the

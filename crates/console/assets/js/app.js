@@ -8,6 +8,7 @@ import { loadTables, renderTableList, createTableDialog, renderDetails, billing,
 import { explorer, refresh, readForm } from './items.js';
 import { initStage, stagePanel, toggleStage, closeStage, stageOpen, commitStage, onCommit } from './stage.js';
 import { locksView, transferView, exprView, costView, partiqlView, itemsTable, streamsView } from './tools.js';
+import { jobsDialog, trackJob } from './bulk.js';
 
 export const app = { tables: [], described: {}, table: null, info: null };
 
@@ -128,6 +129,7 @@ async function boot() {
   theme();
   document.body.append(stagePanel());
   $('#stage-button').addEventListener('click', toggleStage);
+  $('#jobs-button').addEventListener('click', jobsDialog);
   $('#theme-button').addEventListener('click', () => theme(document.documentElement.dataset.theme === 'dark' ? 'light' : 'dark'));
   $('#help-button').addEventListener('click', shortcuts);
   $('#create-table').addEventListener('click', createTableDialog);
@@ -143,6 +145,7 @@ async function boot() {
     $('#conn').title = `Endpoint ${app.info.endpoint}, region ${app.info.region}, credentials: ${app.info.credentials}`;
     initStage(app.info.endpoint);
     await loadTables();
+    trackJob(); // jobs still running from before a reload show in the header
     // Tests shorten the idle heartbeat through localStorage.
     startHeartbeat(Number(localStorage.getItem('ferrodyn.heartbeatSeconds')) || 15);
   } catch (e) {

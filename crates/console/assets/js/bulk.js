@@ -2,7 +2,9 @@
 // server runs the job (BatchWriteItem with unprocessed items retried under
 // capped exponential backoff and full jitter, or guarded UpdateItems) and
 // this dialog polls its progress: done, retried, failed; cancellable; a
-// final report of what could not be written.
+// final report of what could not be written. Every job (imports too) is
+// also listed behind the header's Jobs button, so closing its dialog or
+// reloading the page neither hides it nor makes it uncancellable.
 
 import { api } from './api.js';
 import { el, fill, field, button, select, dialog, errorBox } from './ui.js';
@@ -29,7 +31,9 @@ export function bulkDialog(table, source, label) {
       try {
         if (action.value !== 'delete') request.attribute = attribute.value.trim();
         if (action.value === 'set') request.value = parseTyped(type.value, value.value);
+        request.label = `${{ delete: 'Delete', set: `Set ${request.attribute}`, remove: `Remove ${request.attribute}` }[action.value]} on ${label} of ${table}`;
         job = (await api('bulk', request)).job;
+        trackJob();
       } catch (e) {
         fill(status, errorBox(e));
         return;
@@ -86,4 +90,77 @@ export function watchJob(job, box, finished = () => {}) {
       p.failures.length ? el('ul.failures', p.failures.map((f) => el('li', el('code', JSON.stringify(f.key)), ' — ', f.reason))) : null));
   };
   tick();
+}
+
+// ---- the header's job list ---------------------------------------------------
+
+let jobsTimer = null;
+
+/** Starts (or keeps) polling the server's job list into the header button. */
+export function trackJob() {
+  if (!jobsTimer) pollJobs();
+}
+
+async function pollJobs() {
+  jobsTimer = null;
+  let jobs = [];
+  try {
+    jobs = (await api('bulk')).jobs;
+  } catch {
+    // The connection pill reports outages; try again on the next tick.
+  }
+  const running = jobs.filter((j) => j.state === 'running').length;
+  const btn = document.getElementById('jobs-button');
+  if (btn) {
+    btn.hidden = jobs.length === 0;
+    btn.textContent = running ? `⟳ ${running} job${running > 1 ? 's' : ''} running` : 'Jobs';
+    btn.classList.toggle('busy', running > 0);
+  }
+  if (running) jobsTimer = setTimeout(pollJobs, 1000);
+}
+
+/** The dialog behind the Jobs button: every job this server's console ran,
+ * newest first, with progress and Cancel for the running ones. */
+export function jobsDialog() {
+  return dialog('Jobs', () => {
+    const list = el('ul.jobs');
+    const draw = async () => {
+      let jobs;
+      try {
+        jobs = (await api('bulk')).jobs;
+      } catch (e) {
+        fill(list, errorBox(e));
+        return;
+      }
+      fill(list, jobs.length ? jobs.map(jobRow) : el('li.hint', 'No jobs yet.'));
+      if (jobs.some((j) => j.state === 'running') && list.isConnected) setTimeout(draw, 500);
+    };
+    draw();
+    return el('div.form', el('p.hint', 'Bulk changes and imports run on the server: they go on when their dialog is closed, until done or cancelled.'), list);
+  }, { wide: true });
+}
+
+function jobRow(job) {
+  const total = job.total ?? null;
+  const done = job.done + job.failed;
+  const fillBar = el(`div.bar-fill${total || job.state !== 'running' ? '' : '.indeterminate'}`);
+  // The page's CSP forbids style attributes; the property is allowed.
+  fillBar.style.width = `${total ? Math.min(100, (100 * done) / total) : 100}%`;
+  const bar = el('div.bar', { role: 'progressbar', 'aria-label': `Progress of ${job.label}` }, fillBar);
+  return el('li.job', { dataset: { state: job.state } },
+    el('div.row',
+      el('strong.label', job.label),
+      el('span.spacer'),
+      el('b.state', job.state),
+      job.state === 'running'
+        ? button('Cancel', async () => { await api(`bulk/${job.id}/cancel`, {}); }, 'small ghost danger', { 'aria-label': `Cancel ${job.label}` })
+        : null),
+    bar,
+    el('div.counts',
+      el('span.metric', el('b', String(job.done)), ' done'),
+      total ? el('span.metric', ' of ', el('b', String(total))) : null,
+      el('span.metric', el('b', String(job.retried)), ' retried'),
+      el('span.metric', el('b', String(job.failed)), ' failed'),
+      job.state !== 'running' ? el('span.metric', `${(job.millis / 1000).toFixed(1)} s`) : null),
+    job.error ? errorBox({ code: 'BulkFailed', message: job.error }) : null);
 }

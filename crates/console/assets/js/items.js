@@ -192,6 +192,8 @@ async function loadPage() {
   const start = view.starts[view.page];
   form.startKey = start?.key || undefined;
   form.segment = start?.segment || 0;
+  // Tests shorten how long a filtered page reads on to fill itself.
+  form.fillMillis = Number(localStorage.getItem('ferrodyn.fillMillis')) || undefined;
   view.summary.classList.add('loading');
   const seq = (view.seq = (view.seq || 0) + 1);
   try {
@@ -225,12 +227,13 @@ function renderSummary(result, form) {
   fill(view.summary,
     el('span.metric', el('b', String(result.Count)), ' items'),
     el('span.metric', 'scanned ', el('b', String(result.ScannedCount))),
+    result.Calls > 1 && el('span.metric', { title: 'The filter matched few items, so the page read on to fill itself' }, 'in ', el('b', String(result.Calls)), ' requests'),
     cap !== undefined && el('span.metric', el('b', String(Math.round(cap * 100) / 100)), ' RCU'),
     form.segments > 1 && el('span.metric', `segment ${form.segment + 1}/${form.segments}`),
     el('span.pager', { role: 'navigation', 'aria-label': 'Pages' },
       button('‹ Prev', () => { view.page--; loadPage(); }, 'small ghost', { disabled: view.page === 0, 'aria-label': 'Previous page' }),
       el('span.pageno', `Page ${view.page + 1}`),
-      button('Next ›', () => { view.starts[view.page + 1] = view.nextStart; view.page++; loadPage(); }, 'small ghost', { disabled: !view.nextStart, 'aria-label': 'Next page' })));
+      button('Next ›', nextPage, 'small ghost', { disabled: !view.nextStart, 'aria-label': 'Next page' })));
 }
 
 function renderRequest(result) {
@@ -360,8 +363,27 @@ function renderGrid() {
     hiddenCols.length ? el('div.hiddencols', 'Hidden: ', hiddenCols.map((c) => button(`${c} ↺`, () => { view.hidden.delete(c); renderGrid(); }, 'small ghost', { 'aria-label': `Show column ${c}` }))) : null,
     list.length
       ? el('table.grid', { 'aria-label': `Items of ${view.table.TableName}` }, el('thead', head), el('tbody', body))
-      : el('div.empty', el('p', 'No items on this page.'), el('p.hint', 'Add one with “New item”, or import a file.')));
+      : emptyPage());
   renderToolbar(list);
+}
+
+/** An empty page: the end of the read, or a filter that matched nothing in
+ * what was scanned before the page's time ran out (then offer to go on). */
+function emptyPage() {
+  const result = view.result;
+  if (result && view.nextStart && result.ScannedCount > 0) {
+    return el('div.empty.unfinished',
+      el('p', `No matches yet: ${result.ScannedCount} item(s) scanned in ${result.Calls || 1} request(s).`),
+      el('p.hint', 'The filter is applied after reading, so DynamoDB reads (and charges for) every item it looks at. The read is not finished.'),
+      button('Keep reading', nextPage, 'small primary'));
+  }
+  return el('div.empty', el('p', 'No items on this page.'), el('p.hint', 'Add one with “New item”, or import a file.'));
+}
+
+function nextPage() {
+  view.starts[view.page + 1] = view.nextStart;
+  view.page++;
+  loadPage();
 }
 
 function keyLabel(key) {

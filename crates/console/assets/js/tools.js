@@ -5,7 +5,7 @@
 import { api, call } from './api.js';
 import { el, fill, field, button, select, errorBox, toast, codeBlock, tabs, download } from './ui.js';
 import { renderValue, summary } from './values.js';
-import { watchJob } from './bulk.js';
+import { watchJob, trackJob } from './bulk.js';
 
 // ---- UNIQ# locks ----------------------------------------------------------------
 
@@ -102,8 +102,10 @@ export function transferView(table, currentRead) {
   });
   const importOut = el('div');
   const startImport = async (text, skipUnreadable) => {
-    const r = await api('import', { table, format: format.value, text, skipUnreadable });
+    const label = `Import ${file.files[0].name} into ${table}`;
+    const r = await api('import', { table, format: format.value, text, skipUnreadable, label });
     if (r.unreadable) return showUnreadable(text, r);
+    trackJob();
     const box = el('div.progress');
     fill(importOut, box);
     watchJob(r.job, box);
