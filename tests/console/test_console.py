@@ -251,7 +251,9 @@ def edit_cell(browser, key_text, column, value):
     def open_editor(b):
         # The grid may redraw under us (a stage change, a refresh): find the
         # row again until a double-click lands.
-        row = next(r for r in grid_rows(b) if key_text in r.text)
+        rows = grid_rows(b)
+        exact = [r for r in rows if any(c.text.strip().split("\n")[-1].split(" ", 1)[-1] == key_text for c in r.find_elements(By.CSS_SELECTOR, "td.key"))]
+        row = next(iter(exact), None) or next(r for r in rows if key_text in r.text)
         ActionChains(b).double_click(row.find_element(By.CSS_SELECTOR, f'td[data-col="{column}"]')).perform()
         return True
     wait(browser, open_editor)
@@ -944,3 +946,33 @@ def test_a_filter_that_matches_nothing_in_the_time_given_says_so_and_reads_on(se
     assert "No items on this page." in browser.find_element(By.CSS_SELECTOR, ".empty").text
     assert js_errors(browser) == []
     browser.execute_script("localStorage.clear()")
+
+
+def test_a_grid_edit_of_a_unique_value_moves_its_marker_in_the_same_commit(server, browser):
+    create_table(server, "app", pk="PK", sk="SK")
+    put_many(server, "app", [
+        {"PK": {"S": "ACCT#1"}, "SK": {"S": "PROFILE"}, "email": {"S": "ada@x.io"}},
+        {"PK": {"S": "UNIQ#EMAIL#ada@x.io"}, "SK": {"S": "LOCK"}, "uniq_attr": {"S": "EMAIL"},
+         "uniq_owner": {"M": {"PK": {"S": "ACCT#1"}, "SK": {"S": "PROFILE"}}}, "uniq_value": {"S": "ada@x.io"}},
+        {"PK": {"S": "ACCT#2"}, "SK": {"S": "PROFILE"}, "email": {"S": "grace@x.io"}},
+        {"PK": {"S": "UNIQ#EMAIL#grace@x.io"}, "SK": {"S": "LOCK"}, "uniq_attr": {"S": "EMAIL"},
+         "uniq_owner": {"M": {"PK": {"S": "ACCT#2"}, "SK": {"S": "PROFILE"}}}, "uniq_value": {"S": "grace@x.io"}},
+    ])
+    open_console(browser, server, "#/table/app")
+    wait(browser, lambda b: len(grid_rows(b)) == 4)
+    # A value another account holds is refused before anything is staged.
+    edit_cell(browser, "ACCT#1", "email", "grace@x.io")
+    wait(browser, lambda b: any("is taken" in t.text for t in b.find_elements(By.CSS_SELECTOR, ".toast, .dialog .error")))
+    assert stage_count(browser) == 0
+    browser.find_element(By.TAG_NAME, "body").send_keys(Keys.ESCAPE)
+    edit_cell(browser, "ACCT#1", "email", "ada@new.io")
+    wait(browser, lambda b: stage_count(b) == 3)
+    assert any("Uniqueness markers follow the edit" in t.text for t in browser.find_elements(By.CSS_SELECTOR, ".toast"))
+    browser.find_element(By.ID, "stage-button").click()
+    wait(browser, lambda b: b.find_element(By.ID, "commit-button")).click()
+    wait(browser, lambda b: stage_count(b) == 0)
+    get = lambda pk, sk: server.call("GetItem", {"TableName": "app", "Key": {"PK": {"S": pk}, "SK": {"S": sk}}}).get("Item")
+    assert get("ACCT#1", "PROFILE")["email"] == {"S": "ada@new.io"}
+    assert get("UNIQ#EMAIL#ada@x.io", "LOCK") is None
+    assert get("UNIQ#EMAIL#ada@new.io", "LOCK")["uniq_owner"] == {"M": {"PK": {"S": "ACCT#1"}, "SK": {"S": "PROFILE"}}}
+    assert js_errors(browser) == []

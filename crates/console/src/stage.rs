@@ -2,12 +2,16 @@
 //! as the `StageFile` JSON of `ferrodyn stage`, travels with each request,
 //! and comes back updated. Staging, the diff against live items, and the
 //! commit (one TransactWriteItems with optimistic-lock conditions and an
-//! idempotency token) are `ferrodyn_patterns::stage`'s, unchanged.
+//! idempotency token) are `ferrodyn_patterns::stage`'s, unchanged. Every
+//! staged edit brings the owner's uniqueness markers along
+//! (`ferrodyn_patterns::unique::follow`), so they commit in the same
+//! transaction.
 
 use crate::api::{required, ApiFailure, ApiResult};
 use axum::http::StatusCode;
 use ferrodyn_client::Client;
 use ferrodyn_patterns::stage::{self, AttributeChange, StageError, StageFile};
+use ferrodyn_patterns::unique::{follow, UniqueError};
 use serde_json::{json, Map, Value};
 
 pub fn handle(client: &Client, action: &str, request: &Value) -> ApiResult {
@@ -58,9 +62,7 @@ fn add(client: &Client, mut stage: StageFile, request: &Value) -> ApiResult {
             })
             .collect::<Result<Vec<_>, _>>()?;
         let numbers = stage::stage_deletes(client, &mut stage, table, keys).map_err(failure)?;
-        return Ok(
-            json!({ "stage": stage, "numbers": numbers, "transactions": transactions(&stage) }),
-        );
+        return answer(client, stage, &numbers, request);
     }
     let number = match required(request, "op")? {
         "put" => {
@@ -95,7 +97,50 @@ fn add(client: &Client, mut stage: StageFile, request: &Value) -> ApiResult {
         other => return Err(ApiFailure::invalid(format!("no stage op {other}"))),
     }
     .map_err(failure)?;
-    Ok(json!({ "stage": stage, "number": number, "transactions": transactions(&stage) }))
+    answer(client, stage, &[number], request)
+}
+
+/// Stages the uniqueness markers that follow the staged changes `numbers`
+/// (see `unique::follow`) and answers the stage, the changes' numbers as
+/// they are afterwards, and what happened to markers.
+fn answer(client: &Client, mut stage: StageFile, numbers: &[usize], request: &Value) -> ApiResult {
+    let entities: Vec<String> = request["uniqueEntities"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.as_str().map(str::to_string))
+        .collect();
+    let keys: Vec<(String, Map<String, Value>)> = numbers
+        .iter()
+        .map(|n| {
+            (
+                stage.changes[n - 1].table.clone(),
+                stage.changes[n - 1].key.clone(),
+            )
+        })
+        .collect();
+    let followed =
+        follow::follow_changes(client, &mut stage, numbers, &entities).map_err(|e| match e {
+            UniqueError::Api(e) => e.into(),
+            other => ApiFailure::invalid(other.to_string()),
+        })?;
+    let numbers: Vec<usize> = keys
+        .iter()
+        .filter_map(|(table, key)| {
+            let found = stage
+                .changes
+                .iter()
+                .position(|c| &c.table == table && &c.key == key);
+            found.map(|i| i + 1)
+        })
+        .collect();
+    Ok(json!({
+        "stage": stage,
+        "number": numbers.first(),
+        "numbers": numbers,
+        "transactions": transactions(&stage),
+        "markers": { "moved": followed.moved, "warnings": followed.warnings },
+    }))
 }
 
 /// The 1-based first and last change of each transaction of a commit.

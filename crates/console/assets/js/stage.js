@@ -58,7 +58,7 @@ export function stagedFor(table, key) {
  * or many deletes: {op: 'deletes', table, keys}. */
 export async function stageChange(change) {
   const before = transactionsNeeded;
-  const result = await api('stage/add', { stage, ...change });
+  const result = await api('stage/add', { stage, ...change, uniqueEntities: groupedEntities(change.table) });
   failures = {};
   lastReport = null;
   transactionsNeeded = result.transactions || 1;
@@ -66,7 +66,26 @@ export async function stageChange(change) {
   if (transactionsNeeded > 1 && before <= 1) {
     toast(`${stagedChanges().length} changes staged: more than one transaction holds (${MAX_ACTIONS} actions, 4 MB), so committing them cannot be atomic`, 'warn');
   }
+  reportMarkers(result.markers);
   return result.numbers || result.number;
+}
+
+/** Grouped markers are keyed by an entity name the server cannot guess:
+ * the one the Locks view was last used with for this table. (Per-value
+ * markers are found by their key alone.) */
+function groupedEntities(table) {
+  try {
+    const locks = JSON.parse(localStorage.getItem(`ferrodyn.locks:${table}`) || '{}');
+    return locks.layout === 'grouped' && locks.entity ? [locks.entity] : [];
+  } catch {
+    return [];
+  }
+}
+
+/** Uniqueness markers staged to follow an edit, and markers left alone. */
+function reportMarkers(markers) {
+  if (markers?.moved?.length) toast(`Uniqueness markers follow the edit: ${markers.moved.join('; ')}`, 'ok');
+  for (const warning of markers?.warnings || []) toast(`⚠ ${warning}`, 'warn');
 }
 
 /** DynamoDB's limit on the actions of one TransactWriteItems. */

@@ -62,6 +62,9 @@ fn assignments(list: &[String]) -> Result<Map<String, Value>, String> {
 was when staged; `commit` sends all changes as one TransactWriteItems whose conditions check \
 that no item changed meanwhile (and that created items still do not exist), so either every \
 change is written or none is.\n\n\
+An edit that changes or removes a value protected by a uniqueness marker owned by the item \
+(or deletes the item) stages moving or deleting the marker too, so both commit together; a \
+new value another item holds is refused.\n\n\
 Example:\n  \
 ferrodyn stage add put users '{\"id\": \"u2\", \"name\": \"Bob\"}'\n  \
 ferrodyn stage add update users '{\"id\": \"u1\"}' --set status=active --remove draft\n  \
@@ -73,6 +76,14 @@ pub struct StageArgs {
     /// The stage file [default: $FERRODYN_STAGE, else ./ferrodyn-stage.json].
     #[arg(long, global = true, value_name = "PATH")]
     file: Option<PathBuf>,
+    /// `add`: also look for grouped uniqueness markers of this entity
+    /// (`UNIQ#ENTITY#attr`); per-value markers (`UNIQ#ATTR#value`) are
+    /// always found.
+    #[arg(long, global = true, value_name = "ENTITY")]
+    unique_entity: Vec<String>,
+    /// `add`: do not stage the uniqueness markers that follow an edit.
+    #[arg(long, global = true)]
+    no_markers: bool,
     #[command(flatten)]
     connection: Connection,
     #[command(subcommand)]
@@ -169,7 +180,24 @@ pub fn stage(args: StageArgs) -> CliResult {
                 }
             }
             .map_err(|e| e.to_string())?;
+            let staged = file.changes[number - 1].clone();
+            if !args.no_markers {
+                let followed =
+                    unique::follow::follow_changes(&api, &mut file, &[number], &args.unique_entity)
+                        .map_err(|e| e.to_string())?;
+                for moved in &followed.moved {
+                    println!("uniqueness marker staged with it: {moved}");
+                }
+                for warning in &followed.warnings {
+                    eprintln!("warning: {warning}");
+                }
+            }
             file.save(&path)?;
+            let number = file
+                .changes
+                .iter()
+                .position(|c| c.table == staged.table && c.key == staged.key)
+                .map_or(number, |i| i + 1);
             println!(
                 "staged as change {number} of {} in {}",
                 file.changes.len(),

@@ -203,3 +203,79 @@ fn unique_writes_the_seeds_markers_by_default_and_locks_says_how_it_read_them() 
         "{shown}"
     );
 }
+
+#[test]
+fn stage_add_brings_a_unique_values_marker_along_unless_told_not_to() {
+    let api = client();
+    let table = unique_name("clifollow");
+    create_table(&api, &table, "PK", Some("SK"));
+    let dir = tempfile::tempdir().unwrap();
+    let out = ferrodyn(
+        &[
+            "unique",
+            "--table",
+            &table,
+            "--entity",
+            "account",
+            "--unique",
+            "email",
+            "create",
+            r#"{"PK": "ACCT#1", "SK": "PROFILE", "email": "ada@x.io"}"#,
+        ],
+        dir.path(),
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let key = r#"{"PK": "ACCT#1", "SK": "PROFILE"}"#;
+    let out = ferrodyn(
+        &[
+            "stage",
+            "add",
+            "update",
+            &table,
+            key,
+            "--set",
+            "email=ada@new.io",
+        ],
+        dir.path(),
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let shown = text(&out);
+    assert!(
+        shown.contains("uniqueness marker staged with it: ")
+            && shown.contains("UNIQ#EMAIL#ada@x.io/LOCK → ")
+            && shown.contains("staged as change 1 of 3"),
+        "{shown}"
+    );
+    let out = ferrodyn(&["stage", "commit"], dir.path());
+    assert!(out.status.success(), "{}", text(&out));
+    let out = ferrodyn(
+        &[
+            "unique", "--table", &table, "--entity", "account", "--unique", "email", "locks",
+        ],
+        dir.path(),
+    );
+    assert!(
+        text(&out).contains("UNIQ#EMAIL#ada@new.io"),
+        "{}",
+        text(&out)
+    );
+    // --no-markers stages the owner alone.
+    let out = ferrodyn(
+        &[
+            "stage",
+            "add",
+            "update",
+            &table,
+            key,
+            "--set",
+            "email=z@x.io",
+            "--no-markers",
+        ],
+        dir.path(),
+    );
+    assert!(
+        text(&out).contains("staged as change 1 of 1"),
+        "{}",
+        text(&out)
+    );
+}

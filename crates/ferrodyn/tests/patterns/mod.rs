@@ -3,6 +3,7 @@
 //! binary shares, reached through `ferrodyn-client`, plus table helpers.
 
 mod cli;
+mod follow;
 mod stage;
 mod unique;
 
