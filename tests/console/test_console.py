@@ -976,3 +976,29 @@ def test_a_grid_edit_of_a_unique_value_moves_its_marker_in_the_same_commit(serve
     assert get("UNIQ#EMAIL#ada@x.io", "LOCK") is None
     assert get("UNIQ#EMAIL#ada@new.io", "LOCK")["uniq_owner"] == {"M": {"PK": {"S": "ACCT#1"}, "SK": {"S": "PROFILE"}}}
     assert js_errors(browser) == []
+
+
+def test_a_long_page_draws_the_rows_in_view_and_keeps_every_row_reachable(server, browser):
+    from selenium.webdriver.support.ui import Select
+    create_table(server, "app", sk=None)
+    put_many(server, "app", [{"pk": {"S": f"u{i:04}"}, "n": {"N": str(i)}} for i in range(600)])
+    open_console(browser, server, "#/table/app")
+    Select(by_label(browser, "Page size")).select_by_value("1000")
+    wait(browser, lambda b: "600 items" in b.find_element(By.CSS_SELECTOR, ".summary").text)
+    wait(browser, lambda b: 0 < len(b.find_elements(By.CSS_SELECTOR, "tbody tr[data-index]")) < 200)
+    browser.execute_script("const g = document.querySelector('.gridwrap'); g.scrollTop = g.scrollHeight")
+    wait(browser, lambda b: b.find_elements(By.CSS_SELECTOR, 'tbody tr[data-index="599"]'))
+    # Editing works in a drawn window (one listener for every cell).
+    last = browser.find_element(By.CSS_SELECTOR, 'tbody tr[data-index="599"]')
+    key = json.loads(last.get_attribute("data-key"))["pk"]["S"]
+    ActionChains(browser).double_click(last.find_element(By.CSS_SELECTOR, 'td[data-col="n"]')).perform()
+    d = dialog(browser)
+    by_label(browser, "Value").clear()
+    by_label(browser, "Value").send_keys("-1")
+    button(browser, "Stage change", d).click()
+    wait(browser, lambda b: stage_count(b) == 1)
+    staged = browser.execute_script("return JSON.parse(localStorage.getItem(Object.keys(localStorage).find(k => k.startsWith('ferrodyn.stage:'))))")
+    assert staged["changes"][0]["key"] == {"pk": {"S": key}}
+    by_label(browser, "Select all rows").click()
+    wait(browser, lambda b: "600 selected" in b.find_element(By.CSS_SELECTOR, ".toolbar").text)
+    assert js_errors(browser) == []

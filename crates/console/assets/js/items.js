@@ -199,6 +199,7 @@ async function loadPage() {
   try {
     const result = await api('read', form);
     if (seq !== view.seq) return; // a newer request superseded this one
+    const answered = performance.now();
     view.result = result;
     view.items = result.Items;
     view.lastKey = result.LastEvaluatedKey;
@@ -212,6 +213,10 @@ async function loadPage() {
     renderSummary(result, form);
     renderRequest(result);
     renderGrid();
+    // Server answer → grid painted (BENCHMARKS.md, bench/console.py): the
+    // frame after the one that lays the grid out and paints it.
+    const root = view.root;
+    requestAnimationFrame(() => setTimeout(() => { root.dataset.drawMs = String(Math.round(performance.now() - answered)); }));
     document.dispatchEvent(new CustomEvent('ferrodyn:pageloaded', { detail: view.table.TableName }));
   } catch (e) {
     if (seq !== view.seq) return;
@@ -313,6 +318,12 @@ function driftOf(row) {
   return [...names].filter((n) => canonical(before[n]) !== canonical(row.item[n])).sort();
 }
 
+/** Pages longer than this draw only the rows in view (and OVERSCAN more on
+ * each side): laying out a thousand rows of a dozen cells takes the browser
+ * over a second, the rows in view a few milliseconds. */
+const WINDOW_FROM = 300;
+const OVERSCAN = 25;
+
 function renderGrid() {
   const list = rows();
   const cols = columnsOf(list.map(shown));
@@ -329,42 +340,106 @@ function renderGrid() {
         el('button.hidecol', { type: 'button', title: `Hide ${c}`, 'aria-label': `Hide column ${c}`, onclick: () => { view.hidden.add(c); renderGrid(); } }, '×'));
     }),
     el('th.open', el('span.hint', 'JSON')));
-  const body = list.map((row) => {
-    const item = shown(row);
-    const op = row.change?.op;
-    const cls = row.added ? '.row-new' : op === 'delete' ? '.row-delete' : op ? '.row-update' : '';
-    const drift = driftOf(row);
-    return el(`tr${cls}${drift.length ? '.row-drift' : ''}${view.selection.has(row.id) ? '.selected' : ''}`, { dataset: { key: JSON.stringify(row.key) } },
-      el('td.sel', el('input', { type: 'checkbox', 'aria-label': `Select ${keyLabel(row.key)}`, checked: view.selection.has(row.id),
-        onchange: (e) => { e.target.checked ? view.selection.add(row.id) : view.selection.delete(row.id); renderToolbar(list); e.target.closest('tr').classList.toggle('selected', e.target.checked); } })),
-      visible.map((c) => {
-        const changed = op && op !== 'delete' && row.change.before && JSON.stringify(row.change.before[c]) !== JSON.stringify(row.change.after?.[c]);
-        return el(`td${view.tableKeys.includes(c) ? '.key' : ''}${changed ? '.cell-staged' : ''}`, {
-          dataset: { col: c },
-          tabindex: '-1',
-          title: changed ? `was: ${row.change.before[c] ? JSON.stringify(row.change.before[c]) : '(absent)'}`
-            : view.tableKeys.includes(c) ? null : 'Double-click (or Enter) to edit',
-          ondblclick: () => editCell(row, c),
-          onkeydown: (e) => { if (e.key === 'Enter') editCell(row, c); },
-        }, item[c] === undefined ? '' : renderValue(item[c]),
-        // A marker of either layout: UNIQ#... in the sort key (grouped) or
-        // in the partition key (per value, sort key LOCK).
-        c === view.tableKeys[view.tableKeys.length - 1] && view.tableKeys.some((k) => item[k]?.S?.startsWith('UNIQ#'))
-          ? el('span.pill.lockpill', { title: 'A uniqueness marker (see the Locks tab)' }, 'lock') : null,
-        // The staged values are what the commit writes; say when the live
-        // item moved on under them (the commit will then be cancelled).
-        c === view.tableKeys[view.tableKeys.length - 1] && drift.length
-          ? el('span.pill.driftpill', { title: `Changed by someone else since staged: ${drift.join(', ')}. The commit will be cancelled unless you re-stage (see the Stage panel).` }, 'changed since staged') : null);
-      }),
-      el('td.open', button('{ }', () => openItem(row), 'small ghost', { 'aria-label': `Open ${keyLabel(row.key)} as JSON` })));
-  });
   const hiddenCols = [...view.hidden];
+  const tbody = el('tbody', { title: 'Double-click a cell (or press Enter on it) to edit it' });
+  const table = list.length ? el('table.grid', { 'aria-label': `Items of ${view.table.TableName}` }, el('thead', head), tbody) : null;
+  view.grid.onscroll = null;
   fill(view.grid,
     hiddenCols.length ? el('div.hiddencols', 'Hidden: ', hiddenCols.map((c) => button(`${c} ↺`, () => { view.hidden.delete(c); renderGrid(); }, 'small ghost', { 'aria-label': `Show column ${c}` }))) : null,
-    list.length
-      ? el('table.grid', { 'aria-label': `Items of ${view.table.TableName}` }, el('thead', head), el('tbody', body))
-      : emptyPage());
+    table || emptyPage());
+  if (table) {
+    // One listener for every cell: a thousand rows do not need ten thousand.
+    tbody.addEventListener('dblclick', (e) => onCell(e, list));
+    tbody.addEventListener('keydown', (e) => { if (e.key === 'Enter') onCell(e, list); });
+    const rowEl = (row, index) => gridRow(row, index, visible, list);
+    if (list.length > WINDOW_FROM) drawWindowed(table, tbody, list, visible, rowEl);
+    else tbody.append(...list.map(rowEl));
+  }
   renderToolbar(list);
+}
+
+/** Opens the editor of the cell an event happened in. */
+function onCell(e, list) {
+  const td = e.target.closest('td[data-col]');
+  const tr = td?.closest('tr[data-index]');
+  if (!td || !tr || e.target.closest('button, input')) return;
+  editCell(list[Number(tr.dataset.index)], td.dataset.col);
+}
+
+function gridRow(row, index, visible, list) {
+  const item = shown(row);
+  const op = row.change?.op;
+  const cls = row.added ? '.row-new' : op === 'delete' ? '.row-delete' : op ? '.row-update' : '';
+  const drift = driftOf(row);
+  const last = view.tableKeys[view.tableKeys.length - 1];
+  return el(`tr${cls}${drift.length ? '.row-drift' : ''}${view.selection.has(row.id) ? '.selected' : ''}`, { dataset: { key: JSON.stringify(row.key), index: String(index) } },
+    el('td.sel', el('input', { type: 'checkbox', 'aria-label': `Select ${keyLabel(row.key)}`, checked: view.selection.has(row.id),
+      onchange: (e) => { e.target.checked ? view.selection.add(row.id) : view.selection.delete(row.id); renderToolbar(list); e.target.closest('tr').classList.toggle('selected', e.target.checked); } })),
+    visible.map((c) => {
+      const isKey = view.tableKeys.includes(c);
+      const changed = op && op !== 'delete' && row.change.before && JSON.stringify(row.change.before[c]) !== JSON.stringify(row.change.after?.[c]);
+      return el(`td${isKey ? '.key' : ''}${changed ? '.cell-staged' : ''}`, {
+        dataset: { col: c },
+        tabindex: '-1',
+        title: changed ? `was: ${row.change.before[c] ? JSON.stringify(row.change.before[c]) : '(absent)'}` : null,
+      }, item[c] === undefined ? '' : renderValue(item[c]),
+      // A marker of either layout: UNIQ#... in the sort key (grouped) or
+      // in the partition key (per value, sort key LOCK).
+      c === last && view.tableKeys.some((k) => item[k]?.S?.startsWith('UNIQ#'))
+        ? el('span.pill.lockpill', { title: 'A uniqueness marker (see the Locks tab)' }, 'lock') : null,
+      // The staged values are what the commit writes; say when the live
+      // item moved on under them (the commit will then be cancelled).
+      c === last && drift.length
+        ? el('span.pill.driftpill', { title: `Changed by someone else since staged: ${drift.join(', ')}. The commit will be cancelled unless you re-stage (see the Stage panel).` }, 'changed since staged') : null);
+    }),
+    el('td.open', button('{ }', () => openItem(row), 'small ghost', { 'aria-label': `Open ${keyLabel(row.key)} as JSON` })));
+}
+
+/** Draws the rows in view of a long page between two spacer rows, again on
+ * every scroll. Columns get fixed widths from the whole page's values, so
+ * they do not jump as rows come and go. */
+function drawWindowed(table, tbody, list, visible, rowEl) {
+  table.classList.add('windowed');
+  table.prepend(el('colgroup', el('col.sel'), visible.map((c) => columnWidth(c, list)), el('col.open')));
+  const spacer = () => el('tr.spacer', { 'aria-hidden': 'true' }, el('td', { colspan: String(visible.length + 2) }));
+  const [above, below] = [spacer(), spacer()];
+  let rowHeight = 33;
+  let drawn = null;
+  const draw = () => {
+    const inView = Math.ceil(view.grid.clientHeight / rowHeight) || 30;
+    const first = Math.max(0, Math.floor(view.grid.scrollTop / rowHeight) - OVERSCAN);
+    const last = Math.min(list.length, first + inView + 2 * OVERSCAN);
+    if (drawn && drawn[0] === first && drawn[1] === last) return;
+    drawn = [first, last];
+    above.firstChild.style.height = `${first * rowHeight}px`;
+    below.firstChild.style.height = `${(list.length - last) * rowHeight}px`;
+    fill(tbody, above, list.slice(first, last).map((row, i) => rowEl(row, first + i)), below);
+  };
+  draw();
+  const measured = tbody.children[1]?.getBoundingClientRect().height;
+  if (measured && Math.abs(measured - rowHeight) > 0.5) {
+    rowHeight = measured;
+    drawn = null;
+    draw();
+  }
+  let pending = false;
+  view.grid.onscroll = () => {
+    if (pending) return;
+    pending = true;
+    requestAnimationFrame(() => { pending = false; draw(); });
+  };
+}
+
+/** A column's width: its longest value's text on this page, within limits. */
+function columnWidth(name, list) {
+  let chars = name.length + 3;
+  for (const row of list) {
+    const value = shown(row)[name];
+    if (value !== undefined) chars = Math.max(chars, Math.min(48, JSON.stringify(Object.values(value)[0]).length + 3));
+  }
+  const col = el('col');
+  col.style.width = `calc(${chars}ch + 28px)`;
+  return col;
 }
 
 /** An empty page: the end of the read, or a filter that matched nothing in
