@@ -274,7 +274,12 @@ function rows() {
   const all = [...added, ...list];
   if (view.sort) {
     const { col, dir } = view.sort;
-    all.sort((a, b) => dir * compareValues(shown(a)[col], shown(b)[col]));
+    // Blanks last whichever way (DynamoDB has no order for absent values).
+    all.sort((a, b) => {
+      const [x, y] = [shown(a)[col], shown(b)[col]];
+      if (x === undefined || y === undefined) return (x === undefined) - (y === undefined);
+      return dir * compareValues(x, y);
+    });
   }
   return all;
 }
@@ -321,21 +326,23 @@ function driftOf(row) {
 /** Pages longer than this draw only the rows in view (and OVERSCAN more on
  * each side): laying out a thousand rows of a dozen cells takes the browser
  * over a second, the rows in view a few milliseconds. */
-const WINDOW_FROM = 300;
+const WINDOW_FROM = 150;
 const OVERSCAN = 25;
 
 function renderGrid() {
   const list = rows();
   const cols = columnsOf(list.map(shown));
   const visible = cols.filter((c) => !view.hidden.has(c));
+  view.columns = cols;
   const allSelected = list.length > 0 && list.every((r) => view.selection.has(r.id));
   const head = el('tr',
     el('th.sel', el('input', { type: 'checkbox', 'aria-label': 'Select all rows', checked: allSelected,
       onchange: (e) => { list.forEach((r) => (e.target.checked ? view.selection.add(r.id) : view.selection.delete(r.id))); renderGrid(); } })),
     visible.map((c) => {
       const sorted = view.sort?.col === c ? view.sort.dir : 0;
-      return el(`th${view.tableKeys.includes(c) ? '.key' : ''}`, { 'aria-sort': sorted ? (sorted > 0 ? 'ascending' : 'descending') : 'none' },
-        el('button.colname', { type: 'button', title: 'Sort', onclick: () => { view.sort = { col: c, dir: sorted === 1 ? -1 : 1 }; renderGrid(); } },
+      const keyIndex = view.tableKeys.indexOf(c);
+      return el(`th${keyIndex >= 0 ? `.key.key${keyIndex}${keyIndex === view.tableKeys.length - 1 ? '.keylast' : ''}` : ''}`, { 'aria-sort': sorted ? (sorted > 0 ? 'ascending' : 'descending') : 'none' },
+        el('button.colname', { type: 'button', title: `Sort this page by ${c} (DynamoDB cannot sort a scan; the next page is not sorted with it)`, onclick: () => { view.sort = { col: c, dir: sorted === 1 ? -1 : 1 }; renderGrid(); } },
           c, sorted ? (sorted > 0 ? ' ▲' : ' ▼') : ''),
         el('button.hidecol', { type: 'button', title: `Hide ${c}`, 'aria-label': `Hide column ${c}`, onclick: () => { view.hidden.add(c); renderGrid(); } }, '×'));
     }),
@@ -344,7 +351,10 @@ function renderGrid() {
   const tbody = el('tbody', { title: 'Double-click a cell (or press Enter on it) to edit it' });
   const table = list.length ? el('table.grid', { 'aria-label': `Items of ${view.table.TableName}` }, el('thead', head), tbody) : null;
   view.grid.onscroll = null;
+  const sortNote = view.sort && el('div.gridnote', `Sorted by ${view.sort.col} (${view.sort.dir > 0 ? 'ascending' : 'descending'}, blanks last) on this page only: DynamoDB returns a ${view.result?.operation === 'Query' ? 'query in sort-key order' : 'scan in its own order'}, and the next page is read in that order. `,
+    button('Unsort', () => { view.sort = null; renderGrid(); }, 'small ghost'));
   fill(view.grid,
+    sortNote,
     hiddenCols.length ? el('div.hiddencols', 'Hidden: ', hiddenCols.map((c) => button(`${c} ↺`, () => { view.hidden.delete(c); renderGrid(); }, 'small ghost', { 'aria-label': `Show column ${c}` }))) : null,
     table || emptyPage());
   if (table) {
@@ -354,8 +364,18 @@ function renderGrid() {
     const rowEl = (row, index) => gridRow(row, index, visible, list);
     if (list.length > WINDOW_FROM) drawWindowed(table, tbody, list, visible, rowEl);
     else tbody.append(...list.map(rowEl));
+    pinKeyColumns(table);
   }
   renderToolbar(list);
+}
+
+/** Key columns stay in place when a wide item scrolls sideways: each is
+ * sticky at the width of the columns before it, measured once drawn. */
+function pinKeyColumns(table) {
+  const selWidth = table.querySelector('thead th.sel')?.offsetWidth || 0;
+  const first = table.querySelector('thead th.key0')?.offsetWidth || 0;
+  table.style.setProperty('--pin-key0', `${selWidth}px`);
+  table.style.setProperty('--pin-key1', `${selWidth + first}px`);
 }
 
 /** Opens the editor of the cell an event happened in. */
@@ -376,9 +396,11 @@ function gridRow(row, index, visible, list) {
     el('td.sel', el('input', { type: 'checkbox', 'aria-label': `Select ${keyLabel(row.key)}`, checked: view.selection.has(row.id),
       onchange: (e) => { e.target.checked ? view.selection.add(row.id) : view.selection.delete(row.id); renderToolbar(list); e.target.closest('tr').classList.toggle('selected', e.target.checked); } })),
     visible.map((c) => {
-      const isKey = view.tableKeys.includes(c);
+      const keyIndex = view.tableKeys.indexOf(c);
+      const isKey = keyIndex >= 0;
+      const number = item[c] && 'N' in item[c] ? '.num' : '';
       const changed = op && op !== 'delete' && row.change.before && JSON.stringify(row.change.before[c]) !== JSON.stringify(row.change.after?.[c]);
-      return el(`td${isKey ? '.key' : ''}${changed ? '.cell-staged' : ''}`, {
+      return el(`td${isKey ? `.key.key${keyIndex}${keyIndex === view.tableKeys.length - 1 ? '.keylast' : ''}` : ''}${number}${changed ? '.cell-staged' : ''}`, {
         dataset: { col: c },
         tabindex: '-1',
         title: changed ? `was: ${row.change.before[c] ? JSON.stringify(row.change.before[c]) : '(absent)'}` : null,
@@ -475,7 +497,25 @@ function renderToolbar(list) {
       button('Stage delete', () => stageDeletes(selected), 'small'),
       button('Bulk…', () => bulkDialog(view.table.TableName, { keys: selected.map((r) => r.key) }, `${selected.length} selected item(s)`).then(refresh), 'small'),
     ] : null,
-    button('Bulk on whole result…', () => bulkDialog(view.table.TableName, { read: form() }, `every item of this ${form().operation.toLowerCase()}`).then(refresh), 'small ghost'));
+    button('Bulk on whole result…', () => bulkDialog(view.table.TableName, { read: form() }, `every item of this ${form().operation.toLowerCase()}`).then(refresh), 'small ghost'),
+    columnChooser());
+}
+
+/** Every column of the page with a checkbox: show or hide it (keys stay). */
+function columnChooser() {
+  const cols = view.columns || [];
+  const shownCount = cols.filter((c) => !view.hidden.has(c)).length;
+  const chooser = el('details.colchooser',
+    el('summary.btn.small.ghost', { 'aria-label': 'Choose columns' }, `Columns ${shownCount}/${cols.length}`),
+    el('div.menu', cols.map((c) => {
+      const isKey = view.tableKeys.includes(c);
+      return el('label', el('input', { type: 'checkbox', checked: !view.hidden.has(c), disabled: isKey, 'aria-label': `Column ${c}`,
+        onchange: (e) => { if (e.target.checked) view.hidden.delete(c); else view.hidden.add(c); view.chooserOpen = true; renderGrid(); } }), c);
+    })));
+  // Stay open while columns are being picked (the toolbar redraws).
+  if (view.chooserOpen) chooser.open = true;
+  chooser.addEventListener('toggle', () => { view.chooserOpen = chooser.open; });
+  return chooser;
 }
 
 async function stageDeletes(selected) {

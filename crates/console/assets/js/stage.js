@@ -17,6 +17,7 @@ export function initStage(endpoint) {
   storageKey = `ferrodyn.stage:${endpoint}`;
   try {
     stage = JSON.parse(localStorage.getItem(storageKey) || 'null');
+    byKey = null;
   } catch {
     stage = null;
   }
@@ -29,6 +30,7 @@ export function onStageChange(listener) {
 
 function save(next) {
   stage = next && next.changes && next.changes.length ? next : null;
+  byKey = null;
   if (stage) localStorage.setItem(storageKey, JSON.stringify(stage));
   else localStorage.removeItem(storageKey);
   changed();
@@ -48,10 +50,18 @@ function changed() {
 
 export const stagedChanges = () => stage?.changes || [];
 
+/** The staged changes by item (keyId), built when first asked after a
+ * change: the grid asks once per row, and a page of 1,000 rows against a
+ * stage of hundreds of changes must not compare every pair. */
+let byKey = null;
+
 /** The staged change of one item, if any. */
 export function stagedFor(table, key) {
-  const id = keyId(table, key);
-  return stagedChanges().find((c) => keyId(c.table, c.key) === id);
+  if (!byKey) {
+    byKey = new Map();
+    for (const c of stagedChanges()) if (!byKey.has(keyId(c.table, c.key))) byKey.set(keyId(c.table, c.key), c);
+  }
+  return byKey.get(keyId(table, key));
 }
 
 /** Stages one change: {op: put|update|delete, table, item|key, set, remove},
