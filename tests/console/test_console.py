@@ -1033,3 +1033,57 @@ def test_wide_items_keep_their_keys_in_place_and_sort_this_page_with_blanks_last
     assert "Columns 16/17" in browser.find_element(By.CSS_SELECTOR, ".colchooser summary").text
     assert browser.find_element(By.CSS_SELECTOR, ".colchooser").get_attribute("open") is not None
     assert js_errors(browser) == []
+
+
+def test_a_failed_read_keeps_the_last_page_dimmed_and_dated(browser):
+    port = str(free_port())
+    first = Server(port=port)
+    try:
+        create_table(first, "app", sk=None)
+        put_many(first, "app", [{"pk": {"S": f"u{i}"}} for i in range(3)])
+        open_console(browser, first, "#/table/app")
+        wait(browser, lambda b: len(grid_rows(b)) == 3)
+        first.stop()
+        browser.find_element(By.TAG_NAME, "body").send_keys("r")
+        note = wait(browser, lambda b: b.find_element(By.CSS_SELECTOR, ".summary .stale-note"))
+        assert "still shows the page read at" in note.text
+        assert len(grid_rows(browser)) == 3
+        assert "stale" in browser.find_element(By.CSS_SELECTOR, ".gridwrap").get_attribute("class")
+    finally:
+        first.stop()
+
+
+def test_the_query_form_lives_in_the_url_so_a_reload_or_a_link_keeps_it(server, browser):
+    create_table(server, "app")
+    put_many(server, "app", [{"pk": {"S": p}, "sk": {"S": f"s{i}"}, "n": {"N": str(i)}} for p in ("a", "b") for i in range(4)])
+    open_console(browser, server, "#/table/app?op=Query&pk=b&skOp=%3E%3D&sk=s2")
+    wait(browser, lambda b: len(grid_rows(b)) == 2)
+    assert by_label(browser, "Partition key value").get_attribute("value") == "b"
+    assert {r.find_element(By.CSS_SELECTOR, 'td[data-col="sk"]').text.split()[-1] for r in grid_rows(browser)} == {"s2", "s3"}
+    by_label(browser, "Filter").send_keys("n = 3" + Keys.ENTER)
+    wait(browser, lambda b: len(grid_rows(b)) == 1)
+    assert "filter=n+%3D+3" in browser.current_url and "pk=b" in browser.current_url
+    browser.refresh()
+    wait(browser, lambda b: b.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "true")
+    wait(browser, lambda b: len(grid_rows(b)) == 1)
+    assert by_label(browser, "Filter").get_attribute("value") == "n = 3"
+    assert browser.find_element(By.CSS_SELECTOR, "h1").text == "app"
+    assert js_errors(browser) == []
+
+
+def test_a_partiql_write_says_what_it_did(server, browser):
+    create_table(server, "app", sk=None)
+    open_console(browser, server, "#/partiql")
+    area = by_label(browser, "PartiQL statement")
+    area.clear()
+    area.send_keys("INSERT INTO \"app\" VALUE {'pk': 'u1', 'n': 1}")
+    button(browser, "Run").click()
+    done = wait(browser, lambda b: b.find_element(By.CSS_SELECTOR, ".write-done"))
+    assert "INSERT done: one item inserted into app (1 WCU)" in done.text, done.text
+    assert server.call("GetItem", {"TableName": "app", "Key": {"pk": {"S": "u1"}}})["Item"]["n"] == {"N": "1"}
+    area.clear()
+    area.send_keys("SELECT * FROM \"app\"")
+    button(browser, "Run").click()
+    wait(browser, lambda b: "1 item(s)" in b.find_element(By.CSS_SELECTOR, ".summary").text)
+    assert js_errors(browser) == []
+    browser.execute_script("localStorage.removeItem('ferrodyn.partiql')")

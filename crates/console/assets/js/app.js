@@ -26,7 +26,8 @@ function theme(next) {
 
 async function route() {
   const main = $('#main');
-  const parts = location.hash.replace(/^#\/?/, '').split('/').map(decodeURIComponent);
+  // The items view keeps its query form after a `?` (see items.js).
+  const parts = location.hash.split('?')[0].replace(/^#\/?/, '').split('/').map(decodeURIComponent);
   app.table = parts[0] === 'table' ? parts[1] : null;
   renderTableList();
   document.querySelectorAll('.toolnav a').forEach((a) => a.setAttribute('aria-current', a.getAttribute('href') === `#/${parts[0]}` ? 'page' : 'false'));

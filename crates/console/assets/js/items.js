@@ -42,9 +42,48 @@ export function explorer(table) {
   view.toolbar = el('div.toolbar');
   view.grid = el('div.gridwrap');
   view.requestBox = el('details.request', el('summary', 'Request, aws and ferrodyn commands'), el('div'));
-  view.root = el('div.explorer', view.form.root, el('div.bar', view.summary, view.toolbar), view.grid, view.requestBox);
+  view.notes = el('div.gridnotes');
+  view.root = el('div.explorer', view.form.root, el('div.bar', view.summary, view.toolbar), view.notes, view.grid, view.requestBox);
+  applyFormState(view.form, new URLSearchParams(location.hash.split('?')[1] || ''));
   run();
   return view.root;
+}
+
+// ---- the form in the URL -------------------------------------------------------
+// The query form lives in the address after `?` (#/table/T?op=Query&pk=u1…),
+// so a reload keeps it and a link shares it. Only what differs from the
+// defaults is written.
+
+const FORM_FIELDS = ['index', 'pk', 'skOp', 'sk', 'sk2', 'filter', 'projection'];
+
+function formState(f) {
+  const state = new URLSearchParams();
+  if (opValue(f) === 'Query') state.set('op', 'Query');
+  for (const name of FORM_FIELDS) if (f[name].value) state.set(name, f[name].value);
+  if (f.forward.value === 'false') state.set('forward', 'false');
+  if (f.consistent.checked) state.set('consistent', '1');
+  if (Number(f.segments.value) > 1) state.set('segments', f.segments.value);
+  return state;
+}
+
+function applyFormState(f, state) {
+  if (state.get('op') === 'Query') f.op.querySelector('input[value=Query]').checked = true;
+  if (state.get('index') && !view.indexes.some((i) => i.IndexName === state.get('index'))) state.delete('index');
+  for (const name of FORM_FIELDS) if (state.has(name)) f[name].value = state.get(name);
+  if (state.get('forward') === 'false') f.forward.value = 'false';
+  f.consistent.checked = state.get('consistent') === '1';
+  if (state.has('segments')) f.segments.value = state.get('segments');
+  f.sync();
+}
+
+/** Writes the form into the address without a navigation (no hashchange). */
+function rememberForm() {
+  const [path] = location.hash.split('?');
+  const tab = path.split('/')[3];
+  if (!path.startsWith('#/table/') || (tab && tab !== 'items')) return;
+  const state = formState(view.form).toString();
+  const next = state ? `${path}?${state}` : path;
+  if (next !== location.hash) history.replaceState(null, '', next);
 }
 
 // ---- the form ------------------------------------------------------------------
@@ -170,6 +209,7 @@ export function readForm() {
 
 /** Runs the form from its first page. */
 export function run() {
+  rememberForm();
   view.starts = [null];
   view.page = 0;
   view.segment = 0;
@@ -201,6 +241,8 @@ async function loadPage() {
     if (seq !== view.seq) return; // a newer request superseded this one
     const answered = performance.now();
     view.result = result;
+    view.readAt = new Date().toLocaleTimeString();
+    view.grid.classList.remove('stale');
     view.items = result.Items;
     view.lastKey = result.LastEvaluatedKey;
     // A parallel scan pages through each segment in turn.
@@ -220,8 +262,12 @@ async function loadPage() {
     document.dispatchEvent(new CustomEvent('ferrodyn:pageloaded', { detail: view.table.TableName }));
   } catch (e) {
     if (seq !== view.seq) return;
-    fill(view.summary, errorBox(e));
-    fill(view.grid);
+    // Keep what was read, dimmed and dated, rather than an empty grid: an
+    // outage or a bad filter should not take the last good page away.
+    const kept = view.grid.querySelector('table.grid');
+    fill(view.summary, errorBox(e),
+      kept ? el('p.hint.stale-note', `The grid still shows the page read at ${view.readAt || 'the last read'}; it is not the answer to this request.`) : null);
+    view.grid.classList.toggle('stale', !!kept);
   } finally {
     view.summary.classList.remove('loading');
   }
@@ -353,10 +399,11 @@ function renderGrid() {
   view.grid.onscroll = null;
   const sortNote = view.sort && el('div.gridnote', `Sorted by ${view.sort.col} (${view.sort.dir > 0 ? 'ascending' : 'descending'}, blanks last) on this page only: DynamoDB returns a ${view.result?.operation === 'Query' ? 'query in sort-key order' : 'scan in its own order'}, and the next page is read in that order. `,
     button('Unsort', () => { view.sort = null; renderGrid(); }, 'small ghost'));
-  fill(view.grid,
+  // Notes about the page sit above the grid, outside its scrolling.
+  fill(view.notes,
     sortNote,
-    hiddenCols.length ? el('div.hiddencols', 'Hidden: ', hiddenCols.map((c) => button(`${c} ↺`, () => { view.hidden.delete(c); renderGrid(); }, 'small ghost', { 'aria-label': `Show column ${c}` }))) : null,
-    table || emptyPage());
+    hiddenCols.length ? el('div.hiddencols', 'Hidden: ', hiddenCols.map((c) => button(`${c} ↺`, () => { view.hidden.delete(c); renderGrid(); }, 'small ghost', { 'aria-label': `Show column ${c}` }))) : null);
+  fill(view.grid, table || emptyPage());
   if (table) {
     // One listener for every cell: a thousand rows do not need ten thousand.
     tbody.addEventListener('dblclick', (e) => onCell(e, list));

@@ -263,11 +263,18 @@ export function partiqlView(renderItems) {
   let next = null;
   const runStatement = async (more) => {
     localStorage.setItem('ferrodyn.partiql', statement.value);
-    const request = { Statement: statement.value, ConsistentRead: consistent.checked || undefined };
+    const request = { Statement: statement.value, ConsistentRead: consistent.checked || undefined, ReturnConsumedCapacity: 'TOTAL' };
     if (more && next) request.NextToken = next;
     try {
       const r = await call('ExecuteStatement', request);
       next = r.NextToken || null;
+      const write = writeOf(statement.value);
+      if (write) {
+        fill(out, el('p.ok.write-done', { role: 'status' }, `${write.verb} done: ${write.past} `,
+          el('a', { href: `#/table/${encodeURIComponent(write.table)}` }, write.table),
+          ` (${r.ConsumedCapacity?.CapacityUnits ?? '?'} WCU). ExecuteStatement answers a write with no items; open the table to see it.`));
+        return;
+      }
       fill(out, el('p.summary', `${(r.Items || []).length} item(s)`, next ? button('More ›', () => runStatement(true), 'small ghost') : null),
         renderItems(r.Items || []));
     } catch (e) {
@@ -280,6 +287,17 @@ export function partiqlView(renderItems) {
     el('p.hint', 'Runs ExecuteStatement on the endpoint; results appear in the same typed grid.'),
     statement, el('div.row', el('label.check', consistent, 'Consistent read'), el('span.spacer'), button('Run', () => runStatement(false), 'primary', { 'aria-keyshortcuts': 'Control+Enter' })),
     out);
+}
+
+/** A PartiQL write's verb and table, for saying what it did (a write
+ * statement changes exactly one item, named by its full key). */
+function writeOf(text) {
+  const body = text.replace(/--[^\n]*/g, ' ').trim();
+  const match = body.match(/^(INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+("(?:[^"]|"")+"|[A-Za-z0-9_.-]+)/i);
+  if (!match) return null;
+  const verb = match[1].split(/\s+/)[0].toUpperCase();
+  const table = match[2].startsWith('"') ? match[2].slice(1, -1).replace(/""/g, '"') : match[2];
+  return { verb, table, past: { INSERT: 'one item inserted into', UPDATE: 'one item updated in', DELETE: 'the item (if it existed) deleted from' }[verb] };
 }
 
 /** A read-only typed grid of items (PartiQL results). */
