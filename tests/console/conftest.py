@@ -15,7 +15,7 @@ import pytest
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
-from selenium.common.exceptions import StaleElementReferenceException
+from selenium.common.exceptions import ElementNotInteractableException, StaleElementReferenceException
 from selenium.webdriver.support.ui import WebDriverWait
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -115,7 +115,7 @@ def pytest_configure(config):
 
 def wait(driver, condition, timeout=10):
     """Waits for `condition`; an element re-rendered mid-check counts as not yet."""
-    return WebDriverWait(driver, timeout, ignored_exceptions=[StaleElementReferenceException, ValueError]).until(
+    return WebDriverWait(driver, timeout, ignored_exceptions=[StaleElementReferenceException, ElementNotInteractableException, ValueError]).until(
         lambda d: condition(d))
 
 

@@ -1087,3 +1087,25 @@ def test_a_partiql_write_says_what_it_did(server, browser):
     wait(browser, lambda b: "1 item(s)" in b.find_element(By.CSS_SELECTOR, ".summary").text)
     assert js_errors(browser) == []
     browser.execute_script("localStorage.removeItem('ferrodyn.partiql')")
+
+
+def test_locking_only_the_written_attributes_lets_an_unrelated_counter_through(server, browser):
+    from selenium.webdriver.support.ui import Select
+    create_table(server, "app", sk=None)
+    put_many(server, "app", [{"pk": {"S": "u1"}, "status": {"S": "new"}, "visits": {"N": "1"}}])
+    open_console(browser, server, "#/table/app")
+    wait(browser, lambda b: len(grid_rows(b)) == 1)
+    edit_cell(browser, "u1", "status", "active")
+    wait(browser, lambda b: stage_count(b) == 1)
+    server.call("UpdateItem", {"TableName": "app", "Key": {"pk": {"S": "u1"}}, "UpdateExpression": "ADD visits :one",
+                               "ExpressionAttributeValues": {":one": {"N": "1"}}})
+    browser.find_element(By.ID, "stage-button").click()
+    wait(browser, lambda b: "Changed since staged" in b.find_element(By.ID, "stage-panel").text)
+    Select(by_label(browser, "Lock scope")).select_by_value("attributes")
+    wait(browser, lambda b: "Changed since staged" not in b.find_element(By.ID, "stage-panel").text
+         and b.find_elements(By.CSS_SELECTOR, "#stage-panel li.card"))
+    wait(browser, lambda b: b.find_element(By.ID, "commit-button").click() or True)
+    wait(browser, lambda b: stage_count(b) == 0)
+    item = server.call("GetItem", {"TableName": "app", "Key": {"pk": {"S": "u1"}}})["Item"]
+    assert item["status"] == {"S": "active"} and item["visits"] == {"N": "2"}
+    assert js_errors(browser) == []

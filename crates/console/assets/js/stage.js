@@ -248,7 +248,19 @@ function footer() {
   const commit = split
     ? button(`Commit as ${transactionsNeeded} separate transactions…`, () => commitStage(), 'primary', { 'aria-keyshortcuts': 'Control+Enter', id: 'commit-button' })
     : button('Commit', () => commitStage(), 'primary', { 'aria-keyshortcuts': 'Control+Enter', id: 'commit-button' });
+  const scope = el('select', { 'aria-label': 'Lock scope', title: 'What each update checks is unchanged when it commits' },
+    el('option', { value: 'item' }, 'Lock whole items'),
+    el('option', { value: 'attributes' }, 'Lock only the attributes written'));
+  scope.value = stage?.lock === 'attributes' ? 'attributes' : 'item';
+  scope.addEventListener('change', () => {
+    const next = structuredClone(stage);
+    if (scope.value === 'attributes') next.lock = 'attributes';
+    else delete next.lock;
+    failures = {};
+    save(next);
+  });
   return el('footer.stage-actions',
+    el('div.row.lockscope', el('label', { for: (scope.id = 'lock-scope') }, 'Optimistic locks'), scope),
     commit, el('span.hint', 'Ctrl+Enter'),
     el('span.spacer'),
     button('Clear stage', () => { if (confirm('Drop every staged change?')) clearStage(); }, 'ghost danger'));

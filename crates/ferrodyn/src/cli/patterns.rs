@@ -8,7 +8,7 @@ use ferrodyn_client::{Client, ConnectionOptions};
 use ferrodyn_patterns::cost::{self, Prices, Workload};
 use ferrodyn_patterns::expr::flags::{self, ConditionClause, UpdateClause};
 use ferrodyn_patterns::expr::Builder;
-use ferrodyn_patterns::stage::{self, StageFile};
+use ferrodyn_patterns::stage::{self, LockScope, StageFile};
 use ferrodyn_patterns::unique::locks::LocksOptions;
 use ferrodyn_patterns::unique::{self, Constraint, MarkerLayout, UniqueSpec};
 use serde_json::{json, Map, Value};
@@ -98,6 +98,13 @@ enum StageCommand {
     /// Show each staged change attribute by attribute against the live item,
     /// and warn about items changed since they were staged.
     Diff,
+    /// Set what updates' optimistic locks cover: `item` (the default: any
+    /// change by someone else cancels the commit) or `attributes` (only a
+    /// change to an attribute the update writes does).
+    Lock {
+        #[arg(value_parser = ["item", "attributes"])]
+        scope: String,
+    },
     /// Send the stage as one TransactWriteItems; on success the stage is
     /// cleared. If it is cancelled, each failing change is named with why.
     Commit {
@@ -201,6 +208,22 @@ pub fn stage(args: StageArgs) -> CliResult {
             println!(
                 "staged as change {number} of {} in {}",
                 file.changes.len(),
+                path.display()
+            );
+        }
+        StageCommand::Lock { scope } => {
+            file.lock = if scope == "attributes" {
+                LockScope::Attributes
+            } else {
+                LockScope::Item
+            };
+            file.save(&path)?;
+            println!(
+                "updates lock {} ({})",
+                match file.lock {
+                    LockScope::Attributes => "only the attributes they write",
+                    LockScope::Item => "the whole item",
+                },
                 path.display()
             );
         }

@@ -231,3 +231,65 @@ fn a_malformed_key_among_many_deletes_stages_none_of_them() {
     assert!(matches!(err, StageError::Invalid(_)), "{err}");
     assert!(s.changes.is_empty());
 }
+
+#[test]
+fn an_attribute_lock_lets_an_unrelated_change_through_and_still_guards_its_own() {
+    let api = client();
+    let table = unique_name("locks");
+    create_table(&api, &table, "pk", None);
+    let put = |item: serde_json::Value| {
+        api.call("PutItem", &json!({"TableName": table, "Item": item}))
+            .unwrap();
+    };
+    put(json!({"pk":{"S":"u1"},"status":{"S":"new"},"visits":{"N":"1"}}));
+    let mut s = StageFile::default();
+    let set = obj(json!({"status":{"S":"active"}}));
+    stage::stage_update(
+        &api,
+        &mut s,
+        &table,
+        obj(json!({"pk":{"S":"u1"}})),
+        set,
+        &[],
+    )
+    .unwrap();
+    // Someone else counts a visit.
+    api.call("UpdateItem", &json!({"TableName": table, "Key": {"pk":{"S":"u1"}}, "UpdateExpression": "ADD visits :one", "ExpressionAttributeValues": {":one":{"N":"1"}}})).unwrap();
+    assert_eq!(stage::diff(&api, &s).unwrap()[0].drift.len(), 1);
+    let err = stage::commit(&api, &s, false).unwrap_err();
+    assert!(
+        matches!(err, StageError::Cancelled { .. }),
+        "the whole-item lock: {err}"
+    );
+    s.lock = stage::LockScope::Attributes;
+    assert!(
+        stage::diff(&api, &s).unwrap()[0].drift.is_empty(),
+        "visits is not locked"
+    );
+    stage::commit(&api, &s, false).unwrap();
+    let u1 = get(&api, &table, json!({"pk":{"S":"u1"}})).unwrap();
+    assert_eq!(u1["status"], json!({"S":"active"}));
+    assert_eq!(
+        u1["visits"],
+        json!({"N":"2"}),
+        "the other writer's change is kept"
+    );
+    // A change to the attribute the update writes still cancels it.
+    let mut s = StageFile {
+        lock: stage::LockScope::Attributes,
+        ..StageFile::default()
+    };
+    let set = obj(json!({"status":{"S":"closed"}}));
+    stage::stage_update(
+        &api,
+        &mut s,
+        &table,
+        obj(json!({"pk":{"S":"u1"}})),
+        set,
+        &[],
+    )
+    .unwrap();
+    put(json!({"pk":{"S":"u1"},"status":{"S":"banned"},"visits":{"N":"2"}}));
+    let err = stage::commit(&api, &s, false).unwrap_err();
+    assert!(matches!(err, StageError::Cancelled { .. }), "{err}");
+}

@@ -10,7 +10,7 @@
 //! caller accepts splitting it into several (each atomic on its own).
 
 use super::diff::attribute_changes;
-use super::file::{hex, Change, Op, StageFile};
+use super::file::{hex, Change, LockScope, Op, StageFile};
 use crate::cancel::ActionLabel;
 use crate::expr::{Builder, Kind};
 use crate::table::KeySchema;
@@ -47,7 +47,8 @@ pub fn chunks(stage: &StageFile) -> Result<Vec<Chunk>, String> {
             .tables
             .get(&change.table)
             .ok_or_else(|| format!("the stage has no key schema for table {}", change.table))?;
-        let action = action(change, schema).map_err(|e| format!("change {}: {e}", index + 1))?;
+        let action =
+            action(change, schema, stage.lock).map_err(|e| format!("change {}: {e}", index + 1))?;
         let size = change_size(change);
         if !actions.is_empty() && (actions.len() == MAX_ACTIONS || bytes + size > MAX_BYTES) {
             result.push(finish(
@@ -128,9 +129,9 @@ pub fn label(index: usize, change: &Change, schema: &KeySchema) -> ActionLabel {
 }
 
 /// The TransactWriteItems action for one change.
-pub fn action(change: &Change, schema: &KeySchema) -> Result<Value, String> {
+pub fn action(change: &Change, schema: &KeySchema, scope: LockScope) -> Result<Value, String> {
     let mut builder = Builder::new();
-    let lock = lock_condition(change, schema, &mut builder);
+    let lock = lock_condition(change, schema, scope, &mut builder);
     let (kind, mut body) = match (change.op, &change.after) {
         (Op::Delete, _) | (_, None) => ("Delete", json!({ "Key": change.key })),
         (Op::Put, Some(after)) => ("Put", json!({ "Item": after })),
@@ -160,16 +161,24 @@ pub fn action(change: &Change, schema: &KeySchema) -> Result<Value, String> {
     Ok(json!({ kind: body }))
 }
 
-/// The optimistic lock: the item is still as it was when staged.
-fn lock_condition(change: &Change, schema: &KeySchema, builder: &mut Builder) -> String {
+/// The optimistic lock: the item (or, for an update under
+/// [`LockScope::Attributes`], the attributes it writes) is still as it was
+/// when staged.
+fn lock_condition(
+    change: &Change,
+    schema: &KeySchema,
+    scope: LockScope,
+    builder: &mut Builder,
+) -> String {
     let p = builder.placeholders();
     let pk = p.name(&schema.partition);
     let Some(before) = &change.before else {
         return format!("attribute_not_exists({pk})");
     };
     let mut terms = vec![format!("attribute_exists({pk})")];
+    let locked = locked_attributes(change, scope);
     for (name, value) in before {
-        if schema.is_key(name) {
+        if schema.is_key(name) || !locked.as_ref().is_none_or(|l| l.contains(name)) {
             continue;
         }
         let alias = p.name(name);
@@ -189,6 +198,17 @@ fn lock_condition(change: &Change, schema: &KeySchema, builder: &mut Builder) ->
         }
     }
     terms.join(" AND ")
+}
+
+/// The attributes an update's lock covers under `scope`: `None` for every
+/// attribute of the item.
+pub fn locked_attributes(change: &Change, scope: LockScope) -> Option<Vec<String>> {
+    (scope == LockScope::Attributes && change.op == Op::Update).then(|| {
+        attribute_changes(change.before.as_ref(), change.after.as_ref())
+            .into_iter()
+            .map(|a| a.name)
+            .collect()
+    })
 }
 
 /// SET for attributes that differ, REMOVE for attributes that go; `None`
@@ -286,7 +306,7 @@ mod tests {
 
     #[test]
     fn a_create_requires_absence() {
-        let a = action(&create(1), &schema()).unwrap();
+        let a = action(&create(1), &schema(), LockScope::Item).unwrap();
         assert_eq!(a["Put"]["ConditionExpression"], "attribute_not_exists(pk)");
         assert_eq!(a["Put"]["TableName"], "users");
         assert_eq!(a["Put"]["ReturnValuesOnConditionCheckFailure"], "ALL_OLD");
@@ -305,7 +325,7 @@ mod tests {
                 json!({"pk":{"S":"u1"},"status":{"S":"active"},"z":{"NULL":true},"added":{"BOOL":true}}),
             )),
         };
-        let a = action(&change, &schema()).unwrap();
+        let a = action(&change, &schema(), LockScope::Item).unwrap();
         let update = &a["Update"];
         assert_eq!(
             update["ConditionExpression"],
@@ -326,6 +346,35 @@ mod tests {
     }
 
     #[test]
+    fn an_attribute_lock_covers_only_what_the_update_writes() {
+        let before = obj(json!({"pk":{"S":"u1"},"status":{"S":"new"},"visits":{"N":"7"}}));
+        let after = obj(json!({"pk":{"S":"u1"},"status":{"S":"active"},"visits":{"N":"7"}}));
+        let change = Change {
+            op: Op::Update,
+            table: "users".into(),
+            key: obj(json!({"pk":{"S":"u1"}})),
+            before: Some(before.clone()),
+            after: Some(after),
+        };
+        let a = action(&change, &schema(), LockScope::Attributes).unwrap();
+        assert_eq!(
+            a["Update"]["ConditionExpression"],
+            "attribute_exists(pk) AND #status = :status"
+        );
+        // A delete keeps the whole-item lock whatever the scope.
+        let delete = Change {
+            op: Op::Delete,
+            after: None,
+            ..change
+        };
+        let a = action(&delete, &schema(), LockScope::Attributes).unwrap();
+        assert_eq!(
+            a["Delete"]["ConditionExpression"],
+            "attribute_exists(pk) AND #status = :status AND visits = :visits"
+        );
+    }
+
+    #[test]
     fn a_delete_is_locked_and_an_unchanged_update_becomes_a_condition_check() {
         let seen = obj(json!({"pk":{"S":"u1"},"a":{"S":"x"}}));
         let delete = Change {
@@ -335,7 +384,7 @@ mod tests {
             before: Some(seen.clone()),
             after: None,
         };
-        let a = action(&delete, &schema()).unwrap();
+        let a = action(&delete, &schema(), LockScope::Item).unwrap();
         assert_eq!(
             a["Delete"]["ConditionExpression"],
             "attribute_exists(pk) AND a = :a"
@@ -345,7 +394,7 @@ mod tests {
             after: Some(seen.clone()),
             ..delete
         };
-        assert!(action(&same, &schema())
+        assert!(action(&same, &schema(), LockScope::Item)
             .unwrap()
             .get("ConditionCheck")
             .is_some());

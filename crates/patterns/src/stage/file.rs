@@ -38,6 +38,27 @@ impl Op {
     }
 }
 
+/// What an update's optimistic lock covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LockScope {
+    /// The whole item must be as staged: any change by someone else, to
+    /// any attribute, cancels the commit.
+    #[default]
+    Item,
+    /// Only the attributes an update writes must be as staged (and the item
+    /// must still exist), so an unrelated counter increment does not cancel
+    /// it. Puts and deletes replace or remove the whole item and keep the
+    /// whole-item lock.
+    Attributes,
+}
+
+impl LockScope {
+    fn is_item(&self) -> bool {
+        *self == LockScope::Item
+    }
+}
+
 /// One staged change.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Change {
@@ -66,6 +87,9 @@ pub struct StageFile {
     pub tables: BTreeMap<String, KeySchema>,
     #[serde(default)]
     pub changes: Vec<Change>,
+    /// What updates' locks cover (the whole item unless said otherwise).
+    #[serde(default, skip_serializing_if = "LockScope::is_item")]
+    pub lock: LockScope,
 }
 
 impl Default for StageFile {
@@ -75,6 +99,7 @@ impl Default for StageFile {
             id: String::new(),
             tables: BTreeMap::new(),
             changes: Vec::new(),
+            lock: LockScope::Item,
         }
     }
 }
@@ -132,7 +157,12 @@ impl StageFile {
     /// A digest of the staged content, hex. Used for the idempotency token:
     /// the same stage always commits with the same token.
     pub fn digest(&self) -> String {
-        let content = serde_json::json!({ "id": self.id, "changes": self.changes });
+        // The lock scope changes the conditions sent, so it is part of the
+        // token (written only when not the default, so older tokens hold).
+        let mut content = serde_json::json!({ "id": self.id, "changes": self.changes });
+        if !self.lock.is_item() {
+            content["lock"] = serde_json::json!(self.lock);
+        }
         let canonical = canonical_json(&content);
         hex(&Sha256::digest(canonical.as_bytes()))
     }

@@ -16,7 +16,7 @@ pub mod file;
 
 pub use commit::{Chunk, MAX_ACTIONS};
 pub use diff::AttributeChange;
-pub use file::{Change, Op, StageFile};
+pub use file::{Change, LockScope, Op, StageFile};
 
 use crate::api::{ApiError, DynamoApi};
 use crate::cancel::CancelledAction;
@@ -325,8 +325,14 @@ pub fn diff(api: &dyn DynamoApi, stage: &StageFile) -> Result<Vec<ChangeDiff>, S
             (Some(_), None) => Some("the item no longer exists".to_string()),
             _ => None,
         };
+        // Drift on attributes the lock does not cover cannot cancel the
+        // commit, so it is not reported.
+        let locked = commit::locked_attributes(change, stage.lock);
         let drift = match (&change.before, &live) {
-            (Some(before), Some(live)) => diff::attribute_changes(Some(before), Some(live)),
+            (Some(before), Some(live)) => diff::attribute_changes(Some(before), Some(live))
+                .into_iter()
+                .filter(|a| locked.as_ref().is_none_or(|l| l.contains(&a.name)))
+                .collect(),
             _ => Vec::new(),
         };
         result.push(ChangeDiff {
