@@ -1109,3 +1109,54 @@ def test_locking_only_the_written_attributes_lets_an_unrelated_counter_through(s
     item = server.call("GetItem", {"TableName": "app", "Key": {"pk": {"S": "u1"}}})["Item"]
     assert item["status"] == {"S": "active"} and item["visits"] == {"N": "2"}
     assert js_errors(browser) == []
+
+
+def test_update_table_from_the_console_shows_the_request_and_follows_the_backfill(server, browser):
+    from selenium.webdriver.support.ui import Select
+    create_table(server, "app", sk=None)
+    put_many(server, "app", [{"pk": {"S": f"u{i}"}, "status": {"S": "active" if i % 2 else "closed"}} for i in range(40)])
+    open_console(browser, server, "#/table/app/details")
+    wait(browser, lambda b: b.find_elements(By.CSS_SELECTOR, ".details .manage"))
+    button(browser, "+ Add a global index…").click()
+    d = dialog(browser)
+    by_label(browser, "GSI name").send_keys("by-status")
+    d.find_element(By.CSS_SELECTOR, 'input[name="new-gsi-pk-name"]').send_keys("status")
+    wait(browser, lambda b: '"status"' in d.find_element(By.CSS_SELECTOR, '[aria-label="aws command"]').text)
+    assert "aws dynamodb update-table" in d.find_element(By.CSS_SELECTOR, '[aria-label="aws command"]').text
+    request = json.loads(d.find_element(By.CSS_SELECTOR, '[aria-label="UpdateTable request"]').text)
+    assert request["GlobalSecondaryIndexUpdates"][0]["Create"]["IndexName"] == "by-status"
+    assert {"AttributeName": "status", "AttributeType": "S"} in request["AttributeDefinitions"]
+    wait(browser, lambda b: button(b, "Apply", d).click() or True)  # the preview redraws its Copy buttons
+    # Details follows the index until it is ACTIVE and counts its items.
+    wait(browser, lambda b: b.find_element(By.CSS_SELECTOR, ".details").get_attribute("data-changing") == "false"
+         and "by-status" in b.find_element(By.CSS_SELECTOR, '[aria-label="GSI indexes"]').text, timeout=20)
+    assert "ACTIVE" in browser.find_element(By.CSS_SELECTOR, '[aria-label="GSI indexes"]').text
+    found = server.call("Query", {"TableName": "app", "IndexName": "by-status", "KeyConditionExpression": "#s = :v",
+                                  "ExpressionAttributeNames": {"#s": "status"}, "ExpressionAttributeValues": {":v": {"S": "active"}}})
+    assert found["Count"] == 20
+    # Capacity: provisioned, with the index given the same capacity.
+    wait(browser, lambda b: button(b, "Update table…").click() or True)
+    d = dialog(browser)
+    Select(by_label(browser, "Capacity mode")).select_by_value("PROVISIONED")
+    wait(browser, lambda b: button(b, "Apply", d).click() or True)  # the preview redraws its Copy buttons
+    wait(browser, lambda b: "Provisioned" in b.find_element(By.CSS_SELECTOR, ".details").text
+         and b.find_element(By.CSS_SELECTOR, ".details").get_attribute("data-changing") == "false", timeout=20)
+    table = server.call("DescribeTable", {"TableName": "app"})["Table"]
+    assert table["BillingModeSummary"]["BillingMode"] == "PROVISIONED"
+    assert table["GlobalSecondaryIndexes"][0]["ProvisionedThroughput"]["ReadCapacityUnits"] == 5
+    # Deletion protection, and DynamoDB's answer when a change is refused.
+    wait(browser, lambda b: button(b, "Update table…").click() or True)
+    d = dialog(browser)
+    Select(by_label(browser, "Change")).select_by_value("protection")
+    by_label(browser, "Deletion protection").click()
+    wait(browser, lambda b: button(b, "Apply", d).click() or True)  # the preview redraws its Copy buttons
+    wait(browser, lambda b: server.call("DescribeTable", {"TableName": "app"})["Table"].get("DeletionProtectionEnabled") is True)
+    wait(browser, lambda b: button(b, "Update table…").click() or True)
+    d = dialog(browser)
+    Select(by_label(browser, "Change")).select_by_value("add-index")
+    by_label(browser, "GSI name").send_keys("by-status")
+    d.find_element(By.CSS_SELECTOR, 'input[name="new-gsi-pk-name"]').send_keys("status")
+    wait(browser, lambda b: button(b, "Apply", d).click() or True)  # the preview redraws its Copy buttons
+    error = wait(browser, lambda b: d.find_element(By.CSS_SELECTOR, ".error"))
+    assert "ValidationException" in error.text or "already exists" in error.text, error.text
+    assert js_errors(browser) == []

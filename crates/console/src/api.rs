@@ -11,10 +11,11 @@
 //! | `POST call/<Operation>` | one DynamoDB call, request and answer as DynamoDB JSON |
 //! | `POST read` | one Query/Scan page from the query form, with the request and CLI commands |
 //! | `POST convert` | plain JSON ⇄ DynamoDB JSON, lossless (numbers stay text) |
-//! | `POST stage/add`, `stage/diff`, `stage/commit` | staged edits (`ferrodyn stage`) |
+//! | `POST stage/add`, `stage/diff`, `stage/restage`, `stage/commit` | staged edits (`ferrodyn stage`), markers following them |
 //! | `POST bulk`, `GET bulk`, `GET bulk/<id>`, `POST bulk/<id>/cancel` | bulk writes (and imports) with progress, listed |
 //! | `POST locks`, `locks/repair` | UNIQ# markers (`ferrodyn unique locks`) |
 //! | `POST expr` | expression builder with SDK snippets |
+//! | `POST commands` | any request as an `aws dynamodb` command and SDK snippets |
 //! | `POST cost`, `GET usage` | the calculator and the measured usage, priced |
 //! | `POST import`, `POST export` | files in and out |
 //! | `POST streams` | a table's stream records, newest first |
@@ -166,6 +167,7 @@ pub(crate) fn dispatch(console: &Console, method: &Method, path: &str, body: &[u
         (false, ["locks"]) => locks::inspect(client, &request()?),
         (false, ["locks", "repair"]) => locks::repair(client, &request()?),
         (false, ["expr"]) => expressions(&request()?),
+        (false, ["commands"]) => commands(&request()?),
         (false, ["cost"]) => estimate(&request()?),
         (true, ["usage"]) => usage(console),
         (false, ["streams"]) => streams::records(client, &console.streams_client, &request()?),
@@ -243,6 +245,20 @@ fn convert_item(request: &Value) -> ApiResult {
 
 /// The expression builder: readable condition/filter/update/key-condition
 /// text in, request fields, CLI options and SDK snippets out.
+/// `{operation, request}` → the same call as an `aws dynamodb` command and
+/// as SDK snippets, for dialogs that show what they are about to send.
+fn commands(request: &Value) -> ApiResult {
+    let operation = required(request, "operation")?;
+    let call = request
+        .get("request")
+        .filter(|r| r.is_object())
+        .ok_or_else(|| ApiFailure::invalid("`request` must be an object"))?;
+    Ok(json!({
+        "aws": read::aws_command(operation, call),
+        "snippets": snippets::all(operation, call),
+    }))
+}
+
 fn expressions(request: &Value) -> ApiResult {
     let mut builder = Builder::new();
     let bad = |e: ferrodyn_patterns::expr::ExprError| ApiFailure::invalid(e.to_string());

@@ -247,8 +247,8 @@ fn add_capacity(total: Value, more: &Value) -> Value {
 }
 
 /// The request as an `aws dynamodb` command.
-fn aws_command(operation: &str, request: &Value) -> String {
-    let mut parts = vec![format!("aws dynamodb {}", operation.to_lowercase())];
+pub(crate) fn aws_command(operation: &str, request: &Value) -> String {
+    let mut parts = vec![format!("aws dynamodb {}", kebab(operation))];
     for (field, value) in request.as_object().into_iter().flatten() {
         if field == "ReturnConsumedCapacity" {
             continue;

@@ -146,6 +146,9 @@ pub struct TableUpdate {
     pub stream: Option<StreamSpecification>,
     pub deletion_protection: Option<bool>,
     pub table_class: Option<String>,
+    /// New provisioned throughput of global indexes, by name (given with a
+    /// switch to PROVISIONED, which every index needs).
+    pub index_throughput: Vec<(String, u64, u64)>,
 }
 
 impl Engine {
@@ -490,23 +493,24 @@ impl Engine {
                 if mode == BillingMode::PayPerRequest {
                     d.provisioned_throughput.read_capacity_units = 0;
                     d.provisioned_throughput.write_capacity_units = 0;
+                    let indexes = d.global_secondary_indexes.iter_mut().flatten();
+                    for throughput in indexes.filter_map(|i| i.provisioned_throughput.as_mut()) {
+                        throughput.read_capacity_units = 0;
+                        throughput.write_capacity_units = 0;
+                    }
                 }
             }
             if let Some((read, write)) = update.provisioned {
-                let throughput = &mut d.provisioned_throughput;
-                let old = (
-                    throughput.read_capacity_units,
-                    throughput.write_capacity_units,
-                );
-                if read > old.0 || write > old.1 {
-                    throughput.last_increase_date_time = Some(now);
+                d.provisioned_throughput.set(read, write, now);
+            }
+            for (name, read, write) in &update.index_throughput {
+                let index = d.global_secondary_indexes.iter_mut().flatten();
+                for index in index.filter(|i| &i.index_name == name) {
+                    let throughput = index
+                        .provisioned_throughput
+                        .get_or_insert_with(Default::default);
+                    throughput.set(*read, *write, now);
                 }
-                if read < old.0 || write < old.1 {
-                    throughput.last_decrease_date_time = Some(now);
-                    throughput.number_of_decreases_today += 1;
-                }
-                throughput.read_capacity_units = read;
-                throughput.write_capacity_units = write;
             }
             if let Some(stream) = update.stream {
                 if stream.stream_enabled {

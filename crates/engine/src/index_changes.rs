@@ -192,22 +192,10 @@ impl Engine {
                 if index.index_name != index_name {
                     continue;
                 }
-                let throughput = index
+                index
                     .provisioned_throughput
-                    .get_or_insert_with(Default::default);
-                let old = (
-                    throughput.read_capacity_units,
-                    throughput.write_capacity_units,
-                );
-                if read > old.0 || write > old.1 {
-                    throughput.last_increase_date_time = Some(now);
-                }
-                if read < old.0 || write < old.1 {
-                    throughput.last_decrease_date_time = Some(now);
-                    throughput.number_of_decreases_today += 1;
-                }
-                throughput.read_capacity_units = read;
-                throughput.write_capacity_units = write;
+                    .get_or_insert_with(Default::default)
+                    .set(read, write, now);
             }
         });
         table.refresh_throughput();

@@ -38,6 +38,23 @@ pub struct ProvisionedThroughputDescription {
     pub write_capacity_units: u64,
 }
 
+impl ProvisionedThroughputDescription {
+    /// Sets new units at `now`, noting an increase or a decrease (and
+    /// counting today's decreases) as DescribeTable reports them.
+    pub fn set(&mut self, read: u64, write: u64, now: f64) {
+        let old = (self.read_capacity_units, self.write_capacity_units);
+        if read > old.0 || write > old.1 {
+            self.last_increase_date_time = Some(now);
+        }
+        if read < old.0 || write < old.1 {
+            self.last_decrease_date_time = Some(now);
+            self.number_of_decreases_today += 1;
+        }
+        self.read_capacity_units = read;
+        self.write_capacity_units = write;
+    }
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "PascalCase")]
 pub struct BillingModeSummary {

@@ -140,6 +140,8 @@ async function boot() {
   onCommit(() => { loadTables(); refresh(); });
   document.addEventListener('ferrodyn:pageloaded', (e) => refreshTableMeta(e.detail).catch(() => {}));
   onReconnect(() => { loadTables().then(route); });
+  // After an UpdateTable the open view (Details, usually) is drawn again.
+  document.addEventListener('ferrodyn:tableupdated', () => { loadTables().then(route); });
   try {
     app.info = await api('info');
     fill($('#conn'), el('span.dot'), el('span', app.info.endpoint.replace(/^https?:\/\//, '')), el('span.region', app.info.region));

@@ -2,8 +2,8 @@
 // dialog (keys, GSIs and LSIs with projections, billing, TTL, stream), the
 // delete dialog (type the name), and the details view.
 
-import { call } from './api.js';
-import { el, fill, field, button, select, dialog, errorBox, toast, formatBytes, $ } from './ui.js';
+import { api, call } from './api.js';
+import { el, fill, field, button, select, dialog, errorBox, toast, formatBytes, codeBlock, $ } from './ui.js';
 import { app } from './app.js';
 
 export async function loadTables() {
@@ -227,6 +227,127 @@ export function deleteTableDialog(name) {
   });
 }
 
+// ---- UpdateTable -----------------------------------------------------------------
+
+const UPDATE_KINDS = [
+  ['capacity', 'Capacity'], ['add-index', 'Add a global index'], ['delete-index', 'Delete a global index'],
+  ['stream', 'Stream'], ['protection', 'Deletion protection'], ['class', 'Table class'],
+];
+
+/**
+ * One UpdateTable of `t`, the kind chosen in the dialog (DynamoDB takes one
+ * kind of change per call: capacity, one index created or deleted, the
+ * stream...). The request is shown as JSON and as an `aws` command while it
+ * is being edited; Apply sends exactly that.
+ */
+export function updateTableDialog(t, initial = 'capacity') {
+  return dialog(`Update table ${t.TableName}`, (close) => {
+    const provisioned = billing(t) === 'Provisioned';
+    const gsis = t.GlobalSecondaryIndexes || [];
+    const kind = select(UPDATE_KINDS.filter(([k]) => k !== 'delete-index' || gsis.length), initial, { 'aria-label': 'Change' });
+    const f = {
+      billing: select([['PAY_PER_REQUEST', 'On-demand'], ['PROVISIONED', 'Provisioned']], provisioned ? 'PROVISIONED' : 'PAY_PER_REQUEST', { 'aria-label': 'Capacity mode' }),
+      rcu: el('input', { type: 'number', min: 1, value: t.ProvisionedThroughput?.ReadCapacityUnits || 5, 'aria-label': 'Read capacity units' }),
+      wcu: el('input', { type: 'number', min: 1, value: t.ProvisionedThroughput?.WriteCapacityUnits || 5, 'aria-label': 'Write capacity units' }),
+      // Checked by updateRequest, not by the browser: a hidden section's
+      // `required` field would block every other kind of change.
+      index: { name: el('input', { 'aria-label': 'GSI name', placeholder: 'by-status', autocomplete: 'off' }), pk: keyInputs('new-gsi-pk', false), sk: keyInputs('new-gsi-sk', false), projection: projectionInputs('New index') },
+      drop: select(gsis.map((i) => i.IndexName), gsis[0]?.IndexName || '', { 'aria-label': 'Index to delete' }),
+      stream: select([['OFF', 'Off'], ['NEW_AND_OLD_IMAGES', 'New and old images'], ['NEW_IMAGE', 'New image'], ['OLD_IMAGE', 'Old image'], ['KEYS_ONLY', 'Keys only']],
+        t.StreamSpecification?.StreamEnabled ? t.StreamSpecification.StreamViewType : 'OFF', { 'aria-label': 'Stream' }),
+      protection: el('input', { type: 'checkbox', checked: !!t.DeletionProtectionEnabled, 'aria-label': 'Deletion protection' }),
+      tableClass: select([['STANDARD', 'Standard'], ['STANDARD_INFREQUENT_ACCESS', 'Standard-Infrequent Access']], t.TableClassSummary?.TableClass || 'STANDARD', { 'aria-label': 'Table class' }),
+    };
+    const sections = {
+      capacity: el('div', field('Capacity mode', f.billing), el('div.row.capacity', f.rcu, el('span.hint', 'RCU'), f.wcu, el('span.hint', 'WCU')),
+        el('p.hint', 'Switching to provisioned gives every global index the same capacity. DynamoDB allows a switch of mode once every 24 hours.')),
+      'add-index': el('div', field('Index name', f.index.name), el('div.grid2', field('Partition key', f.index.pk.row), field('Sort key', f.index.sk.row, 'optional')),
+        field('Projection', f.index.projection.row), el('p.hint', 'The index is built from the existing items while the table stays writable (CREATING, backfilling, then ACTIVE); Details shows the progress.')),
+      'delete-index': el('div', field('Index', f.drop), el('p.warn', 'The index and its copies of the items are deleted. Queries that name it fail from then on.')),
+      stream: el('div', field('Stream', f.stream), el('p.hint', 'A stream’s view type cannot be changed while it is on: turn it off, then on with the new type. Turning it off ends the current stream.')),
+      protection: el('div', el('label.check', f.protection, 'Refuse DeleteTable while on')),
+      class: el('div', field('Table class', f.tableClass)),
+    };
+    const preview = el('div.preview');
+    const status = el('div');
+    const request = () => updateRequest(t, kind.value, f);
+    let shown = 0; // the newest preview wins when answers cross
+    const show = async () => {
+      const seq = ++shown;
+      Object.entries(sections).forEach(([k, box]) => { box.hidden = k !== kind.value; });
+      f.rcu.parentElement.hidden = f.billing.value !== 'PROVISIONED';
+      let r;
+      try {
+        r = request();
+      } catch (e) {
+        fill(preview, errorBox(e));
+        return;
+      }
+      const { aws } = await api('commands', { operation: 'UpdateTable', request: r }).catch(() => ({ aws: '' }));
+      if (seq !== shown) return;
+      fill(preview, codeBlock(JSON.stringify(r, null, 2), 'UpdateTable request'), aws && codeBlock(aws, 'aws command'));
+    };
+    const form = el('form.form', { 'aria-label': 'Update table', oninput: show, onchange: show, onsubmit: async (e) => {
+      e.preventDefault();
+      try {
+        await call('UpdateTable', request());
+        toast(`UpdateTable sent to ${t.TableName}`, 'ok');
+        close(true);
+        location.hash = `#/table/${encodeURIComponent(t.TableName)}/details`;
+        document.dispatchEvent(new CustomEvent('ferrodyn:tableupdated', { detail: t.TableName }));
+      } catch (err) {
+        fill(status, errorBox(err));
+      }
+    } },
+    field('Change', kind), ...Object.values(sections), el('h3', 'Request'), preview, status,
+    el('footer', button('Cancel', () => close(), 'ghost'), el('button.btn.primary', { type: 'submit' }, 'Apply')));
+    show();
+    return form;
+  }, { wide: true });
+}
+
+/** The UpdateTable request for one kind of change (a FormError if the form
+ * is not a valid one). */
+function updateRequest(t, kind, f) {
+  const request = { TableName: t.TableName };
+  const throughput = () => ({ ReadCapacityUnits: Number(f.rcu.value), WriteCapacityUnits: Number(f.wcu.value) });
+  const provisioned = billing(t) === 'Provisioned';
+  if (kind === 'capacity') {
+    request.BillingMode = f.billing.value;
+    if (f.billing.value === 'PROVISIONED') {
+      request.ProvisionedThroughput = throughput();
+      if (!provisioned && t.GlobalSecondaryIndexes?.length) {
+        request.GlobalSecondaryIndexUpdates = t.GlobalSecondaryIndexes.map((i) => ({ Update: { IndexName: i.IndexName, ProvisionedThroughput: throughput() } }));
+      }
+    }
+  } else if (kind === 'add-index') {
+    const name = f.index.name.value.trim();
+    const pk = f.index.pk.name.value.trim();
+    if (!name || !pk) throw new FormError('Name the index and its partition key.');
+    const defined = Object.fromEntries((t.AttributeDefinitions || []).map((d) => [d.AttributeName, d.AttributeType]));
+    const keys = [[pk, f.index.pk.type.value, 'HASH']];
+    const sk = f.index.sk.name.value.trim();
+    if (sk) keys.push([sk, f.index.sk.type.value, 'RANGE']);
+    for (const [attr, type] of keys) {
+      if (defined[attr] && defined[attr] !== type) throw new FormError(`Attribute ${attr} is already ${TYPE_NAMES[defined[attr]]} in this table: an attribute has one type wherever it is a key.`);
+      defined[attr] = type;
+    }
+    request.AttributeDefinitions = Object.entries(defined).map(([AttributeName, AttributeType]) => ({ AttributeName, AttributeType }));
+    const create = { IndexName: name, KeySchema: keys.map(([AttributeName, , KeyType]) => ({ AttributeName, KeyType })), Projection: f.index.projection.value() };
+    if (provisioned) create.ProvisionedThroughput = { ReadCapacityUnits: t.ProvisionedThroughput.ReadCapacityUnits, WriteCapacityUnits: t.ProvisionedThroughput.WriteCapacityUnits };
+    request.GlobalSecondaryIndexUpdates = [{ Create: create }];
+  } else if (kind === 'delete-index') {
+    request.GlobalSecondaryIndexUpdates = [{ Delete: { IndexName: f.drop.value } }];
+  } else if (kind === 'stream') {
+    request.StreamSpecification = f.stream.value === 'OFF' ? { StreamEnabled: false } : { StreamEnabled: true, StreamViewType: f.stream.value };
+  } else if (kind === 'protection') {
+    request.DeletionProtectionEnabled = f.protection.checked;
+  } else if (kind === 'class') {
+    request.TableClass = f.tableClass.value;
+  }
+  return request;
+}
+
 // ---- details ---------------------------------------------------------------------
 
 function kv(rows) {
@@ -243,7 +364,7 @@ function projection(p) {
 
 export async function renderDetails(name) {
   const box = el('div.details', el('p.hint', 'Loading…'));
-  (async () => {
+  const load = async () => {
     try {
       const [t, ttl, tags] = await Promise.all([
         call('DescribeTable', { TableName: name }).then((d) => d.Table),
@@ -252,10 +373,16 @@ export async function renderDetails(name) {
       ]);
       app.described[name] = t;
       fill(box, detailsBody(t, ttl, tags));
+      // While the table or an index is changing (an index backfilling, a
+      // capacity change), keep the page current until it is ACTIVE again.
+      const changing = t.TableStatus !== 'ACTIVE' || (t.GlobalSecondaryIndexes || []).some((i) => i.IndexStatus && i.IndexStatus !== 'ACTIVE');
+      box.dataset.changing = String(changing);
+      if (changing) setTimeout(() => { if (box.isConnected) load(); }, 1000);
     } catch (e) {
       fill(box, errorBox(e));
     }
-  })();
+  };
+  load();
   return box;
 }
 
@@ -282,7 +409,11 @@ function detailsBody(t, ttl, tags) {
       ['Sort key', t.KeySchema.filter((k) => k.KeyType === 'RANGE').map((k) => `${k.AttributeName} (${types[k.AttributeName]})`).join('') || '—'],
       ['Attribute definitions', (t.AttributeDefinitions || []).map((d) => `${d.AttributeName}: ${d.AttributeType}`).join(', ')],
     ])),
-    el('section', el('h3', 'Global secondary indexes'), indexTable(t.GlobalSecondaryIndexes, 'GSI')),
+    el('div.row.manage', button('Update table…', () => updateTableDialog(t), 'primary small'),
+      el('span.hint', 'capacity, global indexes, stream, deletion protection, table class (UpdateTable)')),
+    el('section', el('h3', 'Global secondary indexes'), indexTable(t.GlobalSecondaryIndexes, 'GSI'),
+      el('div.row', button('+ Add a global index…', () => updateTableDialog(t, 'add-index'), 'small'),
+        t.GlobalSecondaryIndexes?.length ? button('Delete a global index…', () => updateTableDialog(t, 'delete-index'), 'small ghost danger') : null)),
     el('section', el('h3', 'Local secondary indexes'), indexTable(t.LocalSecondaryIndexes, 'LSI')),
     el('section', el('h3', 'Stream, Time to Live, tags'), kv([
       ['Stream', t.StreamSpecification?.StreamEnabled ? `${t.StreamSpecification.StreamViewType} · ${t.LatestStreamArn}` : 'off'],

@@ -202,3 +202,109 @@ async fn tagging_a_malformed_arn_is_a_validation_error() {
         "Atleast one Tag Key needs to be provided as Input."
     );
 }
+
+#[tokio::test]
+async fn switching_to_provisioned_gives_every_index_its_throughput_in_the_same_call() {
+    let name = util::unique_name("switchgsi");
+    let created = raw::call_json(
+        "CreateTable",
+        serde_json::json!({
+            "TableName": name,
+            "BillingMode": "PAY_PER_REQUEST",
+            "KeySchema": [{"AttributeName": "p", "KeyType": "HASH"}],
+            "AttributeDefinitions": [
+                {"AttributeName": "p", "AttributeType": "S"},
+                {"AttributeName": "x", "AttributeType": "S"}
+            ],
+            "GlobalSecondaryIndexes": [{
+                "IndexName": "gsi1",
+                "KeySchema": [{"AttributeName": "x", "KeyType": "HASH"}],
+                "Projection": {"ProjectionType": "ALL"}
+            }]
+        }),
+    )
+    .await;
+    assert_eq!(created.status, 200, "{:?}", created.json());
+    let units =
+        |r: u64, w: u64| serde_json::json!({"ReadCapacityUnits": r, "WriteCapacityUnits": w});
+    let switch = |indexes: serde_json::Value| {
+        let mut body = serde_json::json!({"TableName": name, "BillingMode": "PROVISIONED", "ProvisionedThroughput": units(4, 5)});
+        if !indexes.is_null() {
+            body["GlobalSecondaryIndexUpdates"] = indexes;
+        }
+        raw::call_json("UpdateTable", body)
+    };
+    // Without the index's throughput the switch is refused, not half made.
+    let alone = switch(serde_json::Value::Null).await;
+    assert_eq!(alone.status, 400);
+    assert_eq!(
+        alone.json()["message"],
+        "One or more parameter values were invalid: ReadCapacityUnits and WriteCapacityUnits must both be specified when BillingMode is PROVISIONED (for index gsi1)"
+    );
+    let unknown = switch(serde_json::json!([{"Update": {"IndexName": "nope", "ProvisionedThroughput": units(1, 1)}}])).await;
+    assert_eq!(unknown.status, 400);
+    assert!(unknown.json()["__type"]
+        .as_str()
+        .unwrap()
+        .ends_with("ResourceNotFoundException"));
+    let both = switch(serde_json::json!([{"Update": {"IndexName": "gsi1", "ProvisionedThroughput": units(2, 3)}}])).await;
+    assert_eq!(both.status, 200, "{:?}", both.json());
+    let table = util::client()
+        .describe_table()
+        .table_name(&name)
+        .send()
+        .await
+        .unwrap()
+        .table
+        .unwrap();
+    assert_eq!(
+        table
+            .billing_mode_summary
+            .unwrap()
+            .billing_mode
+            .unwrap()
+            .as_str(),
+        "PROVISIONED"
+    );
+    let t = table.provisioned_throughput.unwrap();
+    assert_eq!(
+        (t.read_capacity_units, t.write_capacity_units),
+        (Some(4), Some(5))
+    );
+    let g = table.global_secondary_indexes.unwrap()[0]
+        .provisioned_throughput
+        .clone()
+        .unwrap();
+    assert_eq!(
+        (g.read_capacity_units, g.write_capacity_units),
+        (Some(2), Some(3))
+    );
+    // An index Create or Delete with a capacity change is refused by name.
+    let create = raw::call_json(
+        "UpdateTable",
+        serde_json::json!({"TableName": name, "BillingMode": "PAY_PER_REQUEST",
+            "GlobalSecondaryIndexUpdates": [{"Delete": {"IndexName": "gsi1"}}]}),
+    )
+    .await;
+    assert_eq!(create.status, 400);
+    assert!(create.json()["message"]
+        .as_str()
+        .unwrap()
+        .contains("as two UpdateTable calls"));
+    // Back to on demand: the index's units go to zero with the table's.
+    let back = raw::call_json(
+        "UpdateTable",
+        serde_json::json!({"TableName": name, "BillingMode": "PAY_PER_REQUEST"}),
+    )
+    .await;
+    assert_eq!(back.status, 200, "{:?}", back.json());
+    let gsi =
+        &back.json()["TableDescription"]["GlobalSecondaryIndexes"][0]["ProvisionedThroughput"];
+    assert_eq!(
+        (
+            gsi["ReadCapacityUnits"].as_u64(),
+            gsi["WriteCapacityUnits"].as_u64()
+        ),
+        (Some(0), Some(0))
+    );
+}

@@ -63,11 +63,16 @@ struct Checked {
 pub fn run(engine: &Arc<Engine>, request: Request) -> Result<Vec<u8>> {
     let checked = check(&request)?;
     let name = checked.name.as_str();
+    let changes_capacity = checked.billing_mode.is_some() || checked.provisioned.is_some();
+    let mut index_throughput = Vec::new();
     if let Some(updates) = request
         .global_secondary_index_updates
         .filter(|u| !u.is_empty())
     {
-        return index_update(engine, name, updates, request.attribute_definitions);
+        if !changes_capacity {
+            return index_update(engine, name, updates, request.attribute_definitions);
+        }
+        index_throughput = capacity_index_updates(updates)?;
     }
     if request.replica_updates.is_some() {
         return Err(DynamoError::validation(
@@ -76,6 +81,7 @@ pub fn run(engine: &Arc<Engine>, request: Request) -> Result<Vec<u8>> {
     }
     let current = engine.table(name)?.describe();
     check_billing(&current, checked.billing_mode, checked.provisioned)?;
+    check_index_capacity(&current, checked.billing_mode, &index_throughput)?;
     if let Some(stream) = &checked.stream {
         check_stream_change(&current, stream)?;
     }
@@ -97,9 +103,89 @@ pub fn run(engine: &Arc<Engine>, request: Request) -> Result<Vec<u8>> {
             stream: checked.stream,
             deletion_protection: request.deletion_protection_enabled,
             table_class: request.table_class,
+            index_throughput,
         },
     )?;
     respond(description)
+}
+
+/// GlobalSecondaryIndexUpdates sent with a capacity change: the indexes'
+/// new throughput (Update actions), applied in the same change. An index
+/// Create or Delete with a capacity change is refused rather than half
+/// applied: DynamoDB accepts the pair, Ferrodyn asks for two calls.
+fn capacity_index_updates(updates: Vec<IndexUpdate>) -> Result<Vec<(String, u64, u64)>> {
+    let mut throughput = Vec::new();
+    for (n, update) in updates.into_iter().enumerate() {
+        let Some(action) = update
+            .update
+            .filter(|_| update.create.is_none() && update.delete.is_none())
+        else {
+            return Err(DynamoError::validation(
+                "Ferrodyn does not apply a GlobalSecondaryIndexUpdates Create or Delete together with BillingMode or ProvisionedThroughput: send the index change and the capacity change as two UpdateTable calls",
+            ));
+        };
+        let field = format!("globalSecondaryIndexUpdates.{}.member.update", n + 1);
+        let mut v = Violations::default();
+        v.not_null(&format!("{field}.indexName"), &action.index_name);
+        v.not_null(
+            &format!("{field}.provisionedThroughput"),
+            &action.provisioned_throughput,
+        );
+        let units = check_throughput(
+            &mut v,
+            &format!("{field}.provisionedThroughput"),
+            action.provisioned_throughput.as_ref(),
+        )
+        .flatten();
+        let (name, (read, write)) = v.finish_with(action.index_name.zip(units))?;
+        throughput.push((name, read, write));
+    }
+    Ok(throughput)
+}
+
+/// Index throughput against the table's indexes and the billing mode the
+/// table will have: every global index needs throughput to switch to
+/// PROVISIONED, none may have any under PAY_PER_REQUEST.
+fn check_index_capacity(
+    current: &TableDescription,
+    billing_mode: Option<BillingMode>,
+    index_throughput: &[(String, u64, u64)],
+) -> Result<()> {
+    let indexes: Vec<&str> = current
+        .global_secondary_indexes
+        .iter()
+        .flatten()
+        .map(|i| i.index_name.as_str())
+        .collect();
+    if let Some((name, ..)) = index_throughput
+        .iter()
+        .find(|(name, ..)| !indexes.contains(&name.as_str()))
+    {
+        return Err(DynamoError::resource_not_found(format!(
+            "Requested resource not found: Index {name} for table {}",
+            current.table_name
+        )));
+    }
+    let effective = billing_mode.unwrap_or(current.billing_mode());
+    if effective == BillingMode::PayPerRequest {
+        if let Some((name, ..)) = index_throughput.first() {
+            return Err(DynamoError::invalid_parameter(format!(
+                "The only Updates for index: {name} when TableThroughputMode is PAY_PER_REQUEST can be to OnDemandThroughput, WarmThroughput"
+            )));
+        }
+    }
+    let switching = billing_mode == Some(BillingMode::Provisioned)
+        && current.billing_mode() == BillingMode::PayPerRequest;
+    let uncovered = indexes
+        .iter()
+        .find(|i| !index_throughput.iter().any(|(n, ..)| n == *i));
+    if let (true, Some(index)) = (switching, uncovered) {
+        // CreateTable's words for an index without throughput.
+        return Err(DynamoError::invalid_parameter(format!(
+            "ReadCapacityUnits and WriteCapacityUnits must both be specified when BillingMode is PROVISIONED (for index {index})"
+        )));
+    }
+    Ok(())
 }
 
 /// The field constraints, in DynamoDB's order; the request in checked form.
