@@ -895,6 +895,8 @@ def test_a_bulk_job_stays_visible_and_cancellable_after_its_dialog_is_closed(ser
     Select(by_label(browser, "Bulk action")).select_by_value("set")
     by_label(browser, "Attribute name").send_keys("seen")
     by_label(browser, "Attribute value").send_keys("yes")
+    wait(browser, lambda b: by_label(b, "Confirm every item").is_displayed())
+    by_label(browser, "Confirm every item").click()
     button(browser, "Start", d).click()
     wait(browser, lambda b: d.find_element(By.CSS_SELECTOR, ".state").text == "running")
     button(browser, "Close", d).click()
@@ -1159,4 +1161,28 @@ def test_update_table_from_the_console_shows_the_request_and_follows_the_backfil
     wait(browser, lambda b: button(b, "Apply", d).click() or True)  # the preview redraws its Copy buttons
     error = wait(browser, lambda b: d.find_element(By.CSS_SELECTOR, ".error"))
     assert "ValidationException" in error.text or "already exists" in error.text, error.text
+    assert js_errors(browser) == []
+
+
+def test_a_bulk_change_on_the_whole_result_counts_first_and_asks_before_more_than_the_page(server, browser):
+    create_table(server, "app", sk=None)
+    put_many(server, "app", [{"pk": {"S": f"u{i:03}"}, "kind": {"S": "old" if i % 4 == 0 else "new"}} for i in range(300)])
+    open_console(browser, server, "#/table/app")
+    by_label(browser, "Filter").send_keys('kind = "old"' + Keys.ENTER)
+    wait(browser, lambda b: "items" in b.find_element(By.CSS_SELECTOR, ".summary").text and grid_rows(b))
+    shown = len(grid_rows(browser))
+    assert shown < 75
+    button(browser, "Bulk on whole result…").click()
+    d = dialog(browser)
+    preview = wait(browser, lambda b: "item(s)" in d.find_element(By.CSS_SELECTOR, ".preview").text and d.find_element(By.CSS_SELECTOR, ".preview"))
+    assert "75 item(s) match (300 scanned" in preview.text, preview.text
+    assert "Estimated writes: ≈ 75 WCU" in preview.text
+    start = next(b for b in d.find_elements(By.CSS_SELECTOR, "button") if b.text == "Start")
+    assert not start.is_enabled(), "more items than the page shows need confirming"
+    assert scan_count(server, "app") == 300
+    by_label(browser, "Confirm every item").click()
+    assert start.is_enabled()
+    start.click()
+    wait(browser, lambda b: d.find_element(By.CSS_SELECTOR, ".state").text == "done", timeout=30)
+    assert scan_count(server, "app") == 225
     assert js_errors(browser) == []

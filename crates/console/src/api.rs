@@ -13,6 +13,7 @@
 //! | `POST convert` | plain JSON ⇄ DynamoDB JSON, lossless (numbers stay text) |
 //! | `POST stage/add`, `stage/diff`, `stage/restage`, `stage/commit` | staged edits (`ferrodyn stage`), markers following them |
 //! | `POST bulk`, `GET bulk`, `GET bulk/<id>`, `POST bulk/<id>/cancel` | bulk writes (and imports) with progress, listed |
+//! | `POST bulk/preview` | how many items a bulk change on a query/scan would touch |
 //! | `POST locks`, `locks/repair` | UNIQ# markers (`ferrodyn unique locks`) |
 //! | `POST expr` | expression builder with SDK snippets |
 //! | `POST commands` | any request as an `aws dynamodb` command and SDK snippets |
@@ -20,7 +21,7 @@
 //! | `POST import`, `POST export` | files in and out |
 //! | `POST streams` | a table's stream records, newest first |
 
-use crate::{locks, read, snippets, stage, streams, transfer, Console};
+use crate::{bulk, locks, read, snippets, stage, streams, transfer, Console};
 use axum::body::Body;
 use axum::http::{header, HeaderValue, Method, Response, StatusCode};
 use ferrodyn_client::convert::{self, Plain};
@@ -161,6 +162,7 @@ pub(crate) fn dispatch(console: &Console, method: &Method, path: &str, body: &[u
         (false, ["convert"]) => convert_item(&request()?),
         (false, ["stage", action]) => stage::handle(client, action, &request()?),
         (false, ["bulk"]) => console.jobs.start(client.clone(), &request()?),
+        (false, ["bulk", "preview"]) => bulk::preview(client, &request()?),
         (true, ["bulk"]) => console.jobs.list(),
         (true, ["bulk", id]) => console.jobs.progress(id),
         (false, ["bulk", id, "cancel"]) => console.jobs.cancel(id),

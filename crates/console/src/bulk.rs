@@ -187,6 +187,47 @@ impl Jobs {
     }
 }
 
+/// How long a preview counts before it answers "at least".
+const PREVIEW_BUDGET: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// `{table, read}` → how many items a bulk change on the whole result would
+/// touch, counted with `Select: COUNT` pages (nothing is changed): `{count,
+/// scanned, readUnits, complete}`, plus the table's average item size so the
+/// page can estimate the writes. A read that outlasts PREVIEW_BUDGET answers
+/// what it counted with `complete: false`.
+pub fn preview(client: &Client, request: &Value) -> ApiResult {
+    let table = required(request, "table")?;
+    let Source::Read(operation, mut read) = Source::from_request(request)? else {
+        return Err(ApiFailure::invalid("a preview counts a `read` form"));
+    };
+    read["Select"] = json!("COUNT");
+    read["ReturnConsumedCapacity"] = json!("TOTAL");
+    let started = Instant::now();
+    let (mut count, mut scanned, mut units) = (0u64, 0u64, 0f64);
+    let complete = loop {
+        let page = client.call(&operation, &read)?;
+        count += page["Count"].as_u64().unwrap_or(0);
+        scanned += page["ScannedCount"].as_u64().unwrap_or(0);
+        units += page["ConsumedCapacity"]["CapacityUnits"]
+            .as_f64()
+            .unwrap_or(0.0);
+        match page.get("LastEvaluatedKey") {
+            Some(key) if started.elapsed() < PREVIEW_BUDGET => {
+                read["ExclusiveStartKey"] = key.clone()
+            }
+            Some(_) => break false,
+            None => break true,
+        }
+    };
+    let described = client.call("DescribeTable", &json!({ "TableName": table }))?;
+    let items = described["Table"]["ItemCount"].as_u64().unwrap_or(0);
+    let bytes = described["Table"]["TableSizeBytes"].as_u64().unwrap_or(0);
+    Ok(json!({
+        "count": count, "scanned": scanned, "readUnits": units, "complete": complete,
+        "averageItemBytes": bytes.checked_div(items).unwrap_or(0),
+    }))
+}
+
 impl Job {
     fn report(&self) -> Value {
         let p = self.progress.lock().expect("lock").clone();

@@ -10,7 +10,7 @@ import { api } from './api.js';
 import { el, fill, field, button, select, dialog, errorBox } from './ui.js';
 import { TYPES, parseTyped } from './values.js';
 
-export function bulkDialog(table, source, label) {
+export function bulkDialog(table, source, label, shownRows = 0) {
   return dialog(`Bulk change: ${label}`, (close) => {
     const action = select([['delete', 'Delete the items'], ['set', 'Set an attribute'], ['remove', 'Remove an attribute']], 'delete', { 'aria-label': 'Bulk action' });
     const attribute = el('input', { 'aria-label': 'Attribute name', placeholder: 'status', autocomplete: 'off' });
@@ -25,6 +25,30 @@ export function bulkDialog(table, source, label) {
     const status = el('div');
     let job = null;
     const start = el('button.btn.danger', { type: 'button' }, 'Start');
+    // What the change will touch, counted before Start: a selection is its
+    // keys; a whole query/scan result is counted with Select COUNT pages
+    // (reads, no writes), and more items than the page shows must be
+    // confirmed.
+    const preview = el('div.preview', { 'aria-live': 'polite' });
+    const confirmAll = el('input', { type: 'checkbox', 'aria-label': 'Confirm every item' });
+    let counted = source.keys ? source.keys.length : null;
+    const ready = () => { start.disabled = counted === null || (!!source.read && counted > shownRows && !confirmAll.checked); };
+    confirmAll.addEventListener('change', ready);
+    const writeUnits = (n, bytes) => n * Math.max(1, Math.ceil(bytes / 1024));
+    if (source.keys) {
+      fill(preview, el('p', el('strong', `${counted} item(s)`), ' selected: at most ', el('strong', `${counted}`), ' write request(s), 1 WCU per KB of each item.'));
+    } else {
+      fill(preview, el('p.hint', 'Counting the items this would change (Select COUNT; nothing is written)…'));
+      api('bulk/preview', { table, read: source.read }).then((p) => {
+        counted = p.count;
+        fill(preview,
+          el('p', el('strong', `${p.complete ? '' : 'at least '}${p.count.toLocaleString()} item(s)`), ` match (${p.scanned.toLocaleString()} scanned; counting read ${Math.round(p.readUnits * 10) / 10} RCU).`,
+            ` Estimated writes: ≈ ${writeUnits(p.count, p.averageItemBytes).toLocaleString()} WCU at the table's average item size (${p.averageItemBytes} B), plus the reads to find them again.`),
+          p.count > shownRows ? el('label.check.confirm-all', confirmAll, `Change all ${p.count.toLocaleString()} items, not only the ${shownRows} on this page`) : null);
+        ready();
+      }).catch((e) => fill(preview, errorBox(e)));
+    }
+    ready();
     const cancel = button('Cancel job', async () => { if (job) await api(`bulk/${job}/cancel`, {}); }, 'ghost', { hidden: true });
     start.addEventListener('click', async () => {
       const request = { table, action: action.value, ...source };
@@ -44,7 +68,7 @@ export function bulkDialog(table, source, label) {
     });
     return el('div.form',
       el('p', 'Applies to ', el('strong', label), '. Writes go out immediately (not staged), 25 per BatchWriteItem for deletes, with unprocessed items retried.'),
-      field('Action', action), attrRow, progress, status,
+      field('Action', action), attrRow, preview, progress, status,
       el('footer', el('span.spacer'), cancel, button('Close', () => close(), 'ghost'), start));
   });
 }

@@ -544,7 +544,7 @@ function renderToolbar(list) {
       button('Stage delete', () => stageDeletes(selected), 'small'),
       button('Bulk…', () => bulkDialog(view.table.TableName, { keys: selected.map((r) => r.key) }, `${selected.length} selected item(s)`).then(refresh), 'small'),
     ] : null,
-    button('Bulk on whole result…', () => bulkDialog(view.table.TableName, { read: form() }, `every item of this ${form().operation.toLowerCase()}`).then(refresh), 'small ghost'),
+    button('Bulk on whole result…', () => bulkDialog(view.table.TableName, { read: form() }, `every item of this ${form().operation.toLowerCase()}`, list.length).then(refresh), 'small ghost'),
     columnChooser());
 }
 
