@@ -486,24 +486,27 @@ def test_lock_view_flags_an_orphaned_marker_and_repairs_it(server, browser):
     # Delete an owner without its marker: the marker is now an orphan.
     server.call("DeleteItem", {"TableName": "app", "Key": {"PK": {"S": "ACCT#2"}, "SK": {"S": "PROFILE"}}})
     open_console(browser, server, "#/table/app/locks")
-    for label, value in (("Entity", "account"), ("Unique attributes", "email")):
-        field = by_label(browser, label)
-        field.clear()
-        field.send_keys(value)
-    button(browser, "Inspect locks").click()
+    # Nothing typed: the view discovers the constraint from the markers and
+    # checks the owners by default, saying what that scan costs.
+    discovered = wait(browser, lambda b: b.find_element(By.CSS_SELECTOR, ".locks .discovered"))
+    assert "of email (per-value), owned by ACCT#… items" in discovered.text, discovered.text
+    assert by_label(browser, "Unique attributes").get_attribute("value") == "email"
+    assert by_label(browser, "Scan owners with key prefix").get_attribute("value") == "ACCT#"
+    assert "RCU" in browser.find_element(By.CSS_SELECTOR, ".locks form").text
     table = wait(browser, lambda b: visible(b, '[aria-label="Uniqueness markers"]'))[0]
-    wait(browser, lambda b: "ORPHAN" in table.text)
+    wait(browser, lambda b: "ORPHAN" in table.text and "owners scanned" in b.find_element(By.CSS_SELECTOR, ".locks").text)
     assert "grace@hopper.io" in table.text and "held" in table.text
     # Without the owners listed, repair cannot prove the value unused: it
     # keeps the marker and says why.
-    button(browser, "Repair").click()
+    by_label(browser, "Check owners for missing markers").click()
+    button(browser, "Inspect locks").click()
+    wait(browser, lambda b: "owners scanned" not in b.find_element(By.CSS_SELECTOR, ".locks").text)
+    button(browser, "Repair all").click()
     wait(browser, lambda b: "not proved" in b.find_element(By.CSS_SELECTOR, ".locks").text)
-    field = by_label(browser, "Scan owners with key prefix")
-    field.clear()
-    field.send_keys("ACCT#")
+    by_label(browser, "Check owners for missing markers").click()
     button(browser, "Inspect locks").click()
     wait(browser, lambda b: "owners scanned" in b.find_element(By.CSS_SELECTOR, ".locks").text)
-    button(browser, "Repair").click()
+    button(browser, "Repair all").click()
     wait(browser, lambda b: "healthy" in b.find_element(By.CSS_SELECTOR, ".locks").text)
     assert "fixed" in browser.find_element(By.CSS_SELECTOR, ".locks .report").text
     # The CLI's default, per-value markers: UNIQ#EMAIL#<value> / LOCK.
@@ -536,7 +539,7 @@ def test_repair_leaves_a_marker_it_cannot_read_and_its_owner_attribute(server, b
     table = wait(browser, lambda b: visible(b, '[aria-label="Uniqueness markers"]'))[0]
     wait(browser, lambda b: "UNREADABLE" in table.text)
     assert "ORPHAN" not in table.text
-    button(browser, "Repair").click()
+    button(browser, "Repair all").click()
     wait(browser, lambda b: "left alone" in b.find_element(By.CSS_SELECTOR, ".locks").text)
     kept = server.call("GetItem", {"TableName": "foreign",
                                    "Key": {"PK": {"S": "UNIQ#EMAIL#o1@example.com"}, "SK": {"S": "LOCK"}}})
@@ -1185,4 +1188,44 @@ def test_a_bulk_change_on_the_whole_result_counts_first_and_asks_before_more_tha
     start.click()
     wait(browser, lambda b: d.find_element(By.CSS_SELECTOR, ".state").text == "done", timeout=30)
     assert scan_count(server, "app") == 225
+    assert js_errors(browser) == []
+
+
+def accept_alert(browser):
+    """Accepts a confirm() the page opens (perhaps after a request)."""
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.ui import WebDriverWait
+    WebDriverWait(browser, 10).until(expected_conditions.alert_is_present()).accept()
+
+
+def test_the_lock_view_filters_to_problems_links_owners_repairs_one_row_and_offers_the_index(server, browser):
+    create_table(server, "app", pk="PK", sk="SK")
+    for n, email in ((1, "ada@x.io"), (2, "grace@x.io"), (3, "alan@x.io")):
+        subprocess.run([BINARY, "unique", "create", "--endpoint-url", server.base, "--table", "app",
+                        "--entity", "account", "--unique", "email",
+                        json.dumps({"PK": f"ACCT#{n}", "SK": "PROFILE", "email": email})],
+                       check=True, capture_output=True)
+    for n in (2, 3):  # two orphans
+        server.call("DeleteItem", {"TableName": "app", "Key": {"PK": {"S": f"ACCT#{n}"}, "SK": {"S": "PROFILE"}}})
+    open_console(browser, server, "#/table/app/locks")
+    table = wait(browser, lambda b: visible(b, '[aria-label="Uniqueness markers"]'))[0]
+    wait(browser, lambda b: table.text.count("ORPHAN") == 2 and "owners scanned" in b.find_element(By.CSS_SELECTOR, ".locks").text)
+    by_label(browser, "Only problems").click()
+    wait(browser, lambda b: "ada@x.io" not in b.find_element(By.CSS_SELECTOR, '[aria-label="Uniqueness markers"]').text)
+    by_label(browser, "Repair UNIQ#EMAIL#grace@x.io").click()
+    accept_alert(browser)
+    wait(browser, lambda b: b.find_element(By.CSS_SELECTOR, '[aria-label="Uniqueness markers"]').text.count("ORPHAN") == 1)
+    get = lambda pk: server.call("GetItem", {"TableName": "app", "Key": {"PK": {"S": pk}, "SK": {"S": "LOCK"}}}).get("Item")
+    assert get("UNIQ#EMAIL#grace@x.io") is None and get("UNIQ#EMAIL#alan@x.io") is not None
+    # The markers were listed by a Scan: the view offers the index.
+    button(browser, "Create the uniq_attr index…").click()
+    accept_alert(browser)
+    wait(browser, lambda b: server.call("DescribeTable", {"TableName": "app"})["Table"].get("GlobalSecondaryIndexes"))
+    index = server.call("DescribeTable", {"TableName": "app"})["Table"]["GlobalSecondaryIndexes"][0]
+    assert index["KeySchema"] == [{"AttributeName": "uniq_attr", "KeyType": "HASH"}]
+    # Owners link to the items view queried for them.
+    by_label(browser, "Only problems").click()
+    link = wait(browser, lambda b: next(a for a in b.find_elements(By.CSS_SELECTOR, '[aria-label="Uniqueness markers"] a.owner') if "ACCT#1" in a.text))
+    link.click()
+    wait(browser, lambda b: len(grid_rows(b)) == 1 and "ACCT#1" in grid_rows(b)[0].text)
     assert js_errors(browser) == []

@@ -14,7 +14,7 @@
 //! | `POST stage/add`, `stage/diff`, `stage/restage`, `stage/commit` | staged edits (`ferrodyn stage`), markers following them |
 //! | `POST bulk`, `GET bulk`, `GET bulk/<id>`, `POST bulk/<id>/cancel` | bulk writes (and imports) with progress, listed |
 //! | `POST bulk/preview` | how many items a bulk change on a query/scan would touch |
-//! | `POST locks`, `locks/repair` | UNIQ# markers (`ferrodyn unique locks`) |
+//! | `POST locks`, `locks/repair`, `locks/discover` | UNIQ# markers (`ferrodyn unique locks`), one finding's repair, the constraints the markers show |
 //! | `POST expr` | expression builder with SDK snippets |
 //! | `POST commands` | any request as an `aws dynamodb` command and SDK snippets |
 //! | `POST cost`, `GET usage` | the calculator and the measured usage, priced |
@@ -168,6 +168,7 @@ pub(crate) fn dispatch(console: &Console, method: &Method, path: &str, body: &[u
         (false, ["bulk", id, "cancel"]) => console.jobs.cancel(id),
         (false, ["locks"]) => locks::inspect(client, &request()?),
         (false, ["locks", "repair"]) => locks::repair(client, &request()?),
+        (false, ["locks", "discover"]) => locks::discover(client, &request()?),
         (false, ["expr"]) => expressions(&request()?),
         (false, ["commands"]) => commands(&request()?),
         (false, ["cost"]) => estimate(&request()?),

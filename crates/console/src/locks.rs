@@ -98,10 +98,42 @@ pub fn inspect(client: &Client, request: &Value) -> ApiResult {
     Ok(report_json(&report))
 }
 
-/// Re-reads the markers, repairs what is wrong, and answers the fixes and
-/// the markers as they are afterwards.
+/// `{table}` → the constraints the table's markers show (layout, entity,
+/// attributes, owners' key prefix) and what finding them and scanning the
+/// owners cost: the Locks view fills its form from this.
+pub fn discover(client: &Client, request: &Value) -> ApiResult {
+    let table = required(request, "table")?;
+    let found = unique::discover::discover(client, table).map_err(failure)?;
+    let described = client.call("DescribeTable", &json!({ "TableName": table }))?;
+    let bytes = described["Table"]["TableSizeBytes"].as_u64().unwrap_or(0);
+    Ok(json!({
+        "layout": match found.layout { MarkerLayout::PerValue => "per-value", MarkerLayout::Grouped => "grouped" },
+        "entity": found.entity,
+        "attributes": found.attributes,
+        "ownerPrefix": found.owner_prefix,
+        "markers": found.markers,
+        "scanned": found.scanned,
+        "readUnits": found.read_units,
+        "complete": found.complete,
+        // An eventually consistent Scan of the whole table: half a unit per 4 KB.
+        "ownerScanUnits": (bytes as f64 / 4096.0 / 2.0).ceil(),
+    }))
+}
+
+/// Re-reads the markers, repairs what is wrong (only the finding named by
+/// `only` — `{marker}` or `{owner, attribute}` — when given), and answers
+/// the fixes and the markers as they are afterwards.
 pub fn repair(client: &Client, request: &Value) -> ApiResult {
-    let (constraint, report) = load(client, request)?;
+    let (constraint, mut report) = load(client, request)?;
+    if let Some(only) = request.get("only").filter(|o| o.is_object()) {
+        report
+            .markers
+            .retain(|m| only["marker"].as_str() == Some(m.name.as_str()));
+        report.missing.retain(|m| {
+            only["attribute"].as_str() == Some(m.attribute.as_str())
+                && only["owner"].as_object() == Some(&m.owner)
+        });
+    }
     let repaired = unique::locks::repair(client, &constraint, &report).map_err(failure)?;
     let (_, after) = load(client, request)?;
     Ok(json!({

@@ -10,47 +10,103 @@ import { watchJob, trackJob } from './bulk.js';
 // ---- UNIQ# locks ----------------------------------------------------------------
 
 export function locksView(table) {
-  const saved = JSON.parse(localStorage.getItem(`ferrodyn.locks:${table}`) || '{}');
-  const entity = el('input', { 'aria-label': 'Entity', value: saved.entity || 'account', autocomplete: 'off' });
-  const attributes = el('input', { 'aria-label': 'Unique attributes', value: saved.attributes || 'email', autocomplete: 'off' });
-  const owners = el('input', { 'aria-label': 'Scan owners with key prefix', value: saved.scanOwners || '', placeholder: 'optional, e.g. ACCT#', autocomplete: 'off' });
+  const saved = JSON.parse(localStorage.getItem(`ferrodyn.locks:${table}`) || 'null');
+  const entity = el('input', { 'aria-label': 'Entity', value: saved?.entity || 'account', autocomplete: 'off' });
+  const attributes = el('input', { 'aria-label': 'Unique attributes', value: saved?.attributes || '', placeholder: 'email, username', autocomplete: 'off' });
+  const owners = el('input', { 'aria-label': 'Scan owners with key prefix', value: saved?.scanOwners || '', placeholder: 'e.g. ACCT#', autocomplete: 'off' });
+  const scanOwners = el('input', { type: 'checkbox', 'aria-label': 'Check owners for missing markers', checked: saved ? !!saved.scanOwners : true });
+  const ownerCost = el('span.hint');
   const layout = el('select', { 'aria-label': 'Marker layout' },
     el('option', { value: 'per-value' }, 'per value (UNIQ#ATTR#value)'),
     el('option', { value: 'grouped' }, 'grouped (UNIQ#entity#attr)'));
-  layout.value = saved.layout || 'per-value';
+  layout.value = saved?.layout || 'per-value';
+  const onlyProblems = el('input', { type: 'checkbox', 'aria-label': 'Only problems' });
+  const found = el('div');
   const out = el('div');
+  let last = null;
   const request = () => {
-    const r = { table, entity: entity.value.trim(), attributes: attributes.value, layout: layout.value, scanOwners: owners.value.trim() || undefined };
+    const r = { table, entity: entity.value.trim(), attributes: attributes.value, layout: layout.value,
+      scanOwners: scanOwners.checked ? owners.value.trim() || undefined : undefined };
     localStorage.setItem(`ferrodyn.locks:${table}`, JSON.stringify(r));
     return r;
   };
+  const draw = (report, repaired) => {
+    last = report;
+    renderLocks(out, report, { table, repairAll, repairOne, onlyProblems: onlyProblems.checked, layout: layout.value }, repaired);
+  };
   const inspect = async () => {
-    fill(out, el('p.hint', 'Querying the UNIQ# partitions…'));
+    if (!attributes.value.trim()) {
+      fill(out, el('p.hint', 'No unique attributes named yet: discover them from the markers, or type them above.'));
+      return;
+    }
+    fill(out, el('p.hint', 'Reading the markers…'));
     try {
-      renderLocks(out, await api('locks', request()), repair);
+      draw(await api('locks', request()));
     } catch (e) {
       fill(out, errorBox(e));
     }
   };
-  const repair = async () => {
+  const repairAll = async () => {
     try {
       const r = await api('locks/repair', request());
-      toast(`${r.fixed.length} fixed, ${r.skipped.length} not fixed`, 'ok');
-      renderLocks(out, r.after, repair, r);
+      toast(r.fixed.length ? `${r.fixed.length} fixed, ${r.skipped.length} not fixed` : `Nothing fixed (${r.skipped.length} left as they are)`, r.fixed.length ? 'ok' : 'warn');
+      draw(r.after, r);
     } catch (e) {
       out.prepend(errorBox(e));
     }
   };
-  return el('div.locks',
+  const repairOne = async (only, what) => {
+    if (!confirm(`Repair ${what}?`)) return;
+    try {
+      const r = await api('locks/repair', { ...request(), only });
+      toast(r.fixed.length ? `Fixed: ${r.fixed.join('; ')}` : `Not fixed: ${r.skipped.join('; ') || 'nothing to do'}`, r.fixed.length ? 'ok' : 'warn');
+      draw(r.after, r);
+    } catch (e) {
+      out.prepend(errorBox(e));
+    }
+  };
+  const discover = async () => {
+    fill(found, el('p.hint', 'Looking for UNIQ# markers (one Scan reading only keys and marker attributes)…'));
+    try {
+      const d = await api('locks/discover', { table });
+      if (!d.markers) {
+        fill(found, el('p.hint', `No UNIQ# markers in ${table} (${d.scanned} item(s) scanned, ${round(d.readUnits)} RCU).`));
+        return;
+      }
+      layout.value = d.layout;
+      if (d.entity) entity.value = d.entity;
+      attributes.value = d.attributes.join(', ');
+      if (d.ownerPrefix) owners.value = d.ownerPrefix;
+      ownerCost.textContent = `scans the whole table: ≈ ${d.ownerScanUnits} RCU`;
+      fill(found, el('p.ok.discovered', `Found ${d.markers} marker(s)${d.complete ? '' : ' (the first 5 s of the scan)'} of ${d.attributes.join(', ')} (${d.layout}${d.entity ? `, entity ${d.entity}` : ''})${d.ownerPrefix ? `, owned by ${d.ownerPrefix}… items` : ''}: ${d.scanned} item(s) scanned, ${round(d.readUnits)} RCU.`));
+      await inspect();
+    } catch (e) {
+      fill(found, errorBox(e));
+    }
+  };
+  onlyProblems.addEventListener('change', () => { if (last) draw(last); });
+  const view = el('div.locks',
     el('p.hint', 'Marker items keep non-key attributes unique (ferrodyn unique). Per-value markers (the default, one partition per value) are listed by a Query of a sparse uniq_attr index when the table has one, else by a Scan; grouped markers by one Query per attribute. The report says which it used.'),
     el('form.row', { onsubmit: (e) => { e.preventDefault(); inspect(); }, 'aria-label': 'Uniqueness constraint' },
-      field('Entity', entity), field('Unique attributes (comma separated)', attributes), field('Marker layout', layout), field('Also scan owners', owners),
-      el('button.btn.primary', { type: 'submit' }, 'Inspect locks')),
+      field('Unique attributes (comma separated)', attributes), field('Marker layout', layout), field('Entity (grouped)', entity),
+      field('Owners’ key prefix', el('div.row', owners, el('label.check', scanOwners, 'check them for missing markers'), ownerCost)),
+      el('button.btn.primary', { type: 'submit' }, 'Inspect locks'),
+      button('Discover', discover, 'ghost')),
+    found,
+    el('label.check.only-problems', onlyProblems, 'Only problems'),
     out);
+  if (saved?.attributes) inspect();
+  else discover();
+  return view;
 }
 
-function renderLocks(out, report, repair, repaired) {
+const round = (n) => Math.round(n * 10) / 10;
+
+function renderLocks(out, report, context, repaired) {
+  const { table, repairAll, repairOne, onlyProblems, layout } = context;
   const problems = report.markers.filter((m) => m.status !== 'held').length + report.missing.length;
+  const markers = onlyProblems ? report.markers.filter((m) => m.status !== 'held') : report.markers;
+  const scanned = (report.listedBy || []).some((l) => l.startsWith('Scan of table'));
   fill(out,
     repaired && el('div.report', { role: 'status' },
       repaired.fixed.map((f) => el('div.ok', `✓ fixed: ${f}`)),
@@ -59,20 +115,62 @@ function renderLocks(out, report, repair, repaired) {
       el(`span.pill.${problems ? 's-deleting' : 's-active'}`, problems ? `${problems} problem(s)` : 'healthy'),
       el('span.hint', `${report.markers.length} marker(s)${report.ownersScanned ? ', owners scanned' : ''}${report.listedBy && report.listedBy.length ? ' · listed by ' + report.listedBy.join('; ') : ''}`),
       el('span.spacer'),
-      problems ? button('Repair', repair, 'primary') : null),
+      problems ? button('Repair all', repairAll, 'primary') : null),
+    scanned && layout === 'per-value' && el('div.row.index-offer',
+      el('span.hint', 'The markers were found by a Scan of the whole table. A sparse index keyed by uniq_attr lists them by Query instead, reading only markers.'),
+      button('Create the uniq_attr index…', () => createMarkerIndex(table), 'small')),
     el('table.plain', { 'aria-label': 'Uniqueness markers' },
-      el('thead', el('tr', ['Attribute', 'Value', 'Marker', 'Owner', 'Status'].map((h) => el('th', h)))),
+      el('thead', el('tr', ['Attribute', 'Value', 'Marker', 'Owner', 'Status', ''].map((h) => el('th', h)))),
       el('tbody',
-        report.markers.map((m) => el(`tr.lock-${m.status}`,
+        markers.map((m) => el(`tr.lock-${m.status}`,
           el('td', m.attribute), el('td', m.value ? renderValue(m.value) : '—'), el('td', el('code', m.name)),
-          el('td', m.owner ? el('code', ownerText(m.owner)) : '(no owner)'),
-          el('td', el(`span.pill.lock.${m.status}`, lockStatusText(m))))),
+          el('td', m.owner ? ownerLink(table, m.owner) : '(no owner)'),
+          el('td', el(`span.pill.lock.${m.status}`, lockStatusText(m))),
+          el('td', ['orphan', 'stale'].includes(m.status)
+            ? button('Repair…', () => repairOne({ marker: m.name }, `${m.name}: ${lockStatusText(m)}`), 'small ghost', { 'aria-label': `Repair ${m.name}` }) : null))),
         report.missing.map((m) => el('tr.lock-missing',
           el('td', m.attribute), el('td', renderValue(m.value)), el('td', '—'),
-          el('td', el('code', ownerText(m.owner))),
-          el('td', el('span.pill.lock.missing', m.heldBy ? `DUPLICATE: held by ${ownerText(m.heldBy)}` : 'MISSING marker')))),
+          el('td', ownerLink(table, m.owner)),
+          el('td', el('span.pill.lock.missing', m.heldBy ? `DUPLICATE: held by ${ownerText(m.heldBy)}` : 'MISSING marker')),
+          el('td', m.heldBy ? null
+            : button('Repair…', () => repairOne({ owner: m.owner, attribute: m.attribute }, `${ownerText(m.owner)}: add the missing ${m.attribute} marker`), 'small ghost', { 'aria-label': `Add the marker of ${ownerText(m.owner)}` })))),
         report.markers.length + report.missing.length === 0
-          && el('tr', el('td.hint', { colspan: 5 }, 'No markers of this constraint in this layout. If the table was written with the other marker layout, choose it above.')))));
+          && el('tr', el('td.hint', { colspan: 6 }, 'No markers of this constraint in this layout. If the table was written with the other marker layout, choose it above.')))));
+}
+
+/** An owner's key as a link to the items view queried for it. */
+function ownerLink(table, key) {
+  const [pk, sk] = Object.entries(key);
+  const state = new URLSearchParams({ op: 'Query', pk: Object.values(pk[1])[0] });
+  if (sk) {
+    state.set('skOp', '=');
+    state.set('sk', Object.values(sk[1])[0]);
+  }
+  return el('a.owner', { href: `#/table/${encodeURIComponent(table)}?${state}`, title: 'Open the owner' }, el('code', ownerText(key)));
+}
+
+/** Creates the sparse GSI `locks` lists per-value markers by (after a
+ * confirmation that shows the request). */
+async function createMarkerIndex(table) {
+  try {
+    const t = (await call('DescribeTable', { TableName: table })).Table;
+    const request = {
+      TableName: table,
+      AttributeDefinitions: [...(t.AttributeDefinitions || []).filter((d) => d.AttributeName !== 'uniq_attr'), { AttributeName: 'uniq_attr', AttributeType: 'S' }],
+      GlobalSecondaryIndexUpdates: [{ Create: {
+        IndexName: 'uniq_attr-index',
+        KeySchema: [{ AttributeName: 'uniq_attr', KeyType: 'HASH' }],
+        Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: ['uniq_owner', 'uniq_value'] },
+        ...(t.BillingModeSummary?.BillingMode === 'PROVISIONED' || (!t.BillingModeSummary && t.ProvisionedThroughput?.ReadCapacityUnits)
+          ? { ProvisionedThroughput: { ReadCapacityUnits: t.ProvisionedThroughput.ReadCapacityUnits, WriteCapacityUnits: t.ProvisionedThroughput.WriteCapacityUnits } } : {}),
+      } }],
+    };
+    if (!confirm(`Create this index on ${table}? It is built from the existing markers in the background.\n\n${JSON.stringify(request, null, 2)}`)) return;
+    await call('UpdateTable', request);
+    toast('uniq_attr-index is being built; Details shows its progress', 'ok');
+  } catch (e) {
+    toast(`${e.code}: ${e.message}`, 'error');
+  }
 }
 
 /** The status pill's text of one marker (what repair will do with it). */

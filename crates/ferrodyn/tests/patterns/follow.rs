@@ -1,7 +1,8 @@
 //! Staged edits bring uniqueness markers along (`unique::follow`): an edit
 //! of a unique value moves its marker in the same stage, a removed value or
 //! deleted owner frees it, a taken value refuses the edit, and a marker that
-//! does not name the edited item is reported and left alone.
+//! does not name the edited item is reported and left alone; and the
+//! constraint read off the markers (`unique::discover`).
 
 use super::{client, create_table, get, obj, unique_name};
 use ferrodyn_client::Client;
@@ -221,4 +222,24 @@ fn grouped_markers_follow_for_the_named_entity() {
     assert!(marker(&api, &c, "ada@new.io").is_some());
     let locks = unique::locks(&api, &c, &Default::default()).unwrap();
     assert!(locks.is_healthy(), "{locks:?}");
+}
+
+#[test]
+fn discovery_reads_the_constraint_off_the_markers() {
+    let api = client();
+    let c = accounts(&api, MarkerLayout::PerValue);
+    let found = unique::discover::discover(&api, &c.spec.table).unwrap();
+    assert_eq!(found.layout, MarkerLayout::PerValue);
+    assert_eq!(found.attributes, vec!["email".to_string()]);
+    assert_eq!(found.owner_prefix.as_deref(), Some("ACCT#"));
+    assert_eq!((found.markers, found.complete), (2, true));
+    let g = accounts(&api, MarkerLayout::Grouped);
+    let found = unique::discover::discover(&api, &g.spec.table).unwrap();
+    assert_eq!(found.layout, MarkerLayout::Grouped);
+    assert_eq!(found.entity.as_deref(), Some("account"));
+    assert_eq!(found.attributes, vec!["email".to_string()]);
+    let empty = unique_name("nomarkers");
+    create_table(&api, &empty, "pk", None);
+    let found = unique::discover::discover(&api, &empty).unwrap();
+    assert_eq!((found.markers, found.attributes.len()), (0, 0));
 }

@@ -44,6 +44,7 @@
 //!
 //! Either way both key attributes must be strings.
 
+pub mod discover;
 pub mod follow;
 pub mod locks;
 pub mod ops;
