@@ -4,7 +4,7 @@
 //! request has been parsed.
 
 use crate::legacy::MAX_ATTRIBUTE_NAME_BYTES;
-use ferrodyn_types::{AttributeValue, DynamoError};
+use ferrodyn_types::{AttributeValue, DynamoError, Family};
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
 
@@ -49,9 +49,10 @@ impl ExpressionContext {
     ) -> Result<Self, DynamoError> {
         if let Some(names) = names {
             if names.is_empty() {
-                return Err(DynamoError::validation(
-                    "ExpressionAttributeNames must not be empty",
-                ));
+                return Err(
+                    DynamoError::validation("ExpressionAttributeNames must not be empty")
+                        .in_family(Family::WriteValidation),
+                );
             }
             for key in sorted_keys(names.keys()) {
                 if !valid_key(key, '#') {
@@ -73,9 +74,10 @@ impl ExpressionContext {
         }
         if let Some(values) = values {
             if values.is_empty() {
-                return Err(DynamoError::validation(
-                    "ExpressionAttributeValues must not be empty",
-                ));
+                return Err(
+                    DynamoError::validation("ExpressionAttributeValues must not be empty")
+                        .in_family(Family::WriteValidation),
+                );
             }
             for key in sorted_keys(values.keys()) {
                 if !valid_key(key, ':') {
@@ -121,7 +123,8 @@ impl ExpressionContext {
             return Err(DynamoError::validation(format!(
                 "Value provided in ExpressionAttributeNames unused in expressions: keys: {{{}}}",
                 join(&unused)
-            )));
+            ))
+            .in_family(Family::WriteValidation));
         }
         let unused: Vec<&String> = sorted_keys(
             self.values
@@ -132,7 +135,8 @@ impl ExpressionContext {
             return Err(DynamoError::validation(format!(
                 "Value provided in ExpressionAttributeValues unused in expressions: keys: {{{}}}",
                 join(&unused)
-            )));
+            ))
+            .in_family(Family::WriteValidation));
         }
         Ok(())
     }

@@ -50,7 +50,7 @@ pub use path::{Path, PathElem};
 pub use projection::project_paths;
 pub use reserved::is_reserved;
 
-use ferrodyn_types::DynamoError;
+use ferrodyn_types::{DynamoError, Family};
 use parser::Parser;
 use validate::Validator;
 
@@ -89,7 +89,11 @@ impl ExprKind {
 /// The checks every expression gets before parsing: not empty, not too long.
 fn precheck(text: &str, kind: ExprKind) -> Result<(), DynamoError> {
     if text.is_empty() {
-        return Err(kind.error("The expression can not be empty;"));
+        let error = kind.error("The expression can not be empty;");
+        return Err(match kind {
+            ExprKind::Update => error.in_family(Family::WriteValidation),
+            _ => error,
+        });
     }
     if text.len() > MAX_EXPRESSION_SIZE {
         return Err(kind.error(&format!(

@@ -15,6 +15,7 @@ use crate::lexer::{is_keyword, tokenize, Tok, Token};
 use crate::syntax::{Comparator, RawAction, RawCall, RawCond, RawElem, RawOperand, RawPath};
 use crate::ExprKind;
 use ferrodyn_types::DynamoError;
+use ferrodyn_types::Family;
 
 /// Most operators and functions one expression may contain.
 pub const MAX_OPERATORS: usize = 300;
@@ -476,9 +477,11 @@ impl<'a> Parser<'a> {
                 return Err(self.syntax_error());
             };
             if seen.contains(&section) {
-                return Err(self.error(&format!(
-                    "The \"{section}\" section can only be used once in an update expression;"
-                )));
+                return Err(self
+                    .error(&format!(
+                        "The \"{section}\" section can only be used once in an update expression;"
+                    ))
+                    .in_family(Family::WriteValidation));
             }
             seen.push(section);
             self.bump();

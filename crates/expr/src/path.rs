@@ -107,9 +107,11 @@ pub(crate) fn clash(a: &Path, b: &Path) -> Option<Clash> {
     Some(Clash::Overlap)
 }
 
-/// Checks every pair of paths, in order, reporting the first clash with
-/// DynamoDB's message (without the "Invalid XExpression: " prefix).
-pub(crate) fn check_clashes<'a>(paths: impl IntoIterator<Item = &'a Path>) -> Result<(), String> {
+/// Checks every pair of paths, in order, reporting the first clash, what it
+/// is, and DynamoDB's message (without the "Invalid XExpression: " prefix).
+pub(crate) fn check_clashes<'a>(
+    paths: impl IntoIterator<Item = &'a Path>,
+) -> Result<(), (Clash, String)> {
     let paths: Vec<&Path> = paths.into_iter().collect();
     for (j, later) in paths.iter().enumerate() {
         for earlier in &paths[..j] {
@@ -120,9 +122,9 @@ pub(crate) fn check_clashes<'a>(paths: impl IntoIterator<Item = &'a Path>) -> Re
                         Clash::Overlap => "overlap",
                         Clash::Conflict => "conflict",
                     };
-                    return Err(format!(
+                    return Err((kind, format!(
                         "Two document paths {word} with each other; must remove or rewrite one of these paths; path one: {earlier}, path two: {later}"
-                    ));
+                    )));
                 }
             }
         }
@@ -161,7 +163,7 @@ mod tests {
         assert_eq!(clash(&p(&["a", "b"]), &p(&["a", "c"])), None);
         assert_eq!(clash(&p(&["a", "0"]), &p(&["a", "1"])), None);
         assert_eq!(
-            check_clashes([&p(&["m", "b"]), &p(&["x"]), &p(&["m"])]).unwrap_err(),
+            check_clashes([&p(&["m", "b"]), &p(&["x"]), &p(&["m"])]).unwrap_err().1,
             "Two document paths overlap with each other; must remove or rewrite one of these paths; path one: [m, b], path two: [m]"
         );
     }

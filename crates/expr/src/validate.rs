@@ -14,12 +14,12 @@
 
 use crate::ast::{Condition, Operand, Projection, UpdateAction, UpdateExpression, UpdateOperand};
 use crate::context::ExpressionContext;
-use crate::path::{check_clashes, Path, PathElem};
+use crate::path::{check_clashes, Clash, Path, PathElem};
 use crate::reserved::is_reserved;
 use crate::syntax::{Comparator, RawAction, RawCall, RawCond, RawElem, RawOperand, RawPath};
 use crate::ExprKind;
 use ferrodyn_types::limits::MAX_NESTING_DEPTH;
-use ferrodyn_types::{AttributeValue, DynamoError};
+use ferrodyn_types::{AttributeValue, DynamoError, Family};
 
 /// Largest list index DynamoDB accepts in a path.
 const MAX_INDEX: u64 = i32::MAX as u64;
@@ -615,7 +615,13 @@ impl<'c> Validator<'c> {
                 }
             });
         }
-        check_clashes(actions.iter().map(UpdateAction::path)).map_err(|m| self.err(m))?;
+        check_clashes(actions.iter().map(UpdateAction::path)).map_err(|(clash, m)| {
+            let error = self.err(m);
+            match clash {
+                Clash::Overlap => error.in_family(Family::WriteValidation),
+                Clash::Conflict => error,
+            }
+        })?;
         Ok(UpdateExpression { actions })
     }
 
@@ -627,7 +633,7 @@ impl<'c> Validator<'c> {
         for p in raw {
             paths.push(self.resolve_path(p)?);
         }
-        check_clashes(&paths).map_err(|m| self.err(m))?;
+        check_clashes(&paths).map_err(|(_, m)| self.err(m))?;
         Ok(Projection { paths })
     }
 }

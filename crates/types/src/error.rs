@@ -104,13 +104,44 @@ impl ErrorKind {
     }
 }
 
+/// A family of validation messages whose wording depends on the operation
+/// that reports them. DynamoDB validates some requests with a newer
+/// validator, which words these checks differently from the older one; the
+/// raise site says which family a message belongs to, and the server's
+/// per-operation wording (never a match on the text) decides what the
+/// client reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Family {
+    /// Expression attribute names and values (unused, empty maps), empty
+    /// sets, and UpdateExpression structure (empty, overlapping paths, a
+    /// section repeated): item writes report them as "1 validation error
+    /// detected: <message>", reads bare.
+    WriteValidation,
+    /// Select against ProjectionExpression, AttributesToGet or an index:
+    /// Query and Scan report them with the prefix, GetItem bare.
+    SelectValidation,
+    /// An unknown index: Query and Scan name it, PartiQL does not.
+    UnknownIndex,
+}
+
+/// How the newer validation words an error of a [`Family`]: its family and
+/// its message there (without any prefix), which differs from the older
+/// wording when the older one wraps it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NewerWording {
+    pub family: Family,
+    pub message: String,
+}
+
 /// An error as DynamoDB reports it: a kind, a message and optional extra
-/// top-level fields of the error body.
+/// top-level fields of the error body, and for errors of a [`Family`], how
+/// the newer validation words them.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DynamoError {
     pub kind: ErrorKind,
     pub message: String,
     pub extra: Option<Box<Map<String, Value>>>,
+    pub newer: Option<Box<NewerWording>>,
 }
 
 impl DynamoError {
@@ -119,7 +150,25 @@ impl DynamoError {
             kind,
             message: message.into(),
             extra: None,
+            newer: None,
         }
+    }
+
+    /// Marks the error as one of `family`, worded alike by both validators.
+    pub fn in_family(self, family: Family) -> DynamoError {
+        let message = self.message.clone();
+        self.worded_newer(family, message)
+    }
+
+    /// Marks the error as one of `family`, which the newer validation words
+    /// `message` (e.g. the set error an older "contains invalid value"
+    /// message wraps).
+    pub fn worded_newer(mut self, family: Family, message: impl Into<String>) -> DynamoError {
+        self.newer = Some(Box::new(NewerWording {
+            family,
+            message: message.into(),
+        }));
+        self
     }
 
     pub fn validation(message: impl Into<String>) -> DynamoError {

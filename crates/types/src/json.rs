@@ -7,6 +7,7 @@
 //! message starts with [`VALIDATION_MARKER`]; [`json_error_to_dynamo`] turns it
 //! back into the right DynamoDB error.
 
+use crate::error::Family;
 use crate::{AttributeValue, DynamoError, Number, MAX_NESTING_DEPTH};
 use base64::Engine;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
@@ -19,6 +20,14 @@ use std::hash::Hash;
 
 /// Prefix of a serde error message that is really a ValidationException.
 pub const VALIDATION_MARKER: &str = "\u{1}validation:";
+/// Prefix of one that is a ValidationException of [`Family::WriteValidation`]
+/// (an empty set): serde carries errors as text, so the family travels as a
+/// marker between this module's decoder and `json_error_to_dynamo`.
+const WRITE_FAMILY_MARKER: &str = "\u{1}validation+write:";
+/// Prefix of an older-worded message that wraps one of the write family:
+/// `<older message>\u{2}<newer message>`.
+const WRAPPED_MARKER: &str = "\u{1}validation+wrapped:";
+const WRAPPED_SEPARATOR: char = '\u{2}';
 
 const BASE64: base64::engine::GeneralPurpose = base64::engine::general_purpose::STANDARD;
 
@@ -65,6 +74,14 @@ fn invalid<E: de::Error>(message: &str) -> E {
     ))
 }
 
+/// An empty set: "One or more parameter values were invalid: ..." in the
+/// write family.
+fn empty_set<E: de::Error>(message: &str) -> E {
+    E::custom(format_args!(
+        "{WRITE_FAMILY_MARKER}One or more parameter values were invalid: {message}"
+    ))
+}
+
 /// Converts a serde_json error into DynamoDB's error: a ValidationException if
 /// the decoder raised one, otherwise a SerializationException.
 pub fn json_error_to_dynamo(error: &serde_json::Error) -> DynamoError {
@@ -73,6 +90,15 @@ pub fn json_error_to_dynamo(error: &serde_json::Error) -> DynamoError {
         Some(cut) if error.line() > 0 => &text[..cut],
         _ => &text[..],
     };
+    if let Some(message) = bare.strip_prefix(WRITE_FAMILY_MARKER) {
+        return DynamoError::validation(message).in_family(Family::WriteValidation);
+    }
+    if let Some((older, newer)) = bare
+        .strip_prefix(WRAPPED_MARKER)
+        .and_then(|m| m.split_once(WRAPPED_SEPARATOR))
+    {
+        return DynamoError::validation(older).worded_newer(Family::WriteValidation, newer);
+    }
     match bare.strip_prefix(VALIDATION_MARKER) {
         Some(message) => DynamoError::validation(message),
         // Report where the JSON broke as a character offset, like DynamoDB's
@@ -213,7 +239,7 @@ fn string_set<E: de::Error>(members: Vec<Option<String>>) -> Result<AttributeVal
 /// An NS value: valid numbers, not empty, no two equal in value; sorted.
 fn number_set<E: de::Error>(texts: Vec<Option<String>>) -> Result<AttributeValue, E> {
     if texts.is_empty() {
-        return Err(invalid("An number set  may not be empty"));
+        return Err(empty_set("An number set  may not be empty"));
     }
     // DynamoDB Local words a null member as an unconvertible number, before
     // looking at the other members.
@@ -287,7 +313,7 @@ fn check_set<T: Hash + Eq, E: de::Error>(
     empty_message: &str,
 ) -> Result<(), E> {
     if members.is_empty() {
-        return Err(invalid(empty_message));
+        return Err(empty_set(empty_message));
     }
     if has_duplicates(members) {
         return Err(invalid(&format!(
@@ -330,12 +356,22 @@ pub fn deserialize_expression_values<'de, D: Deserializer<'de>>(
                         let text = text
                             .rfind(" at line ")
                             .map_or(&text[..], |cut| &text[..cut]);
-                        return Err(match text.strip_prefix(VALIDATION_MARKER) {
-                            Some(message) => validation(&format!(
-                                "ExpressionAttributeValues contains invalid value: {message} for key {key}"
-                            )),
-                            None => error,
-                        });
+                        let older = |message: &str| {
+                            format!("ExpressionAttributeValues contains invalid value: {message} for key {key}")
+                        };
+                        return Err(
+                            if let Some(message) = text.strip_prefix(WRITE_FAMILY_MARKER) {
+                                // The newer validation reports the set error alone.
+                                <A::Error as de::Error>::custom(format_args!(
+                                    "{WRAPPED_MARKER}{}{WRAPPED_SEPARATOR}{message}",
+                                    older(message)
+                                ))
+                            } else if let Some(message) = text.strip_prefix(VALIDATION_MARKER) {
+                                validation(&older(message))
+                            } else {
+                                error
+                            },
+                        );
                     }
                 }
             }

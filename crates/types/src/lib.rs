@@ -16,7 +16,7 @@ mod number;
 mod size;
 mod value;
 
-pub use error::{DynamoError, ErrorKind, Result};
+pub use error::{DynamoError, ErrorKind, Family, NewerWording, Result};
 pub use json::{deserialize_expression_values, json_error_to_dynamo, VALIDATION_MARKER};
 pub use limits::{MAX_ITEM_SIZE, MAX_NESTING_DEPTH};
 pub use number::{Number, NumberError};

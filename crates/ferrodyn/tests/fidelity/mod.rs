@@ -9,6 +9,7 @@ mod collection_limits;
 mod http_limits;
 mod item_semantics;
 mod item_write_errors;
+mod message_families;
 mod nesting;
 mod null_set_members;
 mod read_errors;

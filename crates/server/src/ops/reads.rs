@@ -8,7 +8,7 @@ use ferrodyn_engine::index::{Index, IndexKind, IndexProjection, IndexState};
 use ferrodyn_engine::read::Page;
 use ferrodyn_engine::table::Table;
 use ferrodyn_expr::{legacy_attributes_to_get, parse_projection, ExpressionContext, Projection};
-use ferrodyn_types::{DynamoError, Result};
+use ferrodyn_types::{DynamoError, Family, Result};
 use std::sync::Arc;
 
 pub const SELECT_VALUES: &[&str] = &[
@@ -123,6 +123,11 @@ pub fn resolve_index(
         DynamoError::validation(format!(
             "The table does not have the specified index: {name}"
         ))
+        // PartiQL names no index here.
+        .worded_newer(
+            Family::UnknownIndex,
+            "The table does not have the specified index",
+        )
     })?;
     if index.kind == IndexKind::Global {
         if consistent {
@@ -200,17 +205,20 @@ pub fn select(
     match select {
         Some("ALL_PROJECTED_ATTRIBUTES") if index.is_none() => Err(DynamoError::validation(
             "ALL_PROJECTED_ATTRIBUTES can be used only when Querying using an IndexName",
-        )),
+        )
+        .in_family(Family::SelectValidation)),
         Some("SPECIFIC_ATTRIBUTES") if !projecting => Err(DynamoError::validation(
             "Must specify the AttributesToGet or ProjectionExpression when choosing to get SPECIFIC_ATTRIBUTES",
-        )),
+        )
+        .in_family(Family::SelectValidation)),
         Some(other @ ("ALL_ATTRIBUTES" | "ALL_PROJECTED_ATTRIBUTES" | "COUNT")) if projecting => {
             let parameter = if has_attributes_to_get { "AttributesToGet" } else { "ProjectionExpression" };
             // AWS names COUNT "only the Count" here (moto's AWS-verified tests).
             let chosen = if other == "COUNT" { "only the Count" } else { other };
             Err(DynamoError::validation(format!(
                 "Cannot specify the {parameter} when choosing to get {chosen}"
-            )))
+            ))
+            .in_family(Family::SelectValidation))
         }
         Some("COUNT") => Ok(Select::Count),
         Some("ALL_PROJECTED_ATTRIBUTES") => Ok(Select::AllProjected),

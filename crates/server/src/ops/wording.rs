@@ -1,151 +1,124 @@
-//! AWS's current wording of some validation errors, which depends on the
-//! operation: DynamoDB's newer request validation, which PutItem, UpdateItem,
-//! DeleteItem and (for Select) Query and Scan go through, reports these
-//! checks as "1 validation error detected: <message>", while GetItem reports
-//! the same messages bare. The families and operations below are those
+//! AWS's current wording of the validation errors whose wording depends on
+//! the operation. DynamoDB's newer request validation, which PutItem,
+//! UpdateItem, DeleteItem and (for Select) Query and Scan go through,
+//! reports some checks as "1 validation error detected: <message>", while
+//! GetItem and the rest report the same messages bare; PartiQL names no
+//! index in its unknown-index error. Which checks those are is said where
+//! each error is raised ([`Family`], carried by the error); this module only
+//! maps families to operations, so fixing a message's text never changes
+//! which operations prefix it. The families and operations are those
 //! AWS-verified tests record (moto 5.2.5's tests/test_dynamodb, marked
 //! aws_verified; moto 5.2.3's record had Scan's Select errors bare, so AWS
-//! moved Scan between the two); everything else keeps the wording its check
-//! produced.
+//! moved Scan between the two).
 
 use crate::ops::Operation;
-use ferrodyn_types::{DynamoError, ErrorKind};
+use ferrodyn_types::{DynamoError, Family};
 
 const PREFIX: &str = "1 validation error detected: ";
 
-/// Messages the item writes report with the prefix.
-const WRITE_FAMILIES: &[&str] = &[
-    "Value provided in ExpressionAttributeNames unused in expressions",
-    "Value provided in ExpressionAttributeValues unused in expressions",
-    "ExpressionAttributeNames must not be empty",
-    "ExpressionAttributeValues must not be empty",
-    "One or more parameter values were invalid: An string set  may not be empty",
-    "One or more parameter values were invalid: An number set  may not be empty",
-    "One or more parameter values were invalid: Binary sets should not be empty",
-    "Invalid UpdateExpression: The expression can not be empty;",
-    "Invalid UpdateExpression: Two document paths overlap with each other;",
-];
+/// How the newer validation's wording applies to `operation`.
+enum Newer {
+    /// "1 validation error detected: " and the newer message.
+    Prefixed,
+    /// The newer message as it is.
+    Bare,
+}
 
-/// UpdateExpression sections repeated: `The "SET" section can only be used
-/// once in an update expression;`.
-const REPEATED_SECTION: (&str, &str) = (
-    "Invalid UpdateExpression: The \"",
-    "\" section can only be used once in an update expression;",
-);
-
-/// Messages Query and Scan report with the prefix.
-const READ_FAMILIES: &[&str] = &[
-    "ALL_PROJECTED_ATTRIBUTES can be used only when Querying using an IndexName",
-    "Must specify the AttributesToGet or ProjectionExpression when choosing to get",
-    "Cannot specify the ProjectionExpression when choosing to get",
-    "Cannot specify the AttributesToGet when choosing to get",
-];
-
-/// PartiQL names no index in its unknown-index error; Query and Scan do
-/// (`The table does not have the specified index: byEmail`).
-const UNKNOWN_INDEX: &str = "The table does not have the specified index";
-
-/// An invalid set inside ExpressionAttributeValues, as the older validation
-/// words it: `ExpressionAttributeValues contains invalid value: <set
-/// message> for key :v`. The newer one reports the set message alone.
-const INVALID_VALUE: (&str, &str) = (
-    "ExpressionAttributeValues contains invalid value: ",
-    " for key ",
-);
+fn wording(family: Family, operation: Operation) -> Option<Newer> {
+    use Operation::*;
+    match (family, operation) {
+        (Family::WriteValidation, PutItem | UpdateItem | DeleteItem) => Some(Newer::Prefixed),
+        (Family::SelectValidation, Query | Scan) => Some(Newer::Prefixed),
+        (Family::UnknownIndex, ExecuteStatement) => Some(Newer::Bare),
+        _ => None,
+    }
+}
 
 /// `error` as AWS words it for `operation`.
 pub fn as_aws_words(operation: Operation, mut error: DynamoError) -> DynamoError {
-    if error.kind != ErrorKind::Validation {
+    let Some(newer) = error.newer.take() else {
         return error;
-    }
-    let families = match operation {
-        Operation::PutItem | Operation::UpdateItem | Operation::DeleteItem => WRITE_FAMILIES,
-        Operation::Query | Operation::Scan => READ_FAMILIES,
-        Operation::ExecuteStatement => {
-            if error.message.starts_with(UNKNOWN_INDEX) {
-                error.message = UNKNOWN_INDEX.to_string();
-            }
-            return error;
-        }
-        _ => return error,
     };
-    if families == WRITE_FAMILIES {
-        if let Some(inner) = unwrapped_set_error(&error.message) {
-            error.message = inner;
-        }
-    }
-    let message = error.message.as_str();
-    let repeated = families == WRITE_FAMILIES
-        && message.starts_with(REPEATED_SECTION.0)
-        && message.ends_with(REPEATED_SECTION.1);
-    if repeated || families.iter().any(|family| message.starts_with(family)) {
-        error.message = format!("{PREFIX}{message}");
+    match wording(newer.family, operation) {
+        Some(Newer::Prefixed) => error.message = format!("{PREFIX}{}", newer.message),
+        Some(Newer::Bare) => error.message = newer.message,
+        None => {}
     }
     error
-}
-
-/// The set message inside an "ExpressionAttributeValues contains invalid
-/// value" error, when that is what it wraps.
-fn unwrapped_set_error(message: &str) -> Option<String> {
-    let rest = message.strip_prefix(INVALID_VALUE.0)?;
-    let (inner, _key) = rest.rsplit_once(INVALID_VALUE.1)?;
-    WRITE_FAMILIES[4..7]
-        .contains(&inner)
-        .then(|| inner.to_string())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn worded(operation: Operation, message: &str) -> String {
-        as_aws_words(operation, DynamoError::validation(message)).message
+    fn worded(operation: Operation, error: DynamoError) -> String {
+        as_aws_words(operation, error).message
+    }
+
+    fn write(message: &str) -> DynamoError {
+        DynamoError::validation(message).in_family(Family::WriteValidation)
     }
 
     #[test]
-    fn item_writes_prefix_their_expression_checks() {
-        assert_eq!(
-            worded(
-                Operation::DeleteItem,
-                "Value provided in ExpressionAttributeNames unused in expressions: keys: {#c}"
-            ),
-            "1 validation error detected: Value provided in ExpressionAttributeNames unused in expressions: keys: {#c}"
+    fn item_writes_prefix_the_write_family() {
+        let unused = "Value provided in ExpressionAttributeNames unused in expressions: keys: {#c}";
+        for op in [
+            Operation::PutItem,
+            Operation::UpdateItem,
+            Operation::DeleteItem,
+        ] {
+            assert_eq!(worded(op, write(unused)), format!("{PREFIX}{unused}"));
+        }
+        let wrapped = DynamoError::validation(
+            "ExpressionAttributeValues contains invalid value: One or more parameter values were invalid: An number set  may not be empty for key :one",
+        )
+        .worded_newer(
+            Family::WriteValidation,
+            "One or more parameter values were invalid: An number set  may not be empty",
         );
         assert_eq!(
-            worded(
-                Operation::UpdateItem,
-                "Invalid UpdateExpression: The \"SET\" section can only be used once in an update expression;"
-            ),
-            "1 validation error detected: Invalid UpdateExpression: The \"SET\" section can only be used once in an update expression;"
-        );
-        assert_eq!(
-            worded(
-                Operation::UpdateItem,
-                "ExpressionAttributeValues contains invalid value: One or more parameter values were invalid: An number set  may not be empty for key :one"
-            ),
+            worded(Operation::UpdateItem, wrapped.clone()),
             "1 validation error detected: One or more parameter values were invalid: An number set  may not be empty"
         );
+        assert!(worded(Operation::Query, wrapped)
+            .starts_with("ExpressionAttributeValues contains invalid value"));
     }
 
     #[test]
-    fn reads_keep_the_bare_wording() {
+    fn reads_keep_the_bare_wording_and_errors_without_a_family_are_untouched() {
         let unused = "Value provided in ExpressionAttributeNames unused in expressions: keys: {#c}";
-        assert_eq!(worded(Operation::GetItem, unused), unused);
-        assert_eq!(worded(Operation::Scan, unused), unused);
-        assert_eq!(worded(Operation::Query, unused), unused);
+        for op in [Operation::GetItem, Operation::Scan, Operation::Query] {
+            assert_eq!(worded(op, write(unused)), unused);
+        }
         let select = "Cannot specify the ProjectionExpression when choosing to get only the Count";
-        assert_eq!(worded(Operation::GetItem, select), select);
+        let select_error = || DynamoError::validation(select).in_family(Family::SelectValidation);
+        assert_eq!(worded(Operation::GetItem, select_error()), select);
         for read in [Operation::Query, Operation::Scan] {
-            assert_eq!(worded(read, select), format!("{PREFIX}{select}"));
+            assert_eq!(worded(read, select_error()), format!("{PREFIX}{select}"));
         }
         let syntax = "Invalid UpdateExpression: Syntax error; token: \"<EOF>\", near: \",\"";
-        assert_eq!(worded(Operation::UpdateItem, syntax), syntax);
+        assert_eq!(
+            worded(Operation::UpdateItem, DynamoError::validation(syntax)),
+            syntax
+        );
     }
 
     #[test]
     fn partiql_names_no_index_in_its_unknown_index_error() {
-        let unknown = "The table does not have the specified index: byEmail";
-        assert_eq!(worded(Operation::ExecuteStatement, unknown), UNKNOWN_INDEX);
-        assert_eq!(worded(Operation::Query, unknown), unknown);
+        let unknown = || {
+            DynamoError::validation("The table does not have the specified index: byEmail")
+                .worded_newer(
+                    Family::UnknownIndex,
+                    "The table does not have the specified index",
+                )
+        };
+        assert_eq!(
+            worded(Operation::ExecuteStatement, unknown()),
+            "The table does not have the specified index"
+        );
+        assert_eq!(
+            worded(Operation::Query, unknown()),
+            "The table does not have the specified index: byEmail"
+        );
     }
 }
