@@ -40,6 +40,7 @@
 use crate::error::{EngineError, EngineResult, RetryPolicy};
 use crate::items::{PlannedWrite, StoredItem};
 use crate::keyspace::{self, catalog_key, LEASE};
+use crate::stats::FOLD_PAGE;
 use crate::table::{Table, TableStats};
 use crate::Engine;
 use ferrodyn_storage::{ReadCheck, StorageError, WriteOp};
@@ -56,9 +57,7 @@ use std::time::Duration;
 const UPKEEP_INTERVAL: Duration = Duration::from_secs(1);
 /// How long a lease lasts without renewal.
 const LEASE_MILLIS: u64 = 5_000;
-/// Deltas folded per statistics fold transaction.
-const FOLD_BATCH: usize = 1000;
-/// Fold transactions per table or index per upkeep round.
+/// Fold pages (of [`FOLD_PAGE`] deltas) per table or index per upkeep round.
 const FOLD_BATCHES: usize = 20;
 /// How often the lease holder sweeps orphaned index keys (and once when it
 /// takes the lease).
@@ -389,7 +388,7 @@ impl Engine {
             Some(value) => crate::stats::decode(value)?,
             None => TableStats::default(),
         };
-        for (_, value) in self.deltas(&base, usize::MAX)? {
+        for (_, value) in self.stats_deltas(&base, &base, usize::MAX)? {
             total = total.plus(crate::stats::decode_delta(&value)?);
         }
         let unchanged = ReadCheck {
@@ -400,63 +399,21 @@ impl Engine {
         Ok(total)
     }
 
-    /// Up to `limit` delta records under the statistics base `base` (the
-    /// records stats.rs writes: the base key plus a sequence number and node id).
-    fn deltas(&self, base: &[u8], limit: usize) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
-        let end = keyspace::prefix_end(base);
-        let end = end.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
-        self.storage
-            .scan(Bound::Excluded(base), end, false, limit)
-            .map_err(crate::storage_error)
-    }
-
-    /// Folds the deltas of one table or index, a batch at a time, at most
-    /// [`FOLD_BATCHES`] batches per upkeep round (so a write burst is caught
-    /// up with over a few rounds instead of stalling the lease renewal).
+    /// Folds the deltas of one table or index, a page at a time, at most
+    /// [`FOLD_BATCHES`] pages per upkeep round (so a write burst is caught
+    /// up with over a few rounds instead of stalling the lease renewal); a
+    /// page that lost a race with another node's fold ends the round.
     fn fold_all(&self, table_id: u64, index: Option<u32>) -> Result<()> {
         let base = stats_base(table_id, index);
+        let mut after = base.clone();
         for _ in 0..FOLD_BATCHES {
-            if self.fold_checked(&base)? < FOLD_BATCH {
-                break;
+            let page = self.fold_page(&base, &after, FOLD_PAGE)?;
+            match page.last_folded {
+                Some(last) if page.folded == FOLD_PAGE => after = last,
+                _ => break,
             }
         }
         Ok(())
-    }
-
-    /// Folds up to [`FOLD_BATCH`] deltas under `base` into it, in one
-    /// checked write (the base as read, each delta present), so a fold never
-    /// races another node's; returns how many it folded. (Embedded storage
-    /// folds with stats.rs's `fold_stats`, which needs no checks.)
-    fn fold_checked(&self, base: &[u8]) -> Result<usize> {
-        let deltas = self.deltas(base, FOLD_BATCH)?;
-        let found = deltas.len();
-        if deltas.is_empty() {
-            return Ok(0);
-        }
-        let stored = self.storage.get(base).map_err(crate::storage_error)?;
-        let mut total = match &stored {
-            Some(value) => crate::stats::decode(value)?,
-            None => TableStats::default(),
-        };
-        let mut checks = vec![ReadCheck {
-            key: base.to_vec(),
-            expected: stored,
-        }];
-        let mut ops = Vec::with_capacity(deltas.len() + 1);
-        for (key, value) in deltas {
-            total = total.plus(crate::stats::decode_delta(&value)?);
-            ops.push(WriteOp::Delete(key.clone()));
-            checks.push(ReadCheck {
-                key,
-                expected: Some(value),
-            });
-        }
-        ops.push(WriteOp::Put(base.to_vec(), crate::stats::encode(total)));
-        match self.storage.write_checked(checks, ops) {
-            Ok(()) => Ok(found),
-            Err(StorageError::Conflict { .. }) => Ok(0), // the next round
-            Err(e) => Err(crate::storage_error(e)),
-        }
     }
 
     /// True when this process may run background work: always on embedded

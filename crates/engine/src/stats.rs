@@ -14,7 +14,10 @@
 //! written since its last pass into the base and deletes them, in one batch
 //! per table or index; a delta committed after the folder's scan is simply
 //! left for the next pass. Only the folder (and start-up) writes a base, under
-//! the catalog lock, so folds never race each other or a DeleteTable.
+//! the catalog lock, so folds never race each other or a DeleteTable; each
+//! fold is one checked write ([`Engine::fold_page`], the one fold of both
+//! storages), so on shared storage, where the lease holder folds, a fold
+//! that lost a race with another node's folds nothing.
 //!
 //! Recovery: at start-up a table's figures are its base plus every delta
 //! left on disk, and are folded at once, so restart is exact whatever was
@@ -24,7 +27,7 @@
 use crate::keyspace::prefix_end;
 use crate::table::TableStats;
 use crate::Engine;
-use ferrodyn_storage::WriteOp;
+use ferrodyn_storage::{ReadCheck, StorageError, WriteOp};
 use ferrodyn_types::{DynamoError, Result};
 use std::ops::Bound;
 use std::sync::atomic::Ordering;
@@ -36,7 +39,19 @@ pub const FOLD_INTERVAL: Duration = Duration::from_millis(500);
 
 /// Delta records folded per storage batch (a short batch keeps the pause
 /// it causes other writers short).
-const FOLD_PAGE: usize = 1_000;
+pub(crate) const FOLD_PAGE: usize = 1_000;
+
+/// What one [`Engine::fold_page`] did.
+pub(crate) struct FoldedPage {
+    /// The base's total after the fold (meaningless when `raced`).
+    pub total: TableStats,
+    /// Deltas folded.
+    pub folded: usize,
+    /// The key of the last delta folded.
+    pub last_folded: Option<Vec<u8>>,
+    /// Another node changed the base or a delta first: nothing was folded.
+    pub raced: bool,
+}
 
 /// A base record: JSON (its format since format 1).
 pub(crate) fn decode(value: &[u8]) -> Result<TableStats> {
@@ -87,40 +102,90 @@ impl Engine {
     }
 
     /// Adds the deltas under `base` into it and deletes them, a page at a
-    /// time (each page's batch moves its deltas into the base atomically, so
-    /// the sum of base and deltas never changes); returns the folded total.
-    /// Called at start-up and by the folder (catalog lock).
+    /// time, until none is left; returns the folded total. Called at
+    /// start-up and by the embedded folder (catalog lock).
     pub(crate) fn fold_stats(&self, base: &[u8]) -> Result<TableStats> {
-        let mut total = match self.storage.get(base).map_err(crate::storage_error)? {
-            Some(value) => decode(&value)?,
-            None => TableStats::default(),
-        };
-        let end = prefix_end(base);
-        let end = end.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
         // Each page continues after the last key folded, not over the
         // tombstones of the pages before it.
         let mut after = base.to_vec();
         loop {
-            let page = self
-                .storage
-                .scan(Bound::Excluded(&after), end, false, FOLD_PAGE)
-                .map_err(crate::storage_error)?;
-            let Some((last, _)) = page.last() else {
-                return Ok(total);
-            };
-            after = last.clone();
-            let full = page.len() == FOLD_PAGE;
-            let mut ops = Vec::with_capacity(page.len() + 1);
-            for (key, value) in page {
-                total = total.plus(decode_delta(&value)?);
-                ops.push(WriteOp::Delete(key));
-            }
-            ops.push(WriteOp::Put(base.to_vec(), encode(total)));
-            self.storage.write(ops).map_err(crate::storage_error)?;
-            if !full {
-                return Ok(total);
+            let page = self.fold_page(base, &after, FOLD_PAGE)?;
+            match page.last_folded {
+                Some(last) if page.folded == FOLD_PAGE => after = last,
+                // A page cut short by another node's fold is not the end:
+                // re-read from the base.
+                _ if page.raced => after = base.to_vec(),
+                _ => return Ok(page.total),
             }
         }
+    }
+
+    /// Folds up to `limit` deltas under `base` (those after `after`) into
+    /// it, in one checked write (the base as read, each delta still
+    /// present): the one fold of both storages, which on shared storage
+    /// never races another node's (a lost race folds nothing and says so)
+    /// and on embedded storage is one batch.
+    pub(crate) fn fold_page(&self, base: &[u8], after: &[u8], limit: usize) -> Result<FoldedPage> {
+        let stored = self.storage.get(base).map_err(crate::storage_error)?;
+        let mut total = match &stored {
+            Some(value) => decode(value)?,
+            None => TableStats::default(),
+        };
+        let deltas = self.stats_deltas(base, after, limit)?;
+        let Some((last, _)) = deltas.last() else {
+            return Ok(FoldedPage {
+                total,
+                folded: 0,
+                last_folded: None,
+                raced: false,
+            });
+        };
+        let last_folded = Some(last.clone());
+        let folded = deltas.len();
+        let mut checks = vec![ReadCheck {
+            key: base.to_vec(),
+            expected: stored,
+        }];
+        let mut ops = Vec::with_capacity(folded + 1);
+        for (key, value) in deltas {
+            total = total.plus(decode_delta(&value)?);
+            ops.push(WriteOp::Delete(key.clone()));
+            checks.push(ReadCheck {
+                key,
+                expected: Some(value),
+            });
+        }
+        ops.push(WriteOp::Put(base.to_vec(), encode(total)));
+        match self.storage.write_checked(checks, ops) {
+            Ok(()) => Ok(FoldedPage {
+                total,
+                folded,
+                last_folded,
+                raced: false,
+            }),
+            Err(StorageError::Conflict { .. }) => Ok(FoldedPage {
+                total: TableStats::default(),
+                folded: 0,
+                last_folded: None,
+                raced: true,
+            }),
+            Err(e) => Err(crate::storage_error(e)),
+        }
+    }
+
+    /// Up to `limit` delta records under the statistics base `base` after
+    /// the key `after` (the base itself to start).
+    pub(crate) fn stats_deltas(
+        &self,
+        base: &[u8],
+        after: &[u8],
+        limit: usize,
+    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        let end = prefix_end(base);
+        let end = end.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
+        self.storage
+            .scan(Bound::Excluded(after), end, false, limit)
+            .map_err(crate::storage_error)
     }
 
     /// One pass of the folder: every table written since the last pass.
