@@ -40,8 +40,7 @@
 use crate::error::{EngineError, EngineResult, RetryPolicy};
 use crate::items::{PlannedWrite, StoredItem};
 use crate::keyspace::{self, catalog_key, LEASE};
-use crate::stats::FOLD_PAGE;
-use crate::table::{Table, TableStats};
+use crate::table::Table;
 use crate::Engine;
 use ferrodyn_storage::{ReadCheck, StorageError, WriteOp};
 use ferrodyn_types::{DynamoError, Result};
@@ -57,8 +56,6 @@ use std::time::Duration;
 const UPKEEP_INTERVAL: Duration = Duration::from_secs(1);
 /// How long a lease lasts without renewal.
 const LEASE_MILLIS: u64 = 5_000;
-/// Fold pages (of [`FOLD_PAGE`] deltas) per table or index per upkeep round.
-const FOLD_BATCHES: usize = 20;
 /// How often the lease holder sweeps orphaned index keys (and once when it
 /// takes the lease).
 const ORPHAN_SWEEP_MILLIS: u64 = 60_000;
@@ -363,59 +360,6 @@ impl Engine {
         })
     }
 
-    /// Sets a table's in-memory item count and size (and its indexes') to
-    /// the stored totals plus every delta not folded yet (shared storage).
-    pub(crate) fn refresh_stats(&self, table: &Table) -> Result<()> {
-        // A fold between reading a total and its deltas would count some
-        // twice or not at all: the read is confirmed by the total unchanged.
-        Ok(self.retry(RetryPolicy::Write, |_| self.refresh_stats_once(table))?)
-    }
-
-    fn refresh_stats_once(&self, table: &Table) -> EngineResult<()> {
-        let fresh = self.stored_stats(table.id, None)?;
-        table.apply_stats_delta(minus(fresh, table.stats()));
-        for index in table.indexes() {
-            let fresh = self.stored_stats(table.id, Some(index.id))?;
-            index.apply_stats_delta(minus(fresh, index.stats()));
-        }
-        Ok(())
-    }
-
-    fn stored_stats(&self, table_id: u64, index: Option<u32>) -> EngineResult<TableStats> {
-        let base = stats_base(table_id, index);
-        let stored = self.storage.get(&base)?;
-        let mut total = match &stored {
-            Some(value) => crate::stats::decode(value)?,
-            None => TableStats::default(),
-        };
-        for (_, value) in self.stats_deltas(&base, &base, usize::MAX)? {
-            total = total.plus(crate::stats::decode_delta(&value)?);
-        }
-        let unchanged = ReadCheck {
-            key: base,
-            expected: stored,
-        };
-        self.storage.write_checked(vec![unchanged], Vec::new())?;
-        Ok(total)
-    }
-
-    /// Folds the deltas of one table or index, a page at a time, at most
-    /// [`FOLD_BATCHES`] pages per upkeep round (so a write burst is caught
-    /// up with over a few rounds instead of stalling the lease renewal); a
-    /// page that lost a race with another node's fold ends the round.
-    fn fold_all(&self, table_id: u64, index: Option<u32>) -> Result<()> {
-        let base = stats_base(table_id, index);
-        let mut after = base.clone();
-        for _ in 0..FOLD_BATCHES {
-            let page = self.fold_page(&base, &after, FOLD_PAGE)?;
-            match page.last_folded {
-                Some(last) if page.folded == FOLD_PAGE => after = last,
-                _ => break,
-            }
-        }
-        Ok(())
-    }
-
     /// True when this process may run background work: always on embedded
     /// storage, only while holding the lease on shared storage.
     pub(crate) fn runs_background_work(&self) -> bool {
@@ -537,20 +481,5 @@ impl Engine {
         }
         self.resume_table_purges()?;
         self.resume_backfills(tables)
-    }
-}
-
-/// The statistics base record of a table (`index` None) or of one index.
-fn stats_base(table_id: u64, index: Option<u32>) -> Vec<u8> {
-    match index {
-        None => keyspace::stats_key(table_id),
-        Some(id) => keyspace::index_stats_key(table_id, id),
-    }
-}
-
-fn minus(a: TableStats, b: TableStats) -> TableStats {
-    TableStats {
-        item_count: a.item_count - b.item_count,
-        size_bytes: a.size_bytes - b.size_bytes,
     }
 }

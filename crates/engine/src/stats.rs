@@ -24,8 +24,9 @@
 //! folded before a kill -9. DynamoDB itself refreshes ItemCount only about
 //! every six hours; ours are exact at every moment.
 
-use crate::keyspace::prefix_end;
-use crate::table::TableStats;
+use crate::error::{EngineResult, RetryPolicy};
+use crate::keyspace::{self, prefix_end};
+use crate::table::{Table, TableStats};
 use crate::Engine;
 use ferrodyn_storage::{ReadCheck, StorageError, WriteOp};
 use ferrodyn_types::{DynamoError, Result};
@@ -39,7 +40,10 @@ pub const FOLD_INTERVAL: Duration = Duration::from_millis(500);
 
 /// Delta records folded per storage batch (a short batch keeps the pause
 /// it causes other writers short).
-pub(crate) const FOLD_PAGE: usize = 1_000;
+const FOLD_PAGE: usize = 1_000;
+
+/// Fold pages per table or index per upkeep round on shared storage.
+const FOLD_BATCHES: usize = 20;
 
 /// What one [`Engine::fold_page`] did.
 pub(crate) struct FoldedPage {
@@ -188,6 +192,62 @@ impl Engine {
             .map_err(crate::storage_error)
     }
 
+    // ---- shared storage: nodes see each other's writes only through the
+    // stored base and deltas (cluster.rs runs `fold_all` on the lease holder).
+
+    /// Sets a table's in-memory item count and size (and its indexes') to
+    /// the stored totals plus every delta not folded yet (shared storage).
+    pub(crate) fn refresh_stats(&self, table: &Table) -> Result<()> {
+        // A fold between reading a total and its deltas would count some
+        // twice or not at all: the read is confirmed by the total unchanged.
+        Ok(self.retry(RetryPolicy::Write, |_| self.refresh_stats_once(table))?)
+    }
+
+    fn refresh_stats_once(&self, table: &Table) -> EngineResult<()> {
+        let fresh = self.stored_stats(table.id, None)?;
+        table.apply_stats_delta(minus(fresh, table.stats()));
+        for index in table.indexes() {
+            let fresh = self.stored_stats(table.id, Some(index.id))?;
+            index.apply_stats_delta(minus(fresh, index.stats()));
+        }
+        Ok(())
+    }
+
+    fn stored_stats(&self, table_id: u64, index: Option<u32>) -> EngineResult<TableStats> {
+        let base = stats_base(table_id, index);
+        let stored = self.storage.get(&base)?;
+        let mut total = match &stored {
+            Some(value) => decode(value)?,
+            None => TableStats::default(),
+        };
+        for (_, value) in self.stats_deltas(&base, &base, usize::MAX)? {
+            total = total.plus(decode_delta(&value)?);
+        }
+        let unchanged = ReadCheck {
+            key: base,
+            expected: stored,
+        };
+        self.storage.write_checked(vec![unchanged], Vec::new())?;
+        Ok(total)
+    }
+
+    /// Folds the deltas of one table or index, a page at a time, at most
+    /// [`FOLD_BATCHES`] pages per upkeep round (so a write burst is caught
+    /// up with over a few rounds instead of stalling the lease renewal); a
+    /// page that lost a race with another node's fold ends the round.
+    pub(crate) fn fold_all(&self, table_id: u64, index: Option<u32>) -> Result<()> {
+        let base = stats_base(table_id, index);
+        let mut after = base.clone();
+        for _ in 0..FOLD_BATCHES {
+            let page = self.fold_page(&base, &after, FOLD_PAGE)?;
+            match page.last_folded {
+                Some(last) if page.folded == FOLD_PAGE => after = last,
+                _ => break,
+            }
+        }
+        Ok(())
+    }
+
     /// One pass of the folder: every table written since the last pass.
     pub fn fold_all_stats(&self) -> Result<()> {
         let _catalog = self.catalog_lock.lock();
@@ -222,6 +282,21 @@ impl Engine {
         if let Err(error) = spawned {
             eprintln!("ferrodyn: cannot start the statistics folder: {error}");
         }
+    }
+}
+
+/// The statistics base record of a table (`index` None) or of one index.
+fn stats_base(table_id: u64, index: Option<u32>) -> Vec<u8> {
+    match index {
+        None => keyspace::stats_key(table_id),
+        Some(id) => keyspace::index_stats_key(table_id, id),
+    }
+}
+
+fn minus(a: TableStats, b: TableStats) -> TableStats {
+    TableStats {
+        item_count: a.item_count - b.item_count,
+        size_bytes: a.size_bytes - b.size_bytes,
     }
 }
 
