@@ -12,6 +12,8 @@ cargo clippy --workspace --all-targets -- -D warnings
 # The engine's modules import each other without cycles (they form a tree
 # you can draw; scripts/module_cycles.py prints any cycle it finds).
 python3 scripts/module_cycles.py crates/engine/src
+# Serialisations that cannot fail say so one way (scripts/cannot_fail.py).
+python3 scripts/cannot_fail.py crates
 cargo build -p ferrodyn --bin ferrodyn
 cargo test --workspace
 # Shared storage on PostgreSQL: backend suite, SDK tests, three nodes, failover

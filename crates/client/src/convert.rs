@@ -171,7 +171,7 @@ impl Plain {
 }
 
 fn write_string(out: &mut String, s: &str) {
-    out.push_str(&serde_json::to_string(s).expect("strings always serialise"));
+    out.push_str(&serde_json::to_string(s).expect("plain data always serialises"));
 }
 
 /// A recursive-descent JSON parser (RFC 8259) that keeps number text.

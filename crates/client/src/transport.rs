@@ -63,7 +63,7 @@ impl Transport {
         target: &str,
         request: &serde_json::Value,
     ) -> Result<serde_json::Value, ClientError> {
-        let body = serde_json::to_vec(request).expect("a JSON value always serialises");
+        let body = serde_json::to_vec(request).expect("plain data always serialises");
         let content_type = "application/x-amz-json-1.0";
         let signed = sigv4::sign(
             &sigv4::Request {
@@ -125,7 +125,9 @@ impl Transport {
         path: &str,
         request: Option<&serde_json::Value>,
     ) -> Result<serde_json::Value, ClientError> {
-        let body = request.map_or_else(Vec::new, |r| serde_json::to_vec(r).expect("JSON"));
+        let body = request.map_or_else(Vec::new, |r| {
+            serde_json::to_vec(r).expect("plain data always serialises")
+        });
         let content_type = "application/json";
         let headers = [("content-type", content_type), ("host", self.host.as_str())];
         let signed = sigv4::sign(

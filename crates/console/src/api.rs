@@ -132,7 +132,7 @@ impl From<ApiError> for ApiFailure {
 /// A JSON response with no CORS headers (same-origin only).
 pub fn json(status: StatusCode, value: &Value) -> Response<Body> {
     let mut response = Response::new(Body::from(
-        serde_json::to_vec(value).expect("JSON serialises"),
+        serde_json::to_vec(value).expect("plain data always serialises"),
     ));
     *response.status_mut() = status;
     let headers = response.headers_mut();

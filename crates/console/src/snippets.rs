@@ -122,7 +122,7 @@ fn python(operation: &str, request: &Value) -> String {
 }
 
 fn javascript(operation: &str, request: &Value) -> String {
-    let body = serde_json::to_string_pretty(request).expect("JSON serialises");
+    let body = serde_json::to_string_pretty(request).expect("plain data always serialises");
     format!(
         "import {{ DynamoDBClient, {operation}Command }} from \"@aws-sdk/client-dynamodb\";\n\n\
          const client = new DynamoDBClient({{}});\n\

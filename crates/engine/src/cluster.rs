@@ -406,7 +406,7 @@ impl Engine {
         };
         let ops = vec![WriteOp::Put(
             LEASE.to_vec(),
-            serde_json::to_vec(&lease).expect("lease serialises"),
+            serde_json::to_vec(&lease).expect("plain data always serialises"),
         )];
         let checks = vec![ReadCheck {
             key: LEASE.to_vec(),

@@ -114,7 +114,7 @@ impl CollectionMetrics {
     /// `{"ItemCollectionKey": ..., "SizeEstimateRangeGB": [low, high]}`.
     pub fn to_json(&self) -> Value {
         json!({
-            "ItemCollectionKey": serde_json::to_value(&self.key).expect("items serialise"),
+            "ItemCollectionKey": serde_json::to_value(&self.key).expect("plain data always serialises"),
             "SizeEstimateRangeGB": self.size_estimate_range_gb(),
         })
     }

@@ -204,7 +204,7 @@ fn claim_stored(storage: &dyn Storage, token: &str, fingerprint: u64) -> Result<
         };
         let ops = vec![WriteOp::Put(
             key.clone(),
-            serde_json::to_vec(&record).expect("serialises"),
+            serde_json::to_vec(&record).expect("plain data always serialises"),
         )];
         let checks = vec![ReadCheck {
             key: key.clone(),
@@ -227,7 +227,7 @@ fn finish_stored(storage: &dyn Storage, token: &str, units: Option<Vec<(String, 
             (Ok(mut record), Some(units)) => {
                 record.done_ms = Some(crate::cluster::now_millis());
                 record.units = units;
-                let value = serde_json::to_vec(&record).expect("serialises");
+                let value = serde_json::to_vec(&record).expect("plain data always serialises");
                 storage.write(vec![WriteOp::Put(key, value)])
             }
             _ => storage.write(vec![WriteOp::Delete(key)]),

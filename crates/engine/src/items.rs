@@ -70,7 +70,7 @@ pub fn condition_failed(old: Option<&Item>, return_old: bool) -> DynamoError {
     match old {
         Some(item) if return_old => error.with_field(
             "Item",
-            serde_json::to_value(item).expect("items always serialise"),
+            serde_json::to_value(item).expect("plain data always serialises"),
         ),
         _ => error,
     }

@@ -64,7 +64,7 @@ pub(crate) fn decode(value: &[u8]) -> Result<TableStats> {
 }
 
 pub(crate) fn encode(stats: TableStats) -> Vec<u8> {
-    serde_json::to_vec(&stats).expect("stats serialise")
+    serde_json::to_vec(&stats).expect("plain data always serialises")
 }
 
 /// A delta record: item count then bytes, two big-endian i64 (written on

@@ -19,7 +19,7 @@ impl StoredItem {
         let size = item_size(item) as u32;
         let mut out = Vec::with_capacity(64);
         out.extend_from_slice(&size.to_be_bytes());
-        serde_json::to_writer(&mut out, item).expect("items always serialise");
+        serde_json::to_writer(&mut out, item).expect("plain data always serialises");
         out
     }
 

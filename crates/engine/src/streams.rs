@@ -112,7 +112,7 @@ impl Engine {
             out.entries.push((
                 seq,
                 crate::keyspace::stream_record_key(write.table.id, seq),
-                serde_json::to_vec(&record).expect("records serialise"),
+                serde_json::to_vec(&record).expect("plain data always serialises"),
             ));
         }
         out
@@ -214,11 +214,11 @@ fn change_record(
         _ => (false, false),
     };
     if let (true, Some(n)) = (with_new, new) {
-        body["NewImage"] = serde_json::to_value(n).expect("items serialise");
+        body["NewImage"] = serde_json::to_value(n).expect("plain data always serialises");
         size += item_size(n);
     }
     if let (true, Some(o)) = (with_old, old) {
-        body["OldImage"] = serde_json::to_value(o).expect("items serialise");
+        body["OldImage"] = serde_json::to_value(o).expect("plain data always serialises");
         size += item_size(o);
     }
     body["SizeBytes"] = json!(size);

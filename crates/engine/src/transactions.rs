@@ -104,7 +104,7 @@ pub fn cancellation_error(reasons: &[CancellationReason]) -> DynamoError {
                 entry["Message"] = json!(message);
             }
             if let Some(item) = &r.item {
-                entry["Item"] = serde_json::to_value(item).expect("items serialise");
+                entry["Item"] = serde_json::to_value(item).expect("plain data always serialises");
             }
             entry
         })

@@ -218,7 +218,7 @@ impl DynamoError {
                 body.insert(k.clone(), v.clone());
             }
         }
-        serde_json::to_vec(&body).expect("error bodies always serialise")
+        serde_json::to_vec(&body).expect("plain data always serialises")
     }
 }
 

@@ -192,7 +192,7 @@ fn sort_range(prefix: &[u8], op: &KeyOp, escaped: bool) -> Result<KeyRange> {
 
 /// A value as DynamoDB prints it in the BETWEEN message: `S:abc`.
 fn describe(value: &AttributeValue) -> String {
-    let json = serde_json::to_value(value).expect("serialisable");
+    let json = serde_json::to_value(value).expect("plain data always serialises");
     match json.as_object().and_then(|o| o.iter().next()) {
         Some((kind, inner)) => format!(
             "{kind}:{}",

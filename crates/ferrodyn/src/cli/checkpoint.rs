@@ -56,7 +56,7 @@ impl Checkpoint {
     /// middle leaves the previous checkpoint intact.
     pub fn save(&self, path: &Path) -> Result<(), String> {
         let temporary = path.with_extension("tmp");
-        let text = serde_json::to_string_pretty(self).expect("checkpoints serialise");
+        let text = serde_json::to_string_pretty(self).expect("plain data always serialises");
         std::fs::write(&temporary, text)
             .and_then(|_| std::fs::rename(&temporary, path))
             .map_err(|e| format!("cannot save checkpoint {}: {e}", path.display()))

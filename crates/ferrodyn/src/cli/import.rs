@@ -574,7 +574,7 @@ fn print_report(
     if args.common.output != OutputFormat::Table {
         println!(
             "{}",
-            serde_json::to_string_pretty(&report).expect("JSON serialises")
+            serde_json::to_string_pretty(&report).expect("plain data always serialises")
         );
         return Ok(());
     }

@@ -186,7 +186,7 @@ pub fn print_item(
         (Some(item), OutputFormat::Raw) => {
             println!(
                 "{}",
-                serde_json::to_string_pretty(item).expect("JSON serialises")
+                serde_json::to_string_pretty(item).expect("plain data always serialises")
             );
             Ok(())
         }
@@ -215,7 +215,7 @@ pub fn print_document(value: &Value, format: OutputFormat) -> Result<(), String>
         OutputFormat::Json | OutputFormat::Raw => {
             println!(
                 "{}",
-                serde_json::to_string_pretty(value).expect("JSON serialises")
+                serde_json::to_string_pretty(value).expect("plain data always serialises")
             )
         }
         OutputFormat::Jsonl => println!("{value}"),

@@ -762,7 +762,7 @@ pub fn expr(args: ExprArgs) -> CliResult {
         let fields = Value::Object(built.request_fields());
         println!(
             "{}",
-            serde_json::to_string_pretty(&fields).expect("JSON serialises")
+            serde_json::to_string_pretty(&fields).expect("plain data always serialises")
         );
     }
     Ok(())

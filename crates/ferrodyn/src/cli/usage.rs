@@ -48,7 +48,7 @@ pub fn run(args: UsageArgs) -> CliResult {
     if args.common.output != OutputFormat::Table {
         println!(
             "{}",
-            serde_json::to_string_pretty(&report).expect("serialisable")
+            serde_json::to_string_pretty(&report).expect("plain data always serialises")
         );
         return Ok(());
     }

@@ -205,13 +205,13 @@ impl Expressions {
         if !self.names.is_empty() {
             fields.insert(
                 "ExpressionAttributeNames".into(),
-                serde_json::to_value(&self.names).expect("strings serialise"),
+                serde_json::to_value(&self.names).expect("plain data always serialises"),
             );
         }
         if !self.values.is_empty() {
             fields.insert(
                 "ExpressionAttributeValues".into(),
-                serde_json::to_value(&self.values).expect("values serialise"),
+                serde_json::to_value(&self.values).expect("plain data always serialises"),
             );
         }
         fields
@@ -230,14 +230,14 @@ impl Expressions {
             parts.push(format!("{} {}", kind.cli_option(), shell_quote(text)));
         }
         if !self.names.is_empty() {
-            let names = serde_json::to_string(&self.names).expect("strings serialise");
+            let names = serde_json::to_string(&self.names).expect("plain data always serialises");
             parts.push(format!(
                 "--expression-attribute-names {}",
                 shell_quote(&names)
             ));
         }
         if !self.values.is_empty() {
-            let values = serde_json::to_string(&self.values).expect("values serialise");
+            let values = serde_json::to_string(&self.values).expect("plain data always serialises");
             parts.push(format!(
                 "--expression-attribute-values {}",
                 shell_quote(&values)

@@ -127,7 +127,7 @@ impl StageFile {
     /// Writes the stage file atomically (a temporary file renamed over it),
     /// so an interrupted save never leaves half a stage.
     pub fn save(&self, path: &Path) -> Result<(), String> {
-        let text = serde_json::to_string_pretty(self).expect("a stage serialises");
+        let text = serde_json::to_string_pretty(self).expect("plain data always serialises");
         let tmp = path.with_extension("tmp");
         std::fs::write(&tmp, text + "\n")
             .and_then(|()| std::fs::rename(&tmp, path))

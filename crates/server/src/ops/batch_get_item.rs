@@ -183,7 +183,8 @@ fn read_table(
         .found
         .into_iter()
         .map(|stored| match &projection {
-            Some(p) => Ok(serde_json::to_vec(&p.apply(&stored.parse()?)).expect("serialisable")),
+            Some(p) => Ok(serde_json::to_vec(&p.apply(&stored.parse()?))
+                .expect("plain data always serialises")),
             None => Ok(stored.json),
         })
         .collect::<Result<Vec<_>>>()?;
@@ -193,7 +194,7 @@ fn read_table(
         let left = read
             .left
             .iter()
-            .map(|&n| serde_json::to_value(&spec.keys[n]).expect("serialisable"))
+            .map(|&n| serde_json::to_value(&spec.keys[n]).expect("plain data always serialises"))
             .collect();
         progress
             .unprocessed
@@ -230,17 +231,18 @@ fn encode(progress: Progress, return_consumed_capacity: &Option<String>) -> Vec<
         if n > 0 {
             out.push(b',');
         }
-        serde_json::to_writer(&mut out, table_name).expect("serialisable");
+        serde_json::to_writer(&mut out, table_name).expect("plain data always serialises");
         out.extend_from_slice(b":[");
         out.extend_from_slice(&items.join(&b","[..]));
         out.push(b']');
     }
     out.extend_from_slice(b"},\"UnprocessedKeys\":");
-    serde_json::to_writer(&mut out, &Value::Object(progress.unprocessed)).expect("serialisable");
+    serde_json::to_writer(&mut out, &Value::Object(progress.unprocessed))
+        .expect("plain data always serialises");
     let detail = common::capacity_detail(return_consumed_capacity);
     if let Some(list) = capacity_list(&read_capacity(&progress.units), detail) {
         out.extend_from_slice(b",\"ConsumedCapacity\":");
-        serde_json::to_writer(&mut out, &list).expect("serialisable");
+        serde_json::to_writer(&mut out, &list).expect("plain data always serialises");
     }
     out.push(b'}');
     out

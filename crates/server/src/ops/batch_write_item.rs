@@ -191,7 +191,7 @@ fn respond(
             body.insert("ItemCollectionMetrics".into(), metrics);
         }
     }
-    Ok(serde_json::to_vec(&body).expect("serialisable"))
+    Ok(serde_json::to_vec(&body).expect("plain data always serialises"))
 }
 
 /// ItemCollectionMetrics as BatchWriteItem and TransactWriteItems return

@@ -82,7 +82,7 @@ impl ResponseBody {
     pub fn item(&mut self, name: &str, item: &Item) {
         self.fields.insert(
             name.into(),
-            serde_json::to_value(item).expect("items always serialise"),
+            serde_json::to_value(item).expect("plain data always serialises"),
         );
     }
 
@@ -97,7 +97,7 @@ impl ResponseBody {
     }
 
     pub fn finish(self) -> Result<Vec<u8>> {
-        Ok(serde_json::to_vec(&self.fields).expect("responses always serialise"))
+        Ok(serde_json::to_vec(&self.fields).expect("plain data always serialises"))
     }
 }
 

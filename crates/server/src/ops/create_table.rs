@@ -120,7 +120,7 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
     let mut body = ResponseBody::default();
     body.value(
         "TableDescription",
-        serde_json::to_value(description).expect("serialisable"),
+        serde_json::to_value(description).expect("plain data always serialises"),
     );
     body.finish()
 }

@@ -49,7 +49,7 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
     let mut body = ResponseBody::default();
     body.value(
         "Table",
-        serde_json::to_value(description).expect("serialisable"),
+        serde_json::to_value(description).expect("plain data always serialises"),
     );
     body.finish()
 }

@@ -94,7 +94,7 @@ fn raw_item_response(json: &[u8], capacity: Option<serde_json::Value>) -> Vec<u8
     out.extend_from_slice(json);
     if let Some(capacity) = capacity {
         out.extend_from_slice(b",\"ConsumedCapacity\":");
-        serde_json::to_writer(&mut out, &capacity).expect("serialisable");
+        serde_json::to_writer(&mut out, &capacity).expect("plain data always serialises");
     }
     out.push(b'}');
     out

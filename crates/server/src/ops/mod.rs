@@ -82,7 +82,7 @@ fn create_table_request(engine: &Engine, body: &[u8]) -> Result<create_table::Re
 pub fn describe_endpoints(host: &str) -> Vec<u8> {
     let body =
         serde_json::json!({ "Endpoints": [{ "Address": host, "CachePeriodInMinutes": 1440 }] });
-    serde_json::to_vec(&body).expect("serialisable")
+    serde_json::to_vec(&body).expect("plain data always serialises")
 }
 
 /// The tables a request names (for fault rules), read loosely: a malformed

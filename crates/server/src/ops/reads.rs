@@ -251,7 +251,7 @@ pub fn page_response(
             match projection {
                 Some(p) => {
                     let shown = p.apply(entry.item()?);
-                    serde_json::to_writer(&mut out, &shown).expect("items always serialise");
+                    serde_json::to_writer(&mut out, &shown).expect("plain data always serialises");
                 }
                 None => out.extend_from_slice(&entry.json),
             }
@@ -263,7 +263,7 @@ pub fn page_response(
     );
     if let Some(last) = &page.last_evaluated {
         out.extend_from_slice(b",\"LastEvaluatedKey\":");
-        serde_json::to_writer(&mut out, last).expect("keys always serialise");
+        serde_json::to_writer(&mut out, last).expect("plain data always serialises");
     }
     let consumed = match index {
         Some(index) => Consumed::index_read(&table.name, &index.name, index.kind, units),
@@ -271,7 +271,7 @@ pub fn page_response(
     };
     if let Some(capacity) = consumed.to_json(detail) {
         out.extend_from_slice(b",\"ConsumedCapacity\":");
-        serde_json::to_writer(&mut out, &capacity).expect("serialisable");
+        serde_json::to_writer(&mut out, &capacity).expect("plain data always serialises");
     }
     out.push(b'}');
     Ok(out)

@@ -162,7 +162,7 @@ fn respond(
                     Some(p) => p.apply(&item),
                     None => item,
                 };
-                json!({ "Item": serde_json::to_value(shown).expect("serialisable") })
+                json!({ "Item": serde_json::to_value(shown).expect("plain data always serialises") })
             }
             None => json!({}),
         });
@@ -172,7 +172,7 @@ fn respond(
     if let Some(list) = capacity_list(&read_capacity(&units), detail) {
         body.insert("ConsumedCapacity".into(), list);
     }
-    Ok(serde_json::to_vec(&body).expect("serialisable"))
+    Ok(serde_json::to_vec(&body).expect("plain data always serialises"))
 }
 
 /// A Get whose key does not fit its table cancels the transaction with a

@@ -442,5 +442,5 @@ fn respond(
     if let Some(list) = capacity_list(&consumed, detail) {
         body.insert("ConsumedCapacity".into(), list);
     }
-    Ok(serde_json::to_vec(&body).expect("serialisable"))
+    Ok(serde_json::to_vec(&body).expect("plain data always serialises"))
 }

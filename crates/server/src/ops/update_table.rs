@@ -421,7 +421,7 @@ fn respond(description: TableDescription) -> Result<Vec<u8>> {
     let mut body = ResponseBody::default();
     body.value(
         "TableDescription",
-        serde_json::to_value(description).expect("serialisable"),
+        serde_json::to_value(description).expect("plain data always serialises"),
     );
     body.finish()
 }

@@ -163,7 +163,8 @@ fn route(
         return plain(StatusCode::BAD_REQUEST, "Bad Request".into());
     }
     if uri.path() == USAGE_PATH && method == Method::GET {
-        let report = serde_json::to_vec(&state.engine.usage_report()).expect("serialisable");
+        let report =
+            serde_json::to_vec(&state.engine.usage_report()).expect("plain data always serialises");
         return response::json_response(200, report);
     }
     if let Some(response) = harness::answer(state, method, uri, headers, body) {

@@ -116,7 +116,7 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
     if !capacity.is_empty() {
         out["ConsumedCapacity"] = Value::Array(capacity);
     }
-    Ok(serde_json::to_vec(&out).expect("serialisable"))
+    Ok(serde_json::to_vec(&out).expect("plain data always serialises"))
 }
 
 /// The field constraints; the statements in checked form.

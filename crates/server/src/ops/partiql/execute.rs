@@ -97,7 +97,10 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
         }
     }
     let body = response_object(&raw)?;
-    Ok(serde_json::to_vec(&Value::Object(reshape(&translated, body))).expect("serialisable"))
+    Ok(
+        serde_json::to_vec(&Value::Object(reshape(&translated, body)))
+            .expect("plain data always serialises"),
+    )
 }
 
 /// GetItem's answer with an item, `{"Item":<item>[,"ConsumedCapacity":<c>]}`
@@ -155,7 +158,7 @@ fn reshape(translated: &Translated, mut body: Map<String, Value>) -> Map<String,
 
 /// A NextToken is the page's LastEvaluatedKey, opaque to the client.
 fn encode_next_token(last_evaluated_key: &Value) -> String {
-    let json = serde_json::to_vec(last_evaluated_key).expect("serialisable");
+    let json = serde_json::to_vec(last_evaluated_key).expect("plain data always serialises");
     base64::engine::general_purpose::STANDARD.encode(json)
 }
 

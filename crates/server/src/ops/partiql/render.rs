@@ -55,7 +55,7 @@ impl<'p> Renderer<'p> {
         let placeholder = format!(":v{}", self.values.len());
         self.values.insert(
             placeholder.clone(),
-            serde_json::to_value(value).expect("attribute values serialise"),
+            serde_json::to_value(value).expect("plain data always serialises"),
         );
         placeholder
     }

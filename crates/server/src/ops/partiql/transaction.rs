@@ -136,7 +136,7 @@ fn read_transaction(
             }
         }
     }
-    Ok(serde_json::to_vec(&Value::Object(answer)).expect("serialisable"))
+    Ok(serde_json::to_vec(&Value::Object(answer)).expect("plain data always serialises"))
 }
 
 fn write_transaction(
@@ -181,7 +181,7 @@ fn write_transaction(
     if let Some(capacity) = response_object(&answer)?.remove("ConsumedCapacity") {
         out.insert("ConsumedCapacity".into(), capacity);
     }
-    Ok(serde_json::to_vec(&Value::Object(out)).expect("serialisable"))
+    Ok(serde_json::to_vec(&Value::Object(out)).expect("plain data always serialises"))
 }
 
 /// An INSERT whose key exists fails its transaction with a DuplicateItem

@@ -278,7 +278,7 @@ fn base_request(table: &str) -> Map<String, Value> {
 }
 
 fn item_json(item: &Item) -> Value {
-    serde_json::to_value(item).expect("items serialise")
+    serde_json::to_value(item).expect("plain data always serialises")
 }
 
 fn insert_request(engine: &Engine, insert: &Insert, r: Renderer<'_>) -> Result<Translated> {
