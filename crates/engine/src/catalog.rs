@@ -5,7 +5,9 @@
 //! `'s' | id` its item count and size, `'m' | "next_table_id"` the id
 //! allocator, and `'p' | id` marks a deleted table whose items are still being
 //! purged (so a purge interrupted by a crash resumes at the next start, see
-//! `background.rs`).
+//! `background.rs`). On shared storage the catalog is also other nodes':
+//! it is reloaded when it changed, and commits check the record and the
+//! id allocator they read (the last `impl` block).
 
 use crate::error::{EngineResult, RetryPolicy};
 use crate::index::{Index, IndexKind, IndexState};
@@ -20,11 +22,12 @@ use crate::schema::{
 use crate::shared::StreamInfo;
 use crate::table::{Table, TableStats};
 use crate::Engine;
-use ferrodyn_storage::WriteOp;
+use ferrodyn_storage::{ReadCheck, WriteOp};
 use ferrodyn_types::{DynamoError, Result};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 /// Items deleted per storage batch while purging a dropped table.
@@ -535,6 +538,145 @@ impl Engine {
         let mut reported = description;
         reported.table_status = "UPDATING".into();
         Ok(reported)
+    }
+}
+
+/// The catalog on shared storage, where other nodes change it too: reloads,
+/// checked catalog commits, the stored table-id allocator. (On embedded
+/// storage these are the in-memory catalog and plain writes.)
+impl Engine {
+    /// The table as the database now describes it: its catalog record is
+    /// read again and the catalog reloaded if it changed. ResourceNotFound
+    /// if it was deleted (or re-created: a new id).
+    pub(crate) fn refresh_table(&self, table: &Arc<Table>) -> Result<Arc<Table>> {
+        if !self.shared() {
+            return Ok(Arc::clone(table));
+        }
+        let stored = self
+            .storage
+            .get(&catalog_key(&table.catalog_name))
+            .map_err(crate::storage_error)?;
+        if stored.as_deref() != Some(table.catalog_bytes.read().as_slice()) {
+            self.reload_catalog()?;
+        }
+        match self.tables.read().get(&table.catalog_name) {
+            Some(current) if current.id == table.id => Ok(Arc::clone(current)),
+            _ => Err(DynamoError::resource_not_found(
+                "Requested resource not found",
+            )),
+        }
+    }
+
+    /// `table` on a first attempt, [`Engine::refresh_table`] on a retry.
+    pub(crate) fn refresh_table_on_retry(
+        &self,
+        table: &Arc<Table>,
+        retry: u32,
+    ) -> Result<Arc<Table>> {
+        if retry == 0 {
+            Ok(Arc::clone(table))
+        } else {
+            self.refresh_table(table)
+        }
+    }
+
+    /// Replaces the in-memory catalog by the stored one, keeping the
+    /// tables whose record did not change (and their capacity buckets).
+    pub(crate) fn reload_catalog(&self) -> Result<()> {
+        let _reloading = self.reload_guard();
+        let prefix = keyspace::catalog_records();
+        let end = keyspace::prefix_end(&prefix);
+        let end = end.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
+        let records = self
+            .storage
+            .scan(Bound::Included(&prefix), end, false, usize::MAX)
+            .map_err(crate::storage_error)?;
+        let current = self.tables.read().clone();
+        let mut fresh = HashMap::with_capacity(records.len());
+        for (key, value) in records {
+            let name = keyspace::catalog_name_of(&key);
+            let table = match current.get(&name) {
+                Some(t) if *t.catalog_bytes.read() == value => Arc::clone(t),
+                _ => self.table_from_record(&key, value)?,
+            };
+            fresh.insert(name, table);
+        }
+        *self.tables.write() = fresh;
+        Ok(())
+    }
+
+    /// Taken by DDL around its catalog commit and the in-memory change that
+    /// follows (see [`Cluster`]'s `reload_lock`); never while reloading.
+    /// Lock order: the engine's catalog lock first, then this.
+    pub(crate) fn reload_guard(&self) -> parking_lot::MutexGuard<'_, ()> {
+        self.cluster.reload_lock.lock()
+    }
+
+    /// Commits a catalog change: on shared storage only if `checks` (the
+    /// catalog record as this node knows it, the id allocator) still hold.
+    pub(crate) fn commit_catalog(
+        &self,
+        checks: Vec<ReadCheck>,
+        ops: Vec<WriteOp>,
+    ) -> EngineResult<()> {
+        let checks = if self.shared() { checks } else { Vec::new() };
+        Ok(self.storage.write_checked(checks, ops)?)
+    }
+
+    /// A new table id and the check that makes it ours: on embedded storage
+    /// the in-memory allocator (no check needed); on shared storage the
+    /// stored allocator, checked unchanged at commit.
+    pub(crate) fn allocate_table_id(&self) -> Result<(u64, ReadCheck)> {
+        let key = keyspace::NEXT_TABLE_ID;
+        if !self.shared() {
+            let id = self.next_table_id.fetch_add(1, Ordering::SeqCst);
+            let check = ReadCheck {
+                key: key.to_vec(),
+                expected: None,
+            };
+            return Ok((id, check));
+        }
+        let stored = self.storage.get(key).map_err(crate::storage_error)?;
+        let id = (stored.clone())
+            .and_then(|v| v.try_into().ok().map(u64::from_be_bytes))
+            .unwrap_or(1);
+        let check = ReadCheck {
+            key: key.to_vec(),
+            expected: stored,
+        };
+        Ok((id, check))
+    }
+
+    /// The check that a table's catalog record is still what this node has.
+    pub(crate) fn catalog_check(&self, table: &Table) -> ReadCheck {
+        let bytes = table.catalog_bytes.read().clone();
+        ReadCheck {
+            key: catalog_key(&table.catalog_name),
+            expected: (!bytes.is_empty()).then_some(bytes),
+        }
+    }
+
+    /// [`Engine::catalog_check`] for attempt `retry` of a catalog commit: on
+    /// a retry the record is read again, so the commit checks what the
+    /// database holds now rather than the bytes that already failed; a
+    /// record gone or re-created (another id) is ResourceNotFound.
+    pub(crate) fn fresh_catalog_check(&self, table: &Table, retry: u32) -> EngineResult<ReadCheck> {
+        if retry == 0 {
+            return Ok(self.catalog_check(table));
+        }
+        let key = catalog_key(&table.catalog_name);
+        let stored = self.storage.get(&key)?;
+        let same_table = (stored.as_deref())
+            .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(bytes).ok())
+            .is_some_and(|record| record["id"] == table.id);
+        if !same_table {
+            let gone = DynamoError::resource_not_found("Requested resource not found");
+            return Err(gone.into());
+        }
+        Ok(ReadCheck {
+            key,
+            expected: stored,
+        })
     }
 }
 

@@ -21,6 +21,7 @@ use crate::locks::{Holder, LockKey, LockSet};
 use crate::table::Table;
 use crate::Engine;
 use ferrodyn_expr::Condition;
+use ferrodyn_storage::ReadCheck;
 use ferrodyn_types::{DynamoError, ErrorKind, Item, Result};
 use parking_lot::RwLockReadGuard;
 use serde_json::{json, Value};
@@ -120,6 +121,40 @@ pub fn cancellation_error(reasons: &[CancellationReason]) -> DynamoError {
 }
 
 impl Engine {
+    /// TransactGetItems on shared storage: every item is read, then the
+    /// reads are confirmed all at once by an empty checked write (one
+    /// serializable transaction that sees them all unchanged), so the answer
+    /// is one snapshot; a write in between makes it read again, and after
+    /// the retries it is cancelled with TransactionConflict reasons.
+    pub(crate) fn transact_get_checked(
+        &self,
+        gets: &[(Arc<Table>, ferrodyn_types::Item)],
+    ) -> Result<Vec<Option<StoredItem>>> {
+        let result = self.retry(RetryPolicy::Write, |_| {
+            let mut checks = Vec::with_capacity(gets.len());
+            for (table, key) in gets {
+                let key = table.schema.encode(table.id, key);
+                let found = self.storage.get(&key)?;
+                checks.push(ReadCheck {
+                    key,
+                    expected: found,
+                });
+            }
+            self.storage.write_checked(checks.clone(), Vec::new())?;
+            let items: Result<Vec<_>> = (checks.into_iter())
+                .map(|c| c.expected.map(StoredItem::decode).transpose())
+                .collect();
+            Ok(items?)
+        });
+        match result {
+            Err(EngineError::Conflict) => Err(cancellation_error(&vec![
+                CancellationReason::conflict();
+                gets.len()
+            ])),
+            other => Ok(other?),
+        }
+    }
+
     /// Runs a write transaction: every action or none. Each action arrives
     /// already checked against its table's key schema, or as the error that
     /// check produced: DynamoDB reports such an error as the action's
