@@ -188,7 +188,9 @@ impl Engine {
         let stats = if self.storage.shared() {
             TableStats::default()
         } else {
-            self.fold_stats(&stats_key(record.id))?
+            let total = self.fold_stats(&stats_key(record.id))?;
+            crate::stats::check_complete_total(&catalog_name, total);
+            total
         };
         let indexes = record.indexes(self)?;
         let tags = record.tags.clone();

@@ -45,6 +45,18 @@ const FOLD_PAGE: usize = 1_000;
 /// Fold pages per table or index per upkeep round on shared storage.
 const FOLD_BATCHES: usize = 20;
 
+/// The invariant of a complete total (a base with every delta folded in,
+/// as a table is loaded): no count or size below zero, which only a delta
+/// lost or applied twice could cause. Debug builds (every test) stop there;
+/// a release server says so and goes on with the figure it has.
+pub(crate) fn check_complete_total(table: &str, total: TableStats) {
+    let sound = total.item_count >= 0 && total.size_bytes >= 0;
+    debug_assert!(sound, "statistics of {table} below zero: {total:?}");
+    if !sound {
+        eprintln!("ferrodyn: statistics of {table} are below zero ({total:?}): a delta record was lost or applied twice");
+    }
+}
+
 /// What one [`Engine::fold_page`] did.
 pub(crate) struct FoldedPage {
     /// The base's total after the fold (meaningless when `raced`).
