@@ -2,9 +2,9 @@
 //! parameters, ReturnValues and ReturnConsumedCapacity, and response assembly.
 
 use crate::validate::Violations;
-use ferrodyn_engine::capacity::{CapacityDetail, Consumed};
+use ferrodyn_engine::capacity::CapacityDetail;
 use ferrodyn_expr::ExpressionContext;
-use ferrodyn_types::{json_error_to_dynamo, AttributeValue, DynamoError, Item, Result};
+use ferrodyn_types::{json_error_to_dynamo, AttributeValue, DynamoError, Result};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -79,21 +79,8 @@ pub struct ResponseBody {
 }
 
 impl ResponseBody {
-    pub fn item(&mut self, name: &str, item: &Item) {
-        self.fields.insert(
-            name.into(),
-            serde_json::to_value(item).expect("plain data always serialises"),
-        );
-    }
-
     pub fn value(&mut self, name: &str, value: Value) {
         self.fields.insert(name.into(), value);
-    }
-
-    pub fn capacity(&mut self, consumed: &Consumed, detail: CapacityDetail) {
-        if let Some(value) = consumed.to_json(detail) {
-            self.fields.insert("ConsumedCapacity".into(), value);
-        }
     }
 
     pub fn finish(self) -> Result<Vec<u8>> {

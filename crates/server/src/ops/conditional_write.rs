@@ -4,7 +4,8 @@
 //! charges it) and building its response (ReturnValues, ConsumedCapacity,
 //! ItemCollectionMetrics).
 
-use crate::ops::common::{self, ResponseBody, ReturnValues};
+use crate::ops::common::{self, ReturnValues};
+use crate::ops::output::Output;
 use crate::validate::{self, Violations};
 use ferrodyn_engine::api::{SingleWrite, SingleWriteOutput};
 use ferrodyn_engine::table::Table;
@@ -122,7 +123,7 @@ pub fn wants_collection_metrics(value: &Option<String>) -> bool {
 }
 
 /// Runs a validated write (within the table's provisioned capacity) and
-/// builds its response.
+/// returns its answer, not yet encoded.
 pub fn execute(
     engine: &Engine,
     table: &Arc<Table>,
@@ -130,7 +131,7 @@ pub fn execute(
     mutation: Mutation<'_>,
     condition: Option<&Condition>,
     options: &WriteOptions<'_>,
-) -> Result<Vec<u8>> {
+) -> Result<Output> {
     let return_old_on_failure =
         options.return_values_on_condition_check_failure.as_deref() == Some("ALL_OLD");
     let SingleWriteOutput { outcome, consumed } = engine.api().write_item(SingleWrite {
@@ -154,18 +155,12 @@ pub fn execute(
             .as_ref()
             .map(|new| project_paths(new, &outcome.updated_paths)),
     };
-    let mut body = ResponseBody::default();
-    if let Some(attributes) = attributes.filter(|a| !a.is_empty()) {
-        body.item("Attributes", &attributes);
-    }
-    body.capacity(
-        &consumed,
-        common::capacity_detail(options.return_consumed_capacity),
-    );
-    if wants_collection_metrics(options.return_item_collection_metrics) {
-        if let Some(metrics) = &outcome.item_collection {
-            body.value("ItemCollectionMetrics", metrics.to_json());
-        }
-    }
-    body.finish()
+    let collection_metrics = wants_collection_metrics(options.return_item_collection_metrics)
+        .then(|| outcome.item_collection.as_ref().map(|m| m.to_json()))
+        .flatten();
+    Ok(Output::Write {
+        attributes: attributes.filter(|a| !a.is_empty()),
+        capacity: consumed.to_json(common::capacity_detail(options.return_consumed_capacity)),
+        collection_metrics,
+    })
 }

@@ -2,6 +2,7 @@
 
 use crate::ops::common::{Names, Values};
 use crate::ops::conditional_write::{self, WriteOptions};
+use crate::ops::output::Output;
 use crate::validate::Violations;
 use ferrodyn_engine::{Engine, Mutation};
 use ferrodyn_types::{Item, Result};
@@ -28,6 +29,11 @@ pub struct Request {
 }
 
 pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
+    Ok(execute(engine, request)?.encode())
+}
+
+/// The write's answer, not yet encoded (PartiQL takes it as it is).
+pub fn execute(engine: &Engine, request: Request) -> Result<Output> {
     let options = WriteOptions {
         return_values: &request.return_values,
         return_consumed_capacity: &request.return_consumed_capacity,

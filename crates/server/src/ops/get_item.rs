@@ -1,7 +1,8 @@
 //! GetItem: one item by key, optionally projected. Without a projection the
 //! stored JSON is sent as it is, with no decode and re-encode.
 
-use crate::ops::common::{self, Names, ResponseBody};
+use crate::ops::common::{self, Names};
+use crate::ops::output::{OutItem, Output};
 use crate::validate::Violations;
 use ferrodyn_engine::Engine;
 use ferrodyn_expr::{legacy_attributes_to_get, parse_projection};
@@ -30,6 +31,11 @@ impl Request {
 }
 
 pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
+    Ok(execute(engine, request)?.encode())
+}
+
+/// GetItem's answer, not yet encoded (PartiQL takes it as it is).
+pub fn execute(engine: &Engine, request: Request) -> Result<Output> {
     let mut v = Violations::default();
     v.table_name_or_arn("tableName", &request.table_name);
     v.not_null("key", &request.key);
@@ -68,34 +74,14 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
     let consistent = request.consistent_read.unwrap_or(false);
     let read = engine.api().get_item(&table_name, &key, consistent)?;
     let detail = common::capacity_detail(&request.return_consumed_capacity);
-    let consumed = read.consumed;
-    match (read.item, projection) {
-        (Some(stored), None) => Ok(raw_item_response(&stored.json, consumed.to_json(detail))),
+    let capacity = read.consumed.to_json(detail);
+    let item = match (read.item, projection) {
+        (Some(stored), None) => Some(OutItem::Stored(stored.json)),
+        // DynamoDB returns an empty Item when nothing projected exists.
         (Some(stored), Some(projection)) => {
-            let item = projection.apply(&stored.parse()?);
-            let mut body = ResponseBody::default();
-            // DynamoDB returns an empty Item when nothing projected exists.
-            body.item("Item", &item);
-            body.capacity(&consumed, detail);
-            body.finish()
+            Some(OutItem::Built(projection.apply(&stored.parse()?)))
         }
-        (None, _) => {
-            let mut body = ResponseBody::default();
-            body.capacity(&consumed, detail);
-            body.finish()
-        }
-    }
-}
-
-/// `{"Item":<stored json>[,"ConsumedCapacity":...]}` without re-encoding.
-fn raw_item_response(json: &[u8], capacity: Option<serde_json::Value>) -> Vec<u8> {
-    let mut out = Vec::with_capacity(json.len() + 64);
-    out.extend_from_slice(b"{\"Item\":");
-    out.extend_from_slice(json);
-    if let Some(capacity) = capacity {
-        out.extend_from_slice(b",\"ConsumedCapacity\":");
-        serde_json::to_writer(&mut out, &capacity).expect("plain data always serialises");
-    }
-    out.push(b'}');
-    out
+        (None, _) => None,
+    };
+    Ok(Output::Item { item, capacity })
 }

@@ -14,6 +14,7 @@ mod describe_table;
 mod get_item;
 mod leniency;
 mod list_tables;
+mod output;
 mod partiql;
 mod put_item;
 mod query;

@@ -4,6 +4,7 @@
 //! the engine (read/query.rs) turns the keys it names into a storage range.
 
 use crate::ops::common::{self, Names, Values};
+use crate::ops::output::Output;
 use crate::ops::reads::{self, Select};
 use crate::validate::Violations;
 use ferrodyn_engine::api::{PageOutput, PageRead};
@@ -54,6 +55,11 @@ struct Expressions {
 }
 
 pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
+    Ok(execute(engine, request)?.encode())
+}
+
+/// The page's answer, not yet encoded (PartiQL takes it as it is).
+pub fn execute(engine: &Engine, request: Request) -> Result<Output> {
     let params = read_params(&request);
     let (table_name, select) = check(&request, &params)?;
     let expressions = parse_expressions(&request, &params)?;
@@ -88,7 +94,7 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
     };
     let PageOutput { page, units } = engine.api().query(read, &keys, start_key, forward)?;
     let detail = common::capacity_detail(&request.return_consumed_capacity);
-    reads::page_response(&table, index, page, select, projection, units, detail)
+    reads::page_output(&table, index, page, select, projection, units, detail)
 }
 
 /// The parameters Query shares with Scan.

@@ -2,6 +2,7 @@
 //! and the page response (Items, Count, ScannedCount, LastEvaluatedKey,
 //! ConsumedCapacity).
 
+use crate::ops::output::{OutItem, Output};
 use crate::validate::{self, Violations};
 use ferrodyn_engine::capacity::{CapacityDetail, Consumed};
 use ferrodyn_engine::index::{Index, IndexKind, IndexProjection, IndexState};
@@ -227,8 +228,8 @@ pub fn select(
     }
 }
 
-/// Builds the response of one page.
-pub fn page_response(
+/// The answer of one page: unprojected items as their stored JSON.
+pub fn page_output(
     table: &Table,
     index: Option<&Index>,
     page: Page,
@@ -236,43 +237,29 @@ pub fn page_response(
     projection: Option<&Projection>,
     units: f64,
     detail: CapacityDetail,
-) -> Result<Vec<u8>> {
-    // Written by hand so that unprojected items go out as their stored JSON.
-    let mut out =
-        Vec::with_capacity(page.items.iter().map(|i| i.json.len() + 1).sum::<usize>() + 128);
-    out.push(b'{');
+) -> Result<Output> {
     let count = page.items.len();
-    if select != Select::Count {
-        out.extend_from_slice(b"\"Items\":[");
-        for (n, mut entry) in page.items.into_iter().enumerate() {
-            if n > 0 {
-                out.push(b',');
-            }
-            match projection {
-                Some(p) => {
-                    let shown = p.apply(entry.item()?);
-                    serde_json::to_writer(&mut out, &shown).expect("plain data always serialises");
-                }
-                None => out.extend_from_slice(&entry.json),
-            }
+    let items = if select == Select::Count {
+        None
+    } else {
+        let mut items = Vec::with_capacity(count);
+        for mut entry in page.items {
+            items.push(match projection {
+                Some(p) => OutItem::Built(p.apply(entry.item()?)),
+                None => OutItem::Stored(entry.json),
+            });
         }
-        out.extend_from_slice(b"],");
-    }
-    out.extend_from_slice(
-        format!("\"Count\":{count},\"ScannedCount\":{}", page.scanned).as_bytes(),
-    );
-    if let Some(last) = &page.last_evaluated {
-        out.extend_from_slice(b",\"LastEvaluatedKey\":");
-        serde_json::to_writer(&mut out, last).expect("plain data always serialises");
-    }
+        Some(items)
+    };
     let consumed = match index {
         Some(index) => Consumed::index_read(&table.name, &index.name, index.kind, units),
         None => Consumed::read(&table.name, units),
     };
-    if let Some(capacity) = consumed.to_json(detail) {
-        out.extend_from_slice(b",\"ConsumedCapacity\":");
-        serde_json::to_writer(&mut out, &capacity).expect("plain data always serialises");
-    }
-    out.push(b'}');
-    Ok(out)
+    Ok(Output::Page {
+        items,
+        count,
+        scanned: page.scanned,
+        last_evaluated: page.last_evaluated,
+        capacity: consumed.to_json(detail),
+    })
 }

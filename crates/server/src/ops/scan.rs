@@ -4,6 +4,7 @@
 //! (read/scan.rs) builds the storage range and prices the page.
 
 use crate::ops::common::{self, Names, Values};
+use crate::ops::output::Output;
 use crate::ops::reads::{self, Select};
 use crate::validate::Violations;
 use ferrodyn_engine::api::{PageOutput, PageRead};
@@ -41,6 +42,11 @@ pub struct Request {
 const MAX_SEGMENTS: i64 = 1_000_000;
 
 pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
+    Ok(execute(engine, request)?.encode())
+}
+
+/// The page's answer, not yet encoded (PartiQL takes it as it is).
+pub fn execute(engine: &Engine, request: Request) -> Result<Output> {
     let params = read_params(&request);
     let (table_name, segment, select) = check(&request, &params)?;
     let (filter, projection) = parse_expressions(&request, &params)?;
@@ -62,7 +68,7 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
     };
     let PageOutput { page, units } = engine.api().scan(read, segment, start_key)?;
     let detail = common::capacity_detail(&request.return_consumed_capacity);
-    reads::page_response(&table, index, page, select, projection, units, detail)
+    reads::page_output(&table, index, page, select, projection, units, detail)
 }
 
 /// The parameters Scan shares with Query.

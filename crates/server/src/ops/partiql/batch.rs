@@ -4,10 +4,8 @@
 //! its own response entry, never by failing the batch.
 
 use super::translate::{translate, Kind, Translated};
-use super::{
-    check_statements, prepare, response_object, run_single, shape_item, CheckedStatement,
-    StatementFields,
-};
+use super::{check_statements, prepare, run_single, shape_item, CheckedStatement, StatementFields};
+use crate::ops::output::Output;
 use crate::validate::{self, Violations};
 use ferrodyn_engine::Engine;
 use ferrodyn_partiql::ast::Statement;
@@ -182,13 +180,16 @@ fn prepare_one(
 /// Runs one translated statement: its response entry and the capacity it
 /// consumed.
 fn run_one(engine: &Engine, translated: &mut Translated) -> Result<(Value, Option<Value>)> {
-    let mut body = response_object(&run_single(engine, translated)?)?;
+    let (item, capacity) = match run_single(engine, translated)? {
+        Output::Item { item, capacity } => (item, capacity),
+        Output::Page { capacity, .. } | Output::Write { capacity, .. } => (None, capacity),
+    };
     let mut entry = Map::new();
     entry.insert("TableName".into(), translated.table.clone().into());
-    if let Some(item) = body.remove("Item").and_then(|i| shape_item(i, translated)) {
+    if let Some(item) = item.and_then(|i| shape_item(i.to_value(), translated)) {
         entry.insert("Item".into(), item);
     }
-    Ok((Value::Object(entry), body.remove("ConsumedCapacity")))
+    Ok((Value::Object(entry), capacity))
 }
 
 /// A failed statement's entry: `Error {Code, Message, Item}`.

@@ -4,7 +4,8 @@
 
 use super::translate::Translated;
 use super::translate::{translate, Kind};
-use super::{prepare, response_object, run_single, shape_item, MAX_STATEMENT_LENGTH};
+use super::{prepare, run_single, shape_item, MAX_STATEMENT_LENGTH};
+use crate::ops::output::{OutItem, Output};
 use crate::validate::{self, Violations};
 use base64::Engine as _;
 use ferrodyn_engine::Engine;
@@ -86,73 +87,67 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
             }
         }
     }
-    let wants_capacity = request
-        .return_consumed_capacity
-        .as_deref()
-        .is_some_and(|c| c != "NONE");
-    let raw = run_single(engine, &mut translated)?;
-    if translated.kind == Kind::GetItem && translated.projection.is_none() {
-        if let Some(body) = items_from_get_item(&raw, wants_capacity) {
-            return Ok(body);
-        }
-    }
-    let body = response_object(&raw)?;
-    Ok(
-        serde_json::to_vec(&Value::Object(reshape(&translated, body)))
-            .expect("plain data always serialises"),
-    )
+    let output = run_single(engine, &mut translated)?;
+    Ok(answer(&translated, output))
 }
 
-/// GetItem's answer with an item, `{"Item":<item>[,"ConsumedCapacity":<c>]}`
-/// (how get_item.rs sends a stored item, its JSON untouched), as
-/// `{"Items":[<item>][,"ConsumedCapacity":<c>]}` without decoding the item.
-/// `None` for any other shape (no item, a projected item), which the general
-/// path reshapes.
-fn items_from_get_item(raw: &[u8], with_capacity: bool) -> Option<Vec<u8>> {
-    const CAPACITY: &[u8] = b",\"ConsumedCapacity\":";
-    let body = raw.strip_prefix(b"{\"Item\":")?.strip_suffix(b"}")?;
-    // The capacity, when asked for, comes last: the last occurrence of its
-    // field name is it, whatever attribute names the item has.
-    let (item, capacity) = if with_capacity {
-        let at = body.windows(CAPACITY.len()).rposition(|w| w == CAPACITY)?;
-        (&body[..at], Some(&body[at..]))
-    } else {
-        (body, None)
+/// An operation's answer in ExecuteStatement's shape. A GetItem's stored
+/// item with nothing to reshape goes out as its stored JSON.
+fn answer(translated: &Translated, output: Output) -> Vec<u8> {
+    let plain = translated.projection.is_none() && translated.modified.is_none();
+    let (items, last, capacity) = match output {
+        Output::Item {
+            item: Some(OutItem::Stored(json)),
+            capacity,
+        } if plain => {
+            return stored_item_answer(&json, capacity.as_ref());
+        }
+        Output::Item { item, capacity } => (item.into_iter().collect(), None, capacity),
+        Output::Page {
+            items,
+            last_evaluated,
+            capacity,
+            ..
+        } => (items.unwrap_or_default(), last_evaluated, capacity),
+        Output::Write {
+            attributes,
+            capacity,
+            ..
+        } => (
+            attributes.map(OutItem::Built).into_iter().collect(),
+            None,
+            capacity,
+        ),
     };
-    let mut out = Vec::with_capacity(raw.len() + 16);
+    let items: Vec<Value> = items
+        .iter()
+        .filter_map(|item| shape_item(item.to_value(), translated))
+        .collect();
+    let mut out = Map::new();
+    out.insert("Items".into(), Value::Array(items));
+    if let Some(last) = last {
+        let last = serde_json::to_value(&last).expect("plain data always serialises");
+        out.insert("NextToken".into(), Value::String(encode_next_token(&last)));
+        out.insert("LastEvaluatedKey".into(), last);
+    }
+    if let Some(capacity) = capacity {
+        out.insert("ConsumedCapacity".into(), capacity);
+    }
+    serde_json::to_vec(&Value::Object(out)).expect("plain data always serialises")
+}
+
+/// `{"Items":[<stored item>][,"ConsumedCapacity":<c>]}` without decoding
+/// the item.
+fn stored_item_answer(item: &[u8], capacity: Option<&Value>) -> Vec<u8> {
+    let mut out = Vec::with_capacity(item.len() + 96);
     out.extend_from_slice(b"{\"Items\":[");
     out.extend_from_slice(item);
     out.push(b']');
     if let Some(capacity) = capacity {
-        out.extend_from_slice(capacity);
+        out.extend_from_slice(b",\"ConsumedCapacity\":");
+        serde_json::to_writer(&mut out, capacity).expect("plain data always serialises");
     }
     out.push(b'}');
-    Some(out)
-}
-
-/// An operation's answer in ExecuteStatement's shape.
-fn reshape(translated: &Translated, mut body: Map<String, Value>) -> Map<String, Value> {
-    let mut out = Map::new();
-    let items: Vec<Value> = match translated.kind {
-        Kind::GetItem => body.remove("Item").into_iter().collect(),
-        Kind::Query | Kind::Scan => match body.remove("Items") {
-            Some(Value::Array(items)) => items,
-            _ => Vec::new(),
-        },
-        _ => body.remove("Attributes").into_iter().collect(),
-    };
-    let items = items
-        .into_iter()
-        .filter_map(|item| shape_item(item, translated))
-        .collect();
-    out.insert("Items".into(), Value::Array(items));
-    if let Some(last) = body.remove("LastEvaluatedKey") {
-        out.insert("NextToken".into(), Value::String(encode_next_token(&last)));
-        out.insert("LastEvaluatedKey".into(), last);
-    }
-    if let Some(capacity) = body.remove("ConsumedCapacity") {
-        out.insert("ConsumedCapacity".into(), capacity);
-    }
     out
 }
 

@@ -13,6 +13,7 @@ mod render;
 pub mod transaction;
 mod translate;
 
+use super::output::Output;
 use super::{delete_item, get_item, put_item, query, scan, update_item};
 use ferrodyn_engine::Engine;
 use ferrodyn_partiql::ast::{Path, Step};
@@ -144,20 +145,20 @@ fn request_of<T: DeserializeOwned>(request: Map<String, Value>) -> Result<T> {
 }
 
 /// Runs a translated single statement's operation (taking its request) and
-/// returns the raw response body; an INSERT's failed key condition is a
-/// duplicate item.
-fn run_single(engine: &Engine, translated: &mut Translated) -> Result<Vec<u8>> {
+/// returns its answer as the operation built it (not encoded); an INSERT's
+/// failed key condition is a duplicate item.
+fn run_single(engine: &Engine, translated: &mut Translated) -> Result<Output> {
     let request = std::mem::take(&mut translated.request);
     let result = match translated.kind {
         Kind::GetItem => {
             let (_, key) = translated.typed.take().expect("a GetItem has its key");
-            get_item::run(
+            get_item::execute(
                 engine,
                 request_of::<get_item::Request>(request)?.with_key(key),
             )
         }
-        Kind::Query => query::run(engine, request_of(request)?),
-        Kind::Scan => scan::run(engine, request_of(request)?),
+        Kind::Query => query::execute(engine, request_of(request)?),
+        Kind::Scan => scan::execute(engine, request_of(request)?),
         Kind::Insert => {
             let (_, item) = translated.typed.take().expect("an INSERT has its item");
             let partition_key = translated
@@ -165,10 +166,10 @@ fn run_single(engine: &Engine, translated: &mut Translated) -> Result<Vec<u8>> {
                 .as_deref()
                 .expect("an INSERT's key");
             let request = request_of::<put_item::Request>(request)?;
-            put_item::run(engine, request.insert(item, partition_key))
+            put_item::execute(engine, request.insert(item, partition_key))
         }
-        Kind::UpdateItem => update_item::run(engine, request_of(request)?),
-        Kind::DeleteItem => delete_item::run(engine, request_of(request)?),
+        Kind::UpdateItem => update_item::execute(engine, request_of(request)?),
+        Kind::DeleteItem => delete_item::execute(engine, request_of(request)?),
         Kind::ConditionCheck => {
             return Err(DynamoError::validation(
                 "EXISTS can only be used in ExecuteTransaction",
