@@ -1,5 +1,6 @@
 //! The answers of the item operations before they are encoded: GetItem's
-//! item, a Query or Scan page, a single write's attributes, each with its
+//! item, a Query or Scan page, a single write's attributes, a read
+//! transaction's items, a write transaction's extras, each with its
 //! consumed capacity. The operations' `run` encodes them as DynamoDB's
 //! response body; PartiQL takes them as they are (partiql/execute.rs) and
 //! reshapes them without reading JSON back.
@@ -50,6 +51,16 @@ pub enum Output {
         count: usize,
         scanned: usize,
         last_evaluated: Option<Item>,
+        capacity: Option<Value>,
+    },
+    /// TransactGetItems: one response per Get, in order (None: no item).
+    Gets {
+        responses: Vec<Option<OutItem>>,
+        capacity: Option<Value>,
+    },
+    /// TransactWriteItems: what was asked for besides the writes.
+    Transacted {
+        collection_metrics: Option<Value>,
         capacity: Option<Value>,
     },
     /// PutItem, UpdateItem or DeleteItem: ReturnValues' attributes.
@@ -120,6 +131,44 @@ impl Output {
                     value(&mut out, capacity);
                 }
             }
+            Output::Gets {
+                responses,
+                capacity,
+            } => {
+                field(&mut out, "Responses");
+                out.push(b'[');
+                for (n, response) in responses.iter().enumerate() {
+                    if n > 0 {
+                        out.push(b',');
+                    }
+                    match response {
+                        Some(item) => {
+                            out.extend_from_slice(b"{\"Item\":");
+                            item.write_to(&mut out);
+                            out.push(b'}');
+                        }
+                        None => out.extend_from_slice(b"{}"),
+                    }
+                }
+                out.push(b']');
+                if let Some(capacity) = capacity {
+                    field(&mut out, "ConsumedCapacity");
+                    value(&mut out, capacity);
+                }
+            }
+            Output::Transacted {
+                collection_metrics,
+                capacity,
+            } => {
+                if let Some(metrics) = collection_metrics {
+                    field(&mut out, "ItemCollectionMetrics");
+                    value(&mut out, metrics);
+                }
+                if let Some(capacity) = capacity {
+                    field(&mut out, "ConsumedCapacity");
+                    value(&mut out, capacity);
+                }
+            }
             Output::Write {
                 attributes,
                 capacity,
@@ -152,7 +201,10 @@ impl Output {
         match self {
             Output::Item { item, .. } => item.as_ref().map_or(0, stored) + 128,
             Output::Page { items, .. } => items.iter().flatten().map(stored).sum::<usize>() + 128,
-            Output::Write { .. } => 256,
+            Output::Gets { responses, .. } => {
+                responses.iter().flatten().map(stored).sum::<usize>() + 128
+            }
+            Output::Write { .. } | Output::Transacted { .. } => 256,
         }
     }
 }

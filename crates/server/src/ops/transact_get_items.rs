@@ -5,6 +5,7 @@ use crate::faults::Faults;
 use crate::ops::batch_get_item::read_capacity;
 use crate::ops::batch_write_item::capacity_list;
 use crate::ops::common::{self, Names};
+use crate::ops::output::{OutItem, Output};
 use crate::validate::{self, Violations};
 use ferrodyn_engine::api::TransactGetOutput;
 use ferrodyn_engine::capacity::CapacityDetail;
@@ -15,7 +16,6 @@ use ferrodyn_engine::Engine;
 use ferrodyn_expr::{parse_projection, Projection};
 use ferrodyn_types::{DynamoError, Item, Result};
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
 use std::sync::Arc;
 
 #[derive(Deserialize)]
@@ -51,6 +51,11 @@ struct CheckedGet {
 const MAX_GETS: usize = 100;
 
 pub fn run(engine: &Engine, faults: &Faults, request: Request) -> Result<Vec<u8>> {
+    Ok(execute(engine, faults, request)?.encode())
+}
+
+/// The transaction's answer, not yet encoded (PartiQL takes it as it is).
+pub fn execute(engine: &Engine, faults: &Faults, request: Request) -> Result<Output> {
     let detail = common::capacity_detail(&request.return_consumed_capacity);
     let checked = check(request)?;
     let projections = checked.iter().map(projection).collect::<Result<Vec<_>>>()?;
@@ -152,27 +157,19 @@ fn respond(
     units: Vec<(String, f64)>,
     projections: &[Option<Projection>],
     detail: CapacityDetail,
-) -> Result<Vec<u8>> {
+) -> Result<Output> {
     let mut responses = Vec::with_capacity(found.len());
     for (stored, projection) in found.into_iter().zip(projections) {
-        responses.push(match stored {
-            Some(stored) => {
-                let item = stored.parse()?;
-                let shown = match projection {
-                    Some(p) => p.apply(&item),
-                    None => item,
-                };
-                json!({ "Item": serde_json::to_value(shown).expect("plain data always serialises") })
-            }
-            None => json!({}),
+        responses.push(match (stored, projection) {
+            (Some(stored), Some(p)) => Some(OutItem::Built(p.apply(&stored.parse()?))),
+            (Some(stored), None) => Some(OutItem::Stored(stored.json)),
+            (None, _) => None,
         });
     }
-    let mut body = serde_json::Map::new();
-    body.insert("Responses".into(), Value::Array(responses));
-    if let Some(list) = capacity_list(&read_capacity(&units), detail) {
-        body.insert("ConsumedCapacity".into(), list);
-    }
-    Ok(serde_json::to_vec(&body).expect("plain data always serialises"))
+    Ok(Output::Gets {
+        responses,
+        capacity: capacity_list(&read_capacity(&units), detail),
+    })
 }
 
 /// A Get whose key does not fit its table cancels the transaction with a

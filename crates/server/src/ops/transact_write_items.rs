@@ -8,6 +8,7 @@ use crate::faults::Faults;
 use crate::ops::batch_write_item::{capacity_list, collection_metrics};
 use crate::ops::common::{self, Names, Values};
 use crate::ops::conditional_write::wants_collection_metrics;
+use crate::ops::output::Output;
 use crate::validate::{self, Violations};
 use ferrodyn_engine::api::TransactWriteOutput;
 use ferrodyn_engine::capacity::{CapacityDetail, Consumed};
@@ -116,6 +117,16 @@ const MAX_ACTIONS: usize = 100;
 const MAX_PAYLOAD_BYTES: usize = 4 * 1024 * 1024;
 
 pub fn run(engine: &Engine, faults: &Faults, request: Request, body_len: usize) -> Result<Vec<u8>> {
+    Ok(execute(engine, faults, request, body_len)?.encode())
+}
+
+/// The transaction's answer, not yet encoded (PartiQL takes it as it is).
+pub fn execute(
+    engine: &Engine,
+    faults: &Faults,
+    request: Request,
+    body_len: usize,
+) -> Result<Output> {
     let request = check(request)?;
     if body_len > MAX_PAYLOAD_BYTES {
         return Err(DynamoError::validation(
@@ -427,11 +438,7 @@ fn respond(
     detail: CapacityDetail,
     kind: Capacity,
     collection_metrics: Option<serde_json::Value>,
-) -> Result<Vec<u8>> {
-    let mut body = serde_json::Map::new();
-    if let Some(metrics) = collection_metrics {
-        body.insert("ItemCollectionMetrics".into(), metrics);
-    }
+) -> Result<Output> {
     let consumed: Vec<Consumed> = units
         .iter()
         .map(|(table, units)| match kind {
@@ -439,8 +446,8 @@ fn respond(
             Capacity::Write => Consumed::write(table, *units),
         })
         .collect();
-    if let Some(list) = capacity_list(&consumed, detail) {
-        body.insert("ConsumedCapacity".into(), list);
-    }
-    Ok(serde_json::to_vec(&body).expect("plain data always serialises"))
+    Ok(Output::Transacted {
+        collection_metrics,
+        capacity: capacity_list(&consumed, detail),
+    })
 }

@@ -182,7 +182,10 @@ fn prepare_one(
 fn run_one(engine: &Engine, translated: &mut Translated) -> Result<(Value, Option<Value>)> {
     let (item, capacity) = match run_single(engine, translated)? {
         Output::Item { item, capacity } => (item, capacity),
-        Output::Page { capacity, .. } | Output::Write { capacity, .. } => (None, capacity),
+        Output::Page { capacity, .. }
+        | Output::Write { capacity, .. }
+        | Output::Gets { capacity, .. }
+        | Output::Transacted { capacity, .. } => (None, capacity),
     };
     let mut entry = Map::new();
     entry.insert("TableName".into(), translated.table.clone().into());

@@ -118,6 +118,10 @@ fn answer(translated: &Translated, output: Output) -> Vec<u8> {
             None,
             capacity,
         ),
+        // A single statement runs one item operation, never a transaction.
+        Output::Gets { capacity, .. } | Output::Transacted { capacity, .. } => {
+            (Vec::new(), None, capacity)
+        }
     };
     let items: Vec<Value> = items
         .iter()

@@ -189,14 +189,6 @@ fn duplicate_item() -> DynamoError {
     )
 }
 
-/// The response object of an operation (all of them answer JSON objects).
-fn response_object(body: &[u8]) -> Result<Map<String, Value>> {
-    match serde_json::from_slice(body) {
-        Ok(Value::Object(map)) => Ok(map),
-        _ => Err(DynamoError::internal("an operation answered a non-object")),
-    }
-}
-
 /// An item of a statement's answer as PartiQL shapes it: a SELECT of nested
 /// paths answers each path under its last name, and `RETURNING MODIFIED`
 /// keeps only the changed attributes. `None` when nothing is left.

@@ -4,10 +4,9 @@
 //! ClientRequestToken idempotency and doubled capacity are those operations'.
 
 use super::translate::{translate, Kind, Translated};
-use super::{
-    check_statements, prepare, response_object, shape_item, CheckedStatement, StatementFields,
-};
+use super::{check_statements, prepare, shape_item, CheckedStatement, StatementFields};
 use crate::faults::Faults;
+use crate::ops::output::Output;
 use crate::ops::{transact_get_items, transact_write_items};
 use crate::validate::{self, Violations};
 use ferrodyn_engine::Engine;
@@ -126,15 +125,31 @@ fn read_transaction(
     }
     let request = serde_json::from_value(body)
         .map_err(|e| DynamoError::internal(format!("translated request: {e}")))?;
-    let mut answer = response_object(&transact_get_items::run(engine, faults, request)?)?;
-    if let Some(Value::Array(responses)) = answer.get_mut("Responses") {
-        for (response, action) in responses.iter_mut().zip(actions) {
-            if let Some(item) = response.as_object_mut().and_then(|r| r.remove("Item")) {
-                if let Some(item) = shape_item(item, action) {
-                    response["Item"] = item;
-                }
-            }
+    let (responses, capacity) = match transact_get_items::execute(engine, faults, request)? {
+        Output::Gets {
+            responses,
+            capacity,
+        } => (responses, capacity),
+        _ => {
+            return Err(DynamoError::internal(
+                "TransactGetItems answered no Responses",
+            ))
         }
+    };
+    let responses: Vec<Value> = responses
+        .iter()
+        .zip(actions)
+        .map(
+            |(item, action)| match item.as_ref().and_then(|i| shape_item(i.to_value(), action)) {
+                Some(item) => json!({ "Item": item }),
+                None => json!({}),
+            },
+        )
+        .collect();
+    let mut answer = Map::new();
+    answer.insert("Responses".into(), Value::Array(responses));
+    if let Some(capacity) = capacity {
+        answer.insert("ConsumedCapacity".into(), capacity);
     }
     Ok(serde_json::to_vec(&Value::Object(answer)).expect("plain data always serialises"))
 }
@@ -175,10 +190,14 @@ fn write_transaction(
     let body_len = serde_json::to_vec(&body).map_or(0, |b| b.len());
     let parsed = serde_json::from_value(body)
         .map_err(|e| DynamoError::internal(format!("translated request: {e}")))?;
-    let answer = transact_write_items::run(engine, faults, parsed, body_len)
+    let answer = transact_write_items::execute(engine, faults, parsed, body_len)
         .map_err(|error| duplicate_reasons(error, &inserts))?;
     let mut out = Map::new();
-    if let Some(capacity) = response_object(&answer)?.remove("ConsumedCapacity") {
+    if let Output::Transacted {
+        capacity: Some(capacity),
+        ..
+    } = answer
+    {
         out.insert("ConsumedCapacity".into(), capacity);
     }
     Ok(serde_json::to_vec(&Value::Object(out)).expect("plain data always serialises"))
