@@ -242,17 +242,12 @@ fn an_attribute_lock_lets_an_unrelated_change_through_and_still_guards_its_own()
             .unwrap();
     };
     put(json!({"pk":{"S":"u1"},"status":{"S":"new"},"visits":{"N":"1"}}));
+    let status = |s: &mut StageFile, value: &str| {
+        let set = obj(json!({"status":{"S":value}}));
+        stage::stage_update(&api, s, &table, obj(json!({"pk":{"S":"u1"}})), set, &[]).unwrap();
+    };
     let mut s = StageFile::default();
-    let set = obj(json!({"status":{"S":"active"}}));
-    stage::stage_update(
-        &api,
-        &mut s,
-        &table,
-        obj(json!({"pk":{"S":"u1"}})),
-        set,
-        &[],
-    )
-    .unwrap();
+    status(&mut s, "active");
     // Someone else counts a visit.
     api.call("UpdateItem", &json!({"TableName": table, "Key": {"pk":{"S":"u1"}}, "UpdateExpression": "ADD visits :one", "ExpressionAttributeValues": {":one":{"N":"1"}}})).unwrap();
     assert_eq!(stage::diff(&api, &s).unwrap()[0].drift.len(), 1);
@@ -279,16 +274,7 @@ fn an_attribute_lock_lets_an_unrelated_change_through_and_still_guards_its_own()
         lock: stage::LockScope::Attributes,
         ..StageFile::default()
     };
-    let set = obj(json!({"status":{"S":"closed"}}));
-    stage::stage_update(
-        &api,
-        &mut s,
-        &table,
-        obj(json!({"pk":{"S":"u1"}})),
-        set,
-        &[],
-    )
-    .unwrap();
+    status(&mut s, "closed");
     put(json!({"pk":{"S":"u1"},"status":{"S":"banned"},"visits":{"N":"2"}}));
     let err = stage::commit(&api, &s, false).unwrap_err();
     assert!(matches!(err, StageError::Cancelled { .. }), "{err}");

@@ -6,6 +6,7 @@
 //! reshapes them without reading JSON back.
 
 use ferrodyn_types::Item;
+use serde::Serialize;
 use serde_json::Value;
 
 /// An item of an answer: the stored JSON, sent as it is (the fast path of
@@ -75,30 +76,13 @@ impl Output {
     /// DynamoDB's response body, written by hand so that stored items go out
     /// as their stored JSON.
     pub fn encode(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(self.size_hint());
-        out.push(b'{');
-        let mut first = true;
-        let mut field = |out: &mut Vec<u8>, name: &str| {
-            if !std::mem::take(&mut first) {
-                out.push(b',');
-            }
-            out.push(b'"');
-            out.extend_from_slice(name.as_bytes());
-            out.extend_from_slice(b"\":");
-        };
-        let value = |out: &mut Vec<u8>, v: &Value| {
-            serde_json::to_writer(out, v).expect("plain data always serialises")
-        };
+        let mut body = Fields::new(self.size_hint());
         match self {
             Output::Item { item, capacity } => {
                 if let Some(item) = item {
-                    field(&mut out, "Item");
-                    item.write_to(&mut out);
+                    body.item("Item", item);
                 }
-                if let Some(capacity) = capacity {
-                    field(&mut out, "ConsumedCapacity");
-                    value(&mut out, capacity);
-                }
+                body.optional("ConsumedCapacity", capacity.as_ref());
             }
             Output::Page {
                 items,
@@ -108,89 +92,38 @@ impl Output {
                 capacity,
             } => {
                 if let Some(items) = items {
-                    field(&mut out, "Items");
-                    out.push(b'[');
-                    for (n, item) in items.iter().enumerate() {
-                        if n > 0 {
-                            out.push(b',');
-                        }
-                        item.write_to(&mut out);
-                    }
-                    out.push(b']');
+                    body.items("Items", items);
                 }
-                field(&mut out, "Count");
-                out.extend_from_slice(count.to_string().as_bytes());
-                field(&mut out, "ScannedCount");
-                out.extend_from_slice(scanned.to_string().as_bytes());
-                if let Some(last) = last_evaluated {
-                    field(&mut out, "LastEvaluatedKey");
-                    serde_json::to_writer(&mut out, last).expect("plain data always serialises");
-                }
-                if let Some(capacity) = capacity {
-                    field(&mut out, "ConsumedCapacity");
-                    value(&mut out, capacity);
-                }
+                body.value("Count", count);
+                body.value("ScannedCount", scanned);
+                body.optional("LastEvaluatedKey", last_evaluated.as_ref());
+                body.optional("ConsumedCapacity", capacity.as_ref());
             }
             Output::Gets {
                 responses,
                 capacity,
             } => {
-                field(&mut out, "Responses");
-                out.push(b'[');
-                for (n, response) in responses.iter().enumerate() {
-                    if n > 0 {
-                        out.push(b',');
-                    }
-                    match response {
-                        Some(item) => {
-                            out.extend_from_slice(b"{\"Item\":");
-                            item.write_to(&mut out);
-                            out.push(b'}');
-                        }
-                        None => out.extend_from_slice(b"{}"),
-                    }
-                }
-                out.push(b']');
-                if let Some(capacity) = capacity {
-                    field(&mut out, "ConsumedCapacity");
-                    value(&mut out, capacity);
-                }
+                body.responses(responses);
+                body.optional("ConsumedCapacity", capacity.as_ref());
             }
             Output::Transacted {
                 collection_metrics,
                 capacity,
             } => {
-                if let Some(metrics) = collection_metrics {
-                    field(&mut out, "ItemCollectionMetrics");
-                    value(&mut out, metrics);
-                }
-                if let Some(capacity) = capacity {
-                    field(&mut out, "ConsumedCapacity");
-                    value(&mut out, capacity);
-                }
+                body.optional("ItemCollectionMetrics", collection_metrics.as_ref());
+                body.optional("ConsumedCapacity", capacity.as_ref());
             }
             Output::Write {
                 attributes,
                 capacity,
                 collection_metrics,
             } => {
-                if let Some(attributes) = attributes {
-                    field(&mut out, "Attributes");
-                    serde_json::to_writer(&mut out, attributes)
-                        .expect("plain data always serialises");
-                }
-                if let Some(capacity) = capacity {
-                    field(&mut out, "ConsumedCapacity");
-                    value(&mut out, capacity);
-                }
-                if let Some(metrics) = collection_metrics {
-                    field(&mut out, "ItemCollectionMetrics");
-                    value(&mut out, metrics);
-                }
+                body.optional("Attributes", attributes.as_ref());
+                body.optional("ConsumedCapacity", capacity.as_ref());
+                body.optional("ItemCollectionMetrics", collection_metrics.as_ref());
             }
         }
-        out.push(b'}');
-        out
+        body.finish()
     }
 
     fn size_hint(&self) -> usize {
@@ -206,5 +139,80 @@ impl Output {
             }
             Output::Write { .. } | Output::Transacted { .. } => 256,
         }
+    }
+}
+
+/// A JSON object written field by field.
+struct Fields {
+    out: Vec<u8>,
+    first: bool,
+}
+
+impl Fields {
+    fn new(capacity: usize) -> Fields {
+        let mut out = Vec::with_capacity(capacity);
+        out.push(b'{');
+        Fields { out, first: true }
+    }
+
+    fn name(&mut self, name: &str) {
+        if !std::mem::take(&mut self.first) {
+            self.out.push(b',');
+        }
+        self.out.push(b'"');
+        self.out.extend_from_slice(name.as_bytes());
+        self.out.extend_from_slice(b"\":");
+    }
+
+    fn value(&mut self, name: &str, value: &impl Serialize) {
+        self.name(name);
+        serde_json::to_writer(&mut self.out, value).expect("plain data always serialises");
+    }
+
+    fn optional(&mut self, name: &str, value: Option<&impl Serialize>) {
+        if let Some(value) = value {
+            self.value(name, value);
+        }
+    }
+
+    fn item(&mut self, name: &str, item: &OutItem) {
+        self.name(name);
+        item.write_to(&mut self.out);
+    }
+
+    fn items(&mut self, name: &str, items: &[OutItem]) {
+        self.name(name);
+        self.out.push(b'[');
+        for (n, item) in items.iter().enumerate() {
+            if n > 0 {
+                self.out.push(b',');
+            }
+            item.write_to(&mut self.out);
+        }
+        self.out.push(b']');
+    }
+
+    /// TransactGetItems' Responses: `{"Item": ..}` per found item, `{}` per
+    /// missing one.
+    fn responses(&mut self, responses: &[Option<OutItem>]) {
+        self.name("Responses");
+        self.out.push(b'[');
+        for (n, response) in responses.iter().enumerate() {
+            if n > 0 {
+                self.out.push(b',');
+            }
+            self.out.push(b'{');
+            if let Some(item) = response {
+                self.out.extend_from_slice(b"\"Item\":");
+                item.write_to(&mut self.out);
+            }
+            self.out.push(b'}');
+        }
+        self.out.push(b']');
+    }
+
+    fn finish(mut self) -> Vec<u8> {
+        self.out.push(b'}');
+        self.out
     }
 }
