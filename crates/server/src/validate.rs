@@ -303,10 +303,6 @@ impl Violations {
 }
 
 /// Enumerations as DynamoDB lists them in its messages.
-pub const RETURN_VALUES: &[&str] = &["ALL_NEW", "UPDATED_OLD", "ALL_OLD", "NONE", "UPDATED_NEW"];
-pub const RETURN_CONSUMED_CAPACITY: &[&str] = &["INDEXES", "TOTAL", "NONE"];
-pub const RETURN_ITEM_COLLECTION_METRICS: &[&str] = &["SIZE", "NONE"];
-pub const RETURN_VALUES_ON_CONDITION_CHECK_FAILURE: &[&str] = &["ALL_OLD", "NONE"];
 pub const CONDITIONAL_OPERATOR: &[&str] = &["AND", "OR"];
 
 /// A list as a violation echoes it: its members' JSON (without the absent,

@@ -4,8 +4,10 @@
 
 use crate::faults::Faults;
 use crate::ops::batch_write_item::capacity_list;
+use crate::ops::choice::{chosen, Choice};
 use crate::ops::common::{self, Names};
-use crate::validate::{self, Violations};
+use crate::validate::Violations;
+use ferrodyn_engine::capacity::CapacityDetail;
 use ferrodyn_engine::capacity::Consumed;
 use ferrodyn_engine::Engine;
 use ferrodyn_expr::{legacy_attributes_to_get, parse_projection, Projection};
@@ -18,7 +20,7 @@ use std::collections::BTreeMap;
 #[serde(rename_all = "PascalCase")]
 pub struct Request {
     request_items: Option<BTreeMap<String, KeysAndAttributes>>,
-    return_consumed_capacity: Option<String>,
+    return_consumed_capacity: Option<Choice<CapacityDetail>>,
 }
 
 #[derive(Deserialize)]
@@ -44,7 +46,7 @@ struct TableKeys {
 /// A request whose fields passed their constraints.
 struct Checked {
     request_items: BTreeMap<String, TableKeys>,
-    return_consumed_capacity: Option<String>,
+    return_consumed_capacity: Option<Choice<CapacityDetail>>,
 }
 
 /// What the reads so far produced, table by table.
@@ -78,11 +80,7 @@ pub fn run(engine: &Engine, faults: &Faults, request: Request) -> Result<Vec<u8>
 fn check(request: Request) -> Result<Checked> {
     let mut v = Violations::default();
     v.not_null("requestItems", &request.request_items);
-    v.one_of(
-        "returnConsumedCapacity",
-        request.return_consumed_capacity.as_deref(),
-        validate::RETURN_CONSUMED_CAPACITY,
-    );
+    v.choice("returnConsumedCapacity", &request.return_consumed_capacity);
     if let Some(items) = &request.request_items {
         if items.is_empty() {
             // AWS checks this apart from the constraints, in its own words
@@ -224,7 +222,10 @@ fn unprocessed_entry(spec: &TableKeys, left: Vec<Value>) -> Value {
 
 /// The response, written by hand so that items are copied as stored, not
 /// re-encoded.
-fn encode(progress: Progress, return_consumed_capacity: &Option<String>) -> Vec<u8> {
+fn encode(
+    progress: Progress,
+    return_consumed_capacity: &Option<Choice<CapacityDetail>>,
+) -> Vec<u8> {
     let mut out = Vec::with_capacity(progress.response_bytes + 256);
     out.extend_from_slice(b"{\"Responses\":{");
     for (n, (table_name, items)) in progress.responses.iter().enumerate() {
@@ -239,7 +240,7 @@ fn encode(progress: Progress, return_consumed_capacity: &Option<String>) -> Vec<
     out.extend_from_slice(b"},\"UnprocessedKeys\":");
     serde_json::to_writer(&mut out, &Value::Object(progress.unprocessed))
         .expect("plain data always serialises");
-    let detail = common::capacity_detail(return_consumed_capacity);
+    let detail = chosen(return_consumed_capacity);
     if let Some(list) = capacity_list(&read_capacity(&progress.units), detail) {
         out.extend_from_slice(b",\"ConsumedCapacity\":");
         serde_json::to_writer(&mut out, &list).expect("plain data always serialises");

@@ -4,6 +4,7 @@
 //! to retry.
 
 use crate::faults::Faults;
+use crate::ops::choice::{chosen, Choice, CollectionMetrics};
 use crate::ops::common;
 use crate::ops::conditional_write::wants_collection_metrics;
 use crate::validate::Violations;
@@ -21,8 +22,8 @@ use std::sync::Arc;
 #[serde(rename_all = "PascalCase")]
 pub struct Request {
     request_items: Option<BTreeMap<String, Vec<WriteRequest>>>,
-    return_consumed_capacity: Option<String>,
-    return_item_collection_metrics: Option<String>,
+    return_consumed_capacity: Option<Choice<CapacityDetail>>,
+    return_item_collection_metrics: Option<Choice<CollectionMetrics>>,
 }
 
 #[derive(Deserialize, serde::Serialize)]
@@ -182,7 +183,7 @@ fn respond(
     }));
     let mut body = serde_json::Map::new();
     body.insert("UnprocessedItems".into(), Value::Object(unprocessed));
-    let detail = common::capacity_detail(&request.return_consumed_capacity);
+    let detail = chosen(&request.return_consumed_capacity);
     if let Some(list) = capacity_list(&consumed, detail) {
         body.insert("ConsumedCapacity".into(), list);
     }

@@ -1,6 +1,8 @@
 //! What several operations share: decoding the body, the expression
-//! parameters, ReturnValues and ReturnConsumedCapacity, and response assembly.
+//! parameters, the checks of the return options (their enums are
+//! `choice.rs`'s), and response assembly.
 
+use crate::ops::choice::{Choice, CollectionMetrics, ReturnValues};
 use crate::validate::Violations;
 use ferrodyn_engine::capacity::CapacityDetail;
 use ferrodyn_expr::ExpressionContext;
@@ -49,27 +51,14 @@ pub fn expression_context(
     ExpressionContext::new(names.as_ref(), values.as_ref())
 }
 
-/// Parses ReturnConsumedCapacity (already checked against its enum).
-pub fn capacity_detail(value: &Option<String>) -> CapacityDetail {
-    CapacityDetail::parse(value.as_deref()).unwrap_or_default()
-}
-
-/// Checks ReturnConsumedCapacity and ReturnItemCollectionMetrics enums.
+/// Checks ReturnConsumedCapacity and ReturnItemCollectionMetrics.
 pub fn check_return_options(
     v: &mut Violations,
-    consumed: &Option<String>,
-    metrics: &Option<String>,
+    consumed: &Option<Choice<CapacityDetail>>,
+    metrics: &Option<Choice<CollectionMetrics>>,
 ) {
-    v.one_of(
-        "returnConsumedCapacity",
-        consumed.as_deref(),
-        crate::validate::RETURN_CONSUMED_CAPACITY,
-    );
-    v.one_of(
-        "returnItemCollectionMetrics",
-        metrics.as_deref(),
-        crate::validate::RETURN_ITEM_COLLECTION_METRICS,
-    );
+    v.choice("returnConsumedCapacity", consumed);
+    v.choice("returnItemCollectionMetrics", metrics);
 }
 
 /// A response object under construction.
@@ -85,28 +74,6 @@ impl ResponseBody {
 
     pub fn finish(self) -> Result<Vec<u8>> {
         Ok(serde_json::to_vec(&self.fields).expect("plain data always serialises"))
-    }
-}
-
-/// Which attributes a write returns (ReturnValues).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ReturnValues {
-    None,
-    AllOld,
-    UpdatedOld,
-    AllNew,
-    UpdatedNew,
-}
-
-impl ReturnValues {
-    pub fn parse(text: Option<&str>) -> ReturnValues {
-        match text {
-            Some("ALL_OLD") => ReturnValues::AllOld,
-            Some("UPDATED_OLD") => ReturnValues::UpdatedOld,
-            Some("ALL_NEW") => ReturnValues::AllNew,
-            Some("UPDATED_NEW") => ReturnValues::UpdatedNew,
-            _ => ReturnValues::None,
-        }
     }
 }
 

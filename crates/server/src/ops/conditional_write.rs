@@ -4,10 +4,12 @@
 //! charges it) and building its response (ReturnValues, ConsumedCapacity,
 //! ItemCollectionMetrics).
 
-use crate::ops::common::{self, ReturnValues};
+use crate::ops::choice::{chosen, Choice, CollectionMetrics, OnConditionFailure, ReturnValues};
+use crate::ops::common;
 use crate::ops::output::Output;
 use crate::validate::{self, Violations};
 use ferrodyn_engine::api::{SingleWrite, SingleWriteOutput};
+use ferrodyn_engine::capacity::CapacityDetail;
 use ferrodyn_engine::table::Table;
 use ferrodyn_engine::{Engine, Mutation};
 use ferrodyn_expr::{
@@ -18,10 +20,10 @@ use std::sync::Arc;
 
 /// The options every single-item write takes.
 pub struct WriteOptions<'a> {
-    pub return_values: &'a Option<String>,
-    pub return_consumed_capacity: &'a Option<String>,
-    pub return_item_collection_metrics: &'a Option<String>,
-    pub return_values_on_condition_check_failure: &'a Option<String>,
+    pub return_values: &'a Option<Choice<ReturnValues>>,
+    pub return_consumed_capacity: &'a Option<Choice<CapacityDetail>>,
+    pub return_item_collection_metrics: &'a Option<Choice<CollectionMetrics>>,
+    pub return_values_on_condition_check_failure: &'a Option<Choice<OnConditionFailure>>,
     pub conditional_operator: &'a Option<String>,
     pub expected: &'a Option<serde_json::Value>,
 }
@@ -29,11 +31,7 @@ pub struct WriteOptions<'a> {
 impl WriteOptions<'_> {
     /// The options' field constraints (DynamoDB's enumerations).
     pub fn check(&self, v: &mut Violations) {
-        v.one_of(
-            "returnValues",
-            self.return_values.as_deref(),
-            validate::RETURN_VALUES,
-        );
+        v.choice("returnValues", self.return_values);
         common::check_return_options(
             v,
             self.return_consumed_capacity,
@@ -44,10 +42,9 @@ impl WriteOptions<'_> {
             self.conditional_operator.as_deref(),
             validate::CONDITIONAL_OPERATOR,
         );
-        v.one_of(
+        v.choice(
             "returnValuesOnConditionCheckFailure",
-            self.return_values_on_condition_check_failure.as_deref(),
-            validate::RETURN_VALUES_ON_CONDITION_CHECK_FAILURE,
+            self.return_values_on_condition_check_failure,
         );
     }
 
@@ -113,13 +110,13 @@ impl WriteOptions<'_> {
     }
 
     pub fn return_values(&self) -> ReturnValues {
-        ReturnValues::parse(self.return_values.as_deref())
+        chosen(self.return_values)
     }
 }
 
 /// Whether ReturnItemCollectionMetrics (already checked) asks for SIZE.
-pub fn wants_collection_metrics(value: &Option<String>) -> bool {
-    value.as_deref() == Some("SIZE")
+pub fn wants_collection_metrics(value: &Option<Choice<CollectionMetrics>>) -> bool {
+    chosen(value) == CollectionMetrics::Size
 }
 
 /// Runs a validated write (within the table's provisioned capacity) and
@@ -133,7 +130,7 @@ pub fn execute(
     options: &WriteOptions<'_>,
 ) -> Result<Output> {
     let return_old_on_failure =
-        options.return_values_on_condition_check_failure.as_deref() == Some("ALL_OLD");
+        chosen(options.return_values_on_condition_check_failure) == OnConditionFailure::AllOld;
     let SingleWriteOutput { outcome, consumed } = engine.api().write_item(SingleWrite {
         table,
         key,
@@ -160,7 +157,7 @@ pub fn execute(
         .flatten();
     Ok(Output::Write {
         attributes: attributes.filter(|a| !a.is_empty()),
-        capacity: consumed.to_json(common::capacity_detail(options.return_consumed_capacity)),
+        capacity: consumed.to_json(chosen(options.return_consumed_capacity)),
         collection_metrics,
     })
 }

@@ -1,9 +1,11 @@
 //! DeleteItem: remove an item by key, optionally guarded by a condition.
 
+use crate::ops::choice::{Choice, CollectionMetrics, OnConditionFailure, ReturnValues};
 use crate::ops::common::{Names, Values};
 use crate::ops::conditional_write::{self, WriteOptions};
 use crate::ops::output::Output;
 use crate::validate::Violations;
+use ferrodyn_engine::capacity::CapacityDetail;
 use ferrodyn_engine::{Engine, Mutation};
 use ferrodyn_types::{Item, Result};
 use serde::Deserialize;
@@ -22,10 +24,10 @@ pub struct Request {
     expression_attribute_values: Values,
     expected: Option<serde_json::Value>,
     conditional_operator: Option<String>,
-    return_values: Option<String>,
-    return_consumed_capacity: Option<String>,
-    return_item_collection_metrics: Option<String>,
-    return_values_on_condition_check_failure: Option<String>,
+    return_values: Option<Choice<ReturnValues>>,
+    return_consumed_capacity: Option<Choice<CapacityDetail>>,
+    return_item_collection_metrics: Option<Choice<CollectionMetrics>>,
+    return_values_on_condition_check_failure: Option<Choice<OnConditionFailure>>,
 }
 
 pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {

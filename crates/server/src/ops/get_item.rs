@@ -1,9 +1,11 @@
 //! GetItem: one item by key, optionally projected. Without a projection the
 //! stored JSON is sent as it is, with no decode and re-encode.
 
+use crate::ops::choice::{chosen, Choice};
 use crate::ops::common::{self, Names};
 use crate::ops::output::{OutItem, Output};
 use crate::validate::Violations;
+use ferrodyn_engine::capacity::CapacityDetail;
 use ferrodyn_engine::Engine;
 use ferrodyn_expr::{legacy_attributes_to_get, parse_projection};
 use ferrodyn_types::{Item, Result};
@@ -18,7 +20,7 @@ pub struct Request {
     projection_expression: Option<String>,
     expression_attribute_names: Names,
     attributes_to_get: Option<Vec<String>>,
-    return_consumed_capacity: Option<String>,
+    return_consumed_capacity: Option<Choice<CapacityDetail>>,
 }
 
 impl Request {
@@ -45,11 +47,7 @@ pub fn execute(engine: &Engine, request: Request) -> Result<Output> {
         1,
         usize::MAX,
     );
-    v.one_of(
-        "returnConsumedCapacity",
-        request.return_consumed_capacity.as_deref(),
-        crate::validate::RETURN_CONSUMED_CAPACITY,
-    );
+    v.choice("returnConsumedCapacity", &request.return_consumed_capacity);
     let (table_name, key) = v.finish_with(request.table_name.zip(request.key))?;
     common::no_mixing(
         &[("AttributesToGet", request.attributes_to_get.is_some())],
@@ -73,7 +71,7 @@ pub fn execute(engine: &Engine, request: Request) -> Result<Output> {
 
     let consistent = request.consistent_read.unwrap_or(false);
     let read = engine.api().get_item(&table_name, &key, consistent)?;
-    let detail = common::capacity_detail(&request.return_consumed_capacity);
+    let detail = chosen(&request.return_consumed_capacity);
     let capacity = read.consumed.to_json(detail);
     let item = match (read.item, projection) {
         (Some(stored), None) => Some(OutItem::Stored(stored.json)),

@@ -5,6 +5,7 @@
 
 mod batch_get_item;
 mod batch_write_item;
+mod choice;
 mod common;
 mod conditional_write;
 mod create_table;

@@ -3,11 +3,13 @@
 //! module checks the request and the key condition against the key schema;
 //! the engine (read/query.rs) turns the keys it names into a storage range.
 
+use crate::ops::choice::{chosen, Choice};
 use crate::ops::common::{self, Names, Values};
 use crate::ops::output::Output;
 use crate::ops::reads::{self, Select};
 use crate::validate::Violations;
 use ferrodyn_engine::api::{PageOutput, PageRead};
+use ferrodyn_engine::capacity::CapacityDetail;
 use ferrodyn_engine::index::Index;
 use ferrodyn_engine::keys::KeyAttribute;
 use ferrodyn_engine::read::QueryKeys;
@@ -43,7 +45,7 @@ pub struct Request {
         deserialize_with = "ferrodyn_types::deserialize_expression_values"
     )]
     expression_attribute_values: Values,
-    return_consumed_capacity: Option<String>,
+    return_consumed_capacity: Option<Choice<CapacityDetail>>,
 }
 
 /// A Query's expressions, parsed: the key condition (its own errors come
@@ -93,7 +95,7 @@ pub fn execute(engine: &Engine, request: Request) -> Result<Output> {
         full_items: select.full_items(),
     };
     let PageOutput { page, units } = engine.api().query(read, &keys, start_key, forward)?;
-    let detail = common::capacity_detail(&request.return_consumed_capacity);
+    let detail = chosen(&request.return_consumed_capacity);
     reads::page_output(&table, index, page, select, projection, units, detail)
 }
 

@@ -2,6 +2,7 @@
 //! and the page response (Items, Count, ScannedCount, LastEvaluatedKey,
 //! ConsumedCapacity).
 
+use crate::ops::choice::Choice;
 use crate::ops::output::{OutItem, Output};
 use crate::validate::{self, Violations};
 use ferrodyn_engine::capacity::{CapacityDetail, Consumed};
@@ -28,7 +29,7 @@ pub struct ReadParams<'a> {
     pub conditional_operator: &'a Option<String>,
     /// Whether the legacy filter (QueryFilter / ScanFilter) is given.
     pub has_legacy_filter: bool,
-    pub return_consumed_capacity: &'a Option<String>,
+    pub return_consumed_capacity: &'a Option<Choice<CapacityDetail>>,
     pub attributes_to_get: &'a Option<Vec<String>>,
     pub projection_expression: &'a Option<String>,
     /// Query (true) or Scan: they word a Limit below 1 differently.
@@ -56,11 +57,7 @@ impl ReadParams<'_> {
             self.conditional_operator.as_deref(),
             validate::CONDITIONAL_OPERATOR,
         );
-        v.one_of(
-            "returnConsumedCapacity",
-            self.return_consumed_capacity.as_deref(),
-            validate::RETURN_CONSUMED_CAPACITY,
-        );
+        v.choice("returnConsumedCapacity", self.return_consumed_capacity);
         v.count(
             "attributesToGet",
             self.attributes_to_get.as_deref(),

@@ -3,11 +3,13 @@
 //! into disjoint, complete ranges for parallel scans. The engine
 //! (read/scan.rs) builds the storage range and prices the page.
 
+use crate::ops::choice::{chosen, Choice};
 use crate::ops::common::{self, Names, Values};
 use crate::ops::output::Output;
 use crate::ops::reads::{self, Select};
 use crate::validate::Violations;
 use ferrodyn_engine::api::{PageOutput, PageRead};
+use ferrodyn_engine::capacity::CapacityDetail;
 use ferrodyn_engine::read::Segment;
 use ferrodyn_engine::Engine;
 use ferrodyn_expr::{legacy_scan_filter, parse_filter, Condition, Projection};
@@ -36,7 +38,7 @@ pub struct Request {
         deserialize_with = "ferrodyn_types::deserialize_expression_values"
     )]
     expression_attribute_values: Values,
-    return_consumed_capacity: Option<String>,
+    return_consumed_capacity: Option<Choice<CapacityDetail>>,
 }
 
 const MAX_SEGMENTS: i64 = 1_000_000;
@@ -67,7 +69,7 @@ pub fn execute(engine: &Engine, request: Request) -> Result<Output> {
         full_items: select.full_items(),
     };
     let PageOutput { page, units } = engine.api().scan(read, segment, start_key)?;
-    let detail = common::capacity_detail(&request.return_consumed_capacity);
+    let detail = chosen(&request.return_consumed_capacity);
     reads::page_output(&table, index, page, select, projection, units, detail)
 }
 

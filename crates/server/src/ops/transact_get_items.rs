@@ -4,9 +4,10 @@
 use crate::faults::Faults;
 use crate::ops::batch_get_item::read_capacity;
 use crate::ops::batch_write_item::capacity_list;
+use crate::ops::choice::{chosen, Choice};
 use crate::ops::common::{self, Names};
 use crate::ops::output::{OutItem, Output};
-use crate::validate::{self, Violations};
+use crate::validate::Violations;
 use ferrodyn_engine::api::TransactGetOutput;
 use ferrodyn_engine::capacity::CapacityDetail;
 use ferrodyn_engine::items::StoredItem;
@@ -22,7 +23,7 @@ use std::sync::Arc;
 #[serde(rename_all = "PascalCase")]
 pub struct Request {
     transact_items: Option<Vec<TransactGetItem>>,
-    return_consumed_capacity: Option<String>,
+    return_consumed_capacity: Option<Choice<CapacityDetail>>,
 }
 
 #[derive(Deserialize, Serialize)]
@@ -56,7 +57,7 @@ pub fn run(engine: &Engine, faults: &Faults, request: Request) -> Result<Vec<u8>
 
 /// The transaction's answer, not yet encoded (PartiQL takes it as it is).
 pub fn execute(engine: &Engine, faults: &Faults, request: Request) -> Result<Output> {
-    let detail = common::capacity_detail(&request.return_consumed_capacity);
+    let detail = chosen(&request.return_consumed_capacity);
     let checked = check(request)?;
     let projections = checked.iter().map(projection).collect::<Result<Vec<_>>>()?;
     let gets = resolve(engine, checked)?;
@@ -79,11 +80,7 @@ fn check(request: Request) -> Result<Vec<CheckedGet>> {
             MAX_GETS,
         );
     }
-    v.one_of(
-        "returnConsumedCapacity",
-        request.return_consumed_capacity.as_deref(),
-        validate::RETURN_CONSUMED_CAPACITY,
-    );
+    v.choice("returnConsumedCapacity", &request.return_consumed_capacity);
     let items = request.transact_items.as_deref().unwrap_or_default();
     for (i, item) in items.iter().enumerate() {
         let field = format!("transactItems.{}.member.get", i + 1);

@@ -6,10 +6,11 @@
 
 use crate::faults::Faults;
 use crate::ops::batch_write_item::{capacity_list, collection_metrics};
+use crate::ops::choice::{chosen, Choice, CollectionMetrics, OnConditionFailure};
 use crate::ops::common::{self, Names, Values};
 use crate::ops::conditional_write::wants_collection_metrics;
 use crate::ops::output::Output;
-use crate::validate::{self, Violations};
+use crate::validate::Violations;
 use ferrodyn_engine::api::TransactWriteOutput;
 use ferrodyn_engine::capacity::{CapacityDetail, Consumed};
 use ferrodyn_engine::items::check_item_size;
@@ -29,8 +30,8 @@ use std::sync::Arc;
 pub struct Request {
     transact_items: Option<Vec<TransactItem>>,
     client_request_token: Option<String>,
-    return_consumed_capacity: Option<String>,
-    return_item_collection_metrics: Option<String>,
+    return_consumed_capacity: Option<Choice<CapacityDetail>>,
+    return_item_collection_metrics: Option<Choice<CollectionMetrics>>,
 }
 
 #[derive(Deserialize, Serialize)]
@@ -68,7 +69,7 @@ pub struct Action {
     )]
     expression_attribute_values: Values,
     #[serde(skip_serializing_if = "Option::is_none")]
-    return_values_on_condition_check_failure: Option<String>,
+    return_values_on_condition_check_failure: Option<Choice<OnConditionFailure>>,
 }
 
 /// What an action does, with the fields its kind requires (checked present).
@@ -108,8 +109,8 @@ struct Checked {
     client_request_token: Option<String>,
     /// The digest of the actions, taken when there is a token to claim.
     fingerprint: Option<u64>,
-    return_consumed_capacity: Option<String>,
-    return_item_collection_metrics: Option<String>,
+    return_consumed_capacity: Option<Choice<CapacityDetail>>,
+    return_item_collection_metrics: Option<Choice<CollectionMetrics>>,
 }
 
 const MAX_ACTIONS: usize = 100;
@@ -146,7 +147,7 @@ pub fn execute(
         .collect::<Result<Vec<_>>>()?;
     let keys = check_keys(&parsed, &tables)?;
 
-    let detail = common::capacity_detail(&request.return_consumed_capacity);
+    let detail = chosen(&request.return_consumed_capacity);
     let token = request
         .client_request_token
         .as_deref()
@@ -261,10 +262,9 @@ fn check_action(v: &mut Violations, i: usize, item: TransactItem) -> Result<Opti
     for (name, present) in required {
         v.not_null(&format!("{field}.{name}"), &present.then_some(()));
     }
-    v.one_of(
+    v.choice(
         &format!("{field}.returnValuesOnConditionCheckFailure"),
-        action.return_values_on_condition_check_failure.as_deref(),
-        validate::RETURN_VALUES_ON_CONDITION_CHECK_FAILURE,
+        &action.return_values_on_condition_check_failure,
     );
     let has_expression =
         action.condition_expression.is_some() || action.update_expression.is_some();
@@ -289,8 +289,8 @@ fn check_action(v: &mut Violations, i: usize, item: TransactItem) -> Result<Opti
             has_expression,
             expression_attribute_names: action.expression_attribute_names,
             expression_attribute_values: action.expression_attribute_values,
-            return_old_on_failure: action.return_values_on_condition_check_failure.as_deref()
-                == Some("ALL_OLD"),
+            return_old_on_failure: chosen(&action.return_values_on_condition_check_failure)
+                == OnConditionFailure::AllOld,
         }))
 }
 

@@ -5,8 +5,10 @@
 
 use super::translate::{translate, Kind, Translated};
 use super::{check_statements, prepare, run_single, shape_item, CheckedStatement, StatementFields};
+use crate::ops::choice::{Choice, OnConditionFailure};
 use crate::ops::output::Output;
-use crate::validate::{self, Violations};
+use crate::validate::Violations;
+use ferrodyn_engine::capacity::CapacityDetail;
 use ferrodyn_engine::Engine;
 use ferrodyn_partiql::ast::Statement;
 use ferrodyn_partiql::Parsed;
@@ -19,7 +21,7 @@ use std::sync::Arc;
 #[serde(rename_all = "PascalCase")]
 pub struct Request {
     statements: Option<Vec<BatchStatement>>,
-    return_consumed_capacity: Option<String>,
+    return_consumed_capacity: Option<Choice<CapacityDetail>>,
 }
 
 /// Serialize: a too-long list is echoed in its length error.
@@ -33,7 +35,7 @@ pub struct BatchStatement {
     #[serde(skip_serializing_if = "Option::is_none")]
     consistent_read: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    return_values_on_condition_check_failure: Option<String>,
+    return_values_on_condition_check_failure: Option<Choice<OnConditionFailure>>,
 }
 
 impl StatementFields for BatchStatement {
@@ -44,7 +46,9 @@ impl StatementFields for BatchStatement {
         self.parameters.as_deref()
     }
     fn return_values_on_condition_check_failure(&self) -> Option<&str> {
-        self.return_values_on_condition_check_failure.as_deref()
+        self.return_values_on_condition_check_failure
+            .as_ref()
+            .map(Choice::text)
     }
 }
 
@@ -121,11 +125,7 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
 fn check(request: &Request) -> Result<Vec<CheckedStatement<'_, BatchStatement>>> {
     let mut v = Violations::default();
     let statements = check_statements(&mut v, "statements", &request.statements, MAX_STATEMENTS);
-    v.one_of(
-        "returnConsumedCapacity",
-        request.return_consumed_capacity.as_deref(),
-        validate::RETURN_CONSUMED_CAPACITY,
-    );
+    v.choice("returnConsumedCapacity", &request.return_consumed_capacity);
     v.finish_with(statements)
 }
 
@@ -134,7 +134,7 @@ fn prepare_one(
     engine: &Engine,
     statement: &Statement,
     s: &BatchStatement,
-    return_capacity: &Option<String>,
+    return_capacity: &Option<Choice<CapacityDetail>>,
 ) -> Result<Translated> {
     let has_returning = matches!(statement, Statement::Update(u) if u.returning.is_some())
         || matches!(statement, Statement::Delete(d) if d.returning.is_some());

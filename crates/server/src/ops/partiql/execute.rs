@@ -5,9 +5,11 @@
 use super::translate::Translated;
 use super::translate::{translate, Kind};
 use super::{prepare, run_single, shape_item, MAX_STATEMENT_LENGTH};
+use crate::ops::choice::{Choice, OnConditionFailure};
 use crate::ops::output::{OutItem, Output};
-use crate::validate::{self, Violations};
+use crate::validate::Violations;
 use base64::Engine as _;
+use ferrodyn_engine::capacity::CapacityDetail;
 use ferrodyn_engine::Engine;
 use ferrodyn_types::{AttributeValue, DynamoError, Result};
 use serde::Deserialize;
@@ -20,9 +22,9 @@ pub struct Request {
     parameters: Option<Vec<AttributeValue>>,
     consistent_read: Option<bool>,
     next_token: Option<String>,
-    return_consumed_capacity: Option<String>,
+    return_consumed_capacity: Option<Choice<CapacityDetail>>,
     limit: Option<i64>,
-    return_values_on_condition_check_failure: Option<String>,
+    return_values_on_condition_check_failure: Option<Choice<OnConditionFailure>>,
 }
 
 /// DynamoDB's limit on a NextToken's length.
@@ -46,15 +48,10 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
         1,
         MAX_NEXT_TOKEN_LENGTH,
     );
-    v.one_of(
-        "returnConsumedCapacity",
-        request.return_consumed_capacity.as_deref(),
-        validate::RETURN_CONSUMED_CAPACITY,
-    );
-    v.one_of(
+    v.choice("returnConsumedCapacity", &request.return_consumed_capacity);
+    v.choice(
         "returnValuesOnConditionCheckFailure",
-        request.return_values_on_condition_check_failure.as_deref(),
-        validate::RETURN_VALUES_ON_CONDITION_CHECK_FAILURE,
+        &request.return_values_on_condition_check_failure,
     );
     let text = v.finish_with(request.statement.as_deref())?;
     let params = request.parameters.as_deref().unwrap_or_default();

@@ -13,6 +13,7 @@ mod render;
 pub mod transaction;
 mod translate;
 
+use super::choice::{OnConditionFailure, WireEnum};
 use super::output::Output;
 use super::{delete_item, get_item, put_item, query, scan, update_item};
 use ferrodyn_engine::Engine;
@@ -79,7 +80,7 @@ pub(crate) fn check_statements<'a, T: StatementFields + serde::Serialize>(
         v.one_of(
             &format!("{member}.returnValuesOnConditionCheckFailure"),
             s.return_values_on_condition_check_failure(),
-            crate::validate::RETURN_VALUES_ON_CONDITION_CHECK_FAILURE,
+            OnConditionFailure::NAMES,
         );
     }
     statements.as_ref().and_then(|list| {

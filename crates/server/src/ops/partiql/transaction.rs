@@ -6,9 +6,11 @@
 use super::translate::{translate, Kind, Translated};
 use super::{check_statements, prepare, shape_item, CheckedStatement, StatementFields};
 use crate::faults::Faults;
+use crate::ops::choice::{Choice, OnConditionFailure};
 use crate::ops::output::Output;
 use crate::ops::{transact_get_items, transact_write_items};
-use crate::validate::{self, Violations};
+use crate::validate::Violations;
+use ferrodyn_engine::capacity::CapacityDetail;
 use ferrodyn_engine::Engine;
 use ferrodyn_partiql::ast::Statement;
 use ferrodyn_types::{AttributeValue, DynamoError, ErrorKind, Result};
@@ -20,7 +22,7 @@ use serde_json::{json, Map, Value};
 pub struct Request {
     transact_statements: Option<Vec<ParameterizedStatement>>,
     client_request_token: Option<String>,
-    return_consumed_capacity: Option<String>,
+    return_consumed_capacity: Option<Choice<CapacityDetail>>,
 }
 
 /// Serialize: a too-long list is echoed in its length error.
@@ -32,7 +34,7 @@ pub struct ParameterizedStatement {
     #[serde(skip_serializing_if = "Option::is_none")]
     parameters: Option<Vec<AttributeValue>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    return_values_on_condition_check_failure: Option<String>,
+    return_values_on_condition_check_failure: Option<Choice<OnConditionFailure>>,
 }
 
 impl StatementFields for ParameterizedStatement {
@@ -43,7 +45,9 @@ impl StatementFields for ParameterizedStatement {
         self.parameters.as_deref()
     }
     fn return_values_on_condition_check_failure(&self) -> Option<&str> {
-        self.return_values_on_condition_check_failure.as_deref()
+        self.return_values_on_condition_check_failure
+            .as_ref()
+            .map(Choice::text)
     }
 }
 
@@ -96,11 +100,7 @@ fn check(request: &Request) -> Result<Vec<CheckedStatement<'_, ParameterizedStat
         1,
         36,
     );
-    v.one_of(
-        "returnConsumedCapacity",
-        request.return_consumed_capacity.as_deref(),
-        validate::RETURN_CONSUMED_CAPACITY,
-    );
+    v.choice("returnConsumedCapacity", &request.return_consumed_capacity);
     v.finish_with(statements)
 }
 
@@ -108,7 +108,7 @@ fn read_transaction(
     engine: &Engine,
     faults: &Faults,
     actions: &[Translated],
-    capacity: &Option<String>,
+    capacity: &Option<Choice<CapacityDetail>>,
 ) -> Result<Vec<u8>> {
     let mut items = Vec::with_capacity(actions.len());
     for action in actions {
