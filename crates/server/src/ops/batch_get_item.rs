@@ -3,12 +3,10 @@
 //! come back in UnprocessedKeys for the caller to retry.
 
 use crate::faults::Faults;
-use crate::ops::batch_write_item::capacity_list;
 use crate::ops::choice::{chosen, Choice};
 use crate::ops::common::{self, Names};
 use crate::validate::Violations;
 use ferrodyn_engine::capacity::CapacityDetail;
-use ferrodyn_engine::capacity::Consumed;
 use ferrodyn_engine::Engine;
 use ferrodyn_expr::{legacy_attributes_to_get, parse_projection, Projection};
 use ferrodyn_types::{DynamoError, Item, Result};
@@ -241,20 +239,12 @@ fn encode(
     serde_json::to_writer(&mut out, &Value::Object(progress.unprocessed))
         .expect("plain data always serialises");
     let detail = chosen(return_consumed_capacity);
-    if let Some(list) = capacity_list(&read_capacity(&progress.units), detail) {
+    if let Some(list) = common::capacity_list(&common::read_capacity(&progress.units), detail) {
         out.extend_from_slice(b",\"ConsumedCapacity\":");
         serde_json::to_writer(&mut out, &list).expect("plain data always serialises");
     }
     out.push(b'}');
     out
-}
-
-/// One read entry per table, for ConsumedCapacity.
-pub fn read_capacity(units: &[(String, f64)]) -> Vec<Consumed> {
-    units
-        .iter()
-        .map(|(table, units)| Consumed::read(table, *units))
-        .collect()
 }
 
 /// More than 100 keys for one table. AWS reports it without the keys and

@@ -6,7 +6,6 @@
 use crate::faults::Faults;
 use crate::ops::choice::{chosen, Choice, CollectionMetrics};
 use crate::ops::common;
-use crate::ops::conditional_write::wants_collection_metrics;
 use crate::validate::Violations;
 use ferrodyn_engine::capacity::{CapacityDetail, Consumed};
 use ferrodyn_engine::items::check_item_size;
@@ -184,38 +183,13 @@ fn respond(
     let mut body = serde_json::Map::new();
     body.insert("UnprocessedItems".into(), Value::Object(unprocessed));
     let detail = chosen(&request.return_consumed_capacity);
-    if let Some(list) = capacity_list(&consumed, detail) {
+    if let Some(list) = common::capacity_list(&consumed, detail) {
         body.insert("ConsumedCapacity".into(), list);
     }
-    if wants_collection_metrics(&request.return_item_collection_metrics) {
-        if let Some(metrics) = collection_metrics(planned) {
+    if common::wants_collection_metrics(&request.return_item_collection_metrics) {
+        if let Some(metrics) = common::collection_metrics(planned) {
             body.insert("ItemCollectionMetrics".into(), metrics);
         }
     }
     Ok(serde_json::to_vec(&body).expect("plain data always serialises"))
-}
-
-/// ItemCollectionMetrics as BatchWriteItem and TransactWriteItems return
-/// them: for each table with an LSI, one entry per write, in request order.
-/// None when no write touched such a table.
-pub fn collection_metrics(writes: &[PlannedWrite]) -> Option<Value> {
-    let mut tables = serde_json::Map::new();
-    for write in writes {
-        if let Some(metrics) = write.item_collection_metrics() {
-            tables
-                .entry(write.table.name.clone())
-                .or_insert_with(|| json!([]))
-                .as_array_mut()
-                .expect("array")
-                .push(metrics.to_json());
-        }
-    }
-    (!tables.is_empty()).then_some(Value::Object(tables))
-}
-
-/// ConsumedCapacity as the list multi-table operations return: one entry
-/// per table.
-pub fn capacity_list(consumed: &[Consumed], detail: CapacityDetail) -> Option<Value> {
-    let list: Vec<Value> = consumed.iter().filter_map(|c| c.to_json(detail)).collect();
-    (detail != CapacityDetail::None).then_some(Value::Array(list))
 }

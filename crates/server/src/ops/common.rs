@@ -2,13 +2,14 @@
 //! parameters, the checks of the return options (their enums are
 //! `choice.rs`'s), and response assembly.
 
-use crate::ops::choice::{Choice, CollectionMetrics, ReturnValues};
+use crate::ops::choice::{chosen, Choice, CollectionMetrics, ReturnValues};
 use crate::validate::Violations;
-use ferrodyn_engine::capacity::CapacityDetail;
+use ferrodyn_engine::capacity::{CapacityDetail, Consumed};
+use ferrodyn_engine::PlannedWrite;
 use ferrodyn_expr::ExpressionContext;
 use ferrodyn_types::{json_error_to_dynamo, AttributeValue, DynamoError, Result};
 use serde::de::DeserializeOwned;
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 
 /// Decodes a request body; a body that is not JSON, or a field of the wrong
@@ -108,4 +109,44 @@ pub fn no_mixing(legacy: &[(&str, bool)], expressions: &[(&str, bool)]) -> Resul
         legacy.join(", "),
         modern.join(", ")
     )))
+}
+
+// ---- capacity and item-collection metrics of several items -------------------
+
+/// One read entry per table, for ConsumedCapacity.
+pub fn read_capacity(units: &[(String, f64)]) -> Vec<Consumed> {
+    units
+        .iter()
+        .map(|(table, units)| Consumed::read(table, *units))
+        .collect()
+}
+
+/// ConsumedCapacity as the list multi-table operations return: one entry
+/// per table.
+pub fn capacity_list(consumed: &[Consumed], detail: CapacityDetail) -> Option<Value> {
+    let list: Vec<Value> = consumed.iter().filter_map(|c| c.to_json(detail)).collect();
+    (detail != CapacityDetail::None).then_some(Value::Array(list))
+}
+
+/// ItemCollectionMetrics as BatchWriteItem and TransactWriteItems return
+/// them: for each table with an LSI, one entry per write, in request order.
+/// None when no write touched such a table.
+pub fn collection_metrics(writes: &[PlannedWrite]) -> Option<Value> {
+    let mut tables = serde_json::Map::new();
+    for write in writes {
+        if let Some(metrics) = write.item_collection_metrics() {
+            tables
+                .entry(write.table.name.clone())
+                .or_insert_with(|| json!([]))
+                .as_array_mut()
+                .expect("array")
+                .push(metrics.to_json());
+        }
+    }
+    (!tables.is_empty()).then_some(Value::Object(tables))
+}
+
+/// Whether ReturnItemCollectionMetrics (already checked) asks for SIZE.
+pub fn wants_collection_metrics(value: &Option<Choice<CollectionMetrics>>) -> bool {
+    chosen(value) == CollectionMetrics::Size
 }

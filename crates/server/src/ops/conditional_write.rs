@@ -114,11 +114,6 @@ impl WriteOptions<'_> {
     }
 }
 
-/// Whether ReturnItemCollectionMetrics (already checked) asks for SIZE.
-pub fn wants_collection_metrics(value: &Option<Choice<CollectionMetrics>>) -> bool {
-    chosen(value) == CollectionMetrics::Size
-}
-
 /// Runs a validated write (within the table's provisioned capacity) and
 /// returns its answer, not yet encoded.
 pub fn execute(
@@ -152,9 +147,10 @@ pub fn execute(
             .as_ref()
             .map(|new| project_paths(new, &outcome.updated_paths)),
     };
-    let collection_metrics = wants_collection_metrics(options.return_item_collection_metrics)
-        .then(|| outcome.item_collection.as_ref().map(|m| m.to_json()))
-        .flatten();
+    let collection_metrics =
+        common::wants_collection_metrics(options.return_item_collection_metrics)
+            .then(|| outcome.item_collection.as_ref().map(|m| m.to_json()))
+            .flatten();
     Ok(Output::Write {
         attributes: attributes.filter(|a| !a.is_empty()),
         capacity: consumed.to_json(chosen(options.return_consumed_capacity)),

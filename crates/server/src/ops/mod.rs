@@ -24,6 +24,7 @@ mod registry;
 mod resource_policy;
 mod scan;
 mod streams;
+mod table_schema;
 mod tags;
 mod transact_get_items;
 mod transact_write_items;

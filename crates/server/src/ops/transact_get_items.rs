@@ -2,8 +2,6 @@
 //! items and tables, at twice the read units of strongly consistent reads.
 
 use crate::faults::Faults;
-use crate::ops::batch_get_item::read_capacity;
-use crate::ops::batch_write_item::capacity_list;
 use crate::ops::choice::{chosen, Choice};
 use crate::ops::common::{self, Names};
 use crate::ops::output::{OutItem, Output};
@@ -165,7 +163,7 @@ fn respond(
     }
     Ok(Output::Gets {
         responses,
-        capacity: capacity_list(&read_capacity(&units), detail),
+        capacity: common::capacity_list(&common::read_capacity(&units), detail),
     })
 }
 

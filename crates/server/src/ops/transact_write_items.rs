@@ -5,10 +5,8 @@
 //! claims the token, admits, commits and charges.
 
 use crate::faults::Faults;
-use crate::ops::batch_write_item::{capacity_list, collection_metrics};
 use crate::ops::choice::{chosen, Choice, CollectionMetrics, OnConditionFailure};
 use crate::ops::common::{self, Names, Values};
-use crate::ops::conditional_write::wants_collection_metrics;
 use crate::ops::output::Output;
 use crate::validate::Violations;
 use ferrodyn_engine::api::TransactWriteOutput;
@@ -171,8 +169,8 @@ pub fn execute(
         }
         TransactWriteOutput::Committed { writes, units } => (writes, units),
     };
-    let metrics = wants_collection_metrics(&request.return_item_collection_metrics)
-        .then(|| collection_metrics(&writes))
+    let metrics = common::wants_collection_metrics(&request.return_item_collection_metrics)
+        .then(|| common::collection_metrics(&writes))
         .flatten();
     respond(&units, detail, Capacity::Write, metrics)
 }
@@ -448,6 +446,6 @@ fn respond(
         .collect();
     Ok(Output::Transacted {
         collection_metrics,
-        capacity: capacity_list(&consumed, detail),
+        capacity: common::capacity_list(&consumed, detail),
     })
 }

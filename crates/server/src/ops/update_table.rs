@@ -1,9 +1,10 @@
-//! UpdateTable: billing mode, provisioned throughput, stream specification,
-//! deletion protection and table class. Index changes arrive with the index
-//! work and are refused clearly until then.
+//! UpdateTable: billing mode, provisioned throughput (with the indexes'
+//! when the mode switches), stream specification, deletion protection,
+//! table class, and one global index created (backfilled online) or
+//! deleted per call, as DynamoDB allows.
 
 use crate::ops::common::ResponseBody;
-use crate::ops::create_table::{
+use crate::ops::table_schema::{
     attribute_definitions, check_definitions, check_index, check_stream, check_throughput, indexes,
     RawAttributeDefinition, RawIndex, RawStreamSpecification, RawThroughput, Throughput,
     MAX_GSI_KEY_ELEMENTS,
