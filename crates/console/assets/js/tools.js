@@ -113,7 +113,7 @@ function renderLocks(out, report, context, repaired) {
       repaired.skipped.map((f) => el('div.warn', `not fixed: ${f}`))),
     el('div.row',
       el(`span.pill.${problems ? 's-deleting' : 's-active'}`, problems ? `${problems} problem(s)` : 'healthy'),
-      el('span.hint', `${report.markers.length} marker(s)${report.ownersScanned ? ', owners scanned' : ''}${report.listedBy && report.listedBy.length ? ' · listed by ' + report.listedBy.join('; ') : ''}`),
+      el('span.hint', `${report.markers.length} marker(s)${report.ownersScanned ? ', owners scanned' : ''}${report.listedBy?.length ? ' · listed by ' + listedBy(report.listedBy) : ''}`),
       el('span.spacer'),
       problems ? button('Repair all', repairAll, 'primary') : null),
     scanned && layout === 'per-value' && el('div.row.index-offer',
@@ -136,6 +136,20 @@ function renderLocks(out, report, context, repaired) {
             : button('Repair…', () => repairOne({ owner: m.owner, attribute: m.attribute }, `${ownerText(m.owner)}: add the missing ${m.attribute} marker`), 'small ghost', { 'aria-label': `Add the marker of ${ownerText(m.owner)}` })))),
         report.markers.length + report.missing.length === 0
           && el('tr', el('td.hint', { colspan: 6 }, 'No markers of this constraint in this layout. If the table was written with the other marker layout, choose it above.')))));
+}
+
+/** How the markers were listed, one entry per way with the attributes it
+ * served: "Scan of table app (…) (email, username)" rather than the same
+ * sentence once per attribute. */
+function listedBy(entries) {
+  const ways = new Map();
+  for (const entry of entries) {
+    const cut = entry.lastIndexOf(' (');
+    const [how, attribute] = cut > 0 && entry.endsWith(')') ? [entry.slice(0, cut), entry.slice(cut + 2, -1)] : [entry, null];
+    if (!ways.has(how)) ways.set(how, []);
+    if (attribute) ways.get(how).push(attribute);
+  }
+  return [...ways].map(([how, attributes]) => (attributes.length ? `${how} (${attributes.join(', ')})` : how)).join('; ');
 }
 
 /** An owner's key as a link to the items view queried for it. */
