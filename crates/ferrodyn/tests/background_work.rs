@@ -4,7 +4,7 @@
 //! server listens at once while unfinished purges and GSI backfills go on in
 //! the background (the index CREATING until its backfill is done).
 
-use crate::util::{self, client_for, is_external, s, ServerProcess};
+use crate::util::{self, client_for, needs_own_server, s, ServerProcess};
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, CreateGlobalSecondaryIndexAction, GlobalSecondaryIndexUpdate,
     KeySchemaElement, KeyType, Projection, ProjectionType, PutRequest, ScalarAttributeType,
@@ -74,9 +74,7 @@ async fn wait_for_purges(server: &ServerProcess, count: usize) {
 #[tokio::test]
 async fn delete_table_answers_at_once_and_other_tables_stay_fast() {
     let _heavy = util::heavy_test().await;
-    if is_external() {
-        return;
-    }
+    needs_own_server();
     let dir = tempfile::tempdir().unwrap();
     let server = ServerProcess::with_data_dir(dir.path());
     let client = client_for(server.endpoint());
@@ -158,9 +156,7 @@ async fn delete_table_answers_at_once_and_other_tables_stay_fast() {
 #[tokio::test]
 async fn after_kill_9_the_server_listens_at_once_and_finishes_purges_and_backfills() {
     let _heavy = util::heavy_test().await;
-    if is_external() {
-        return;
-    }
+    needs_own_server();
     let dir = tempfile::tempdir().unwrap();
     let server = ServerProcess::with_data_dir(dir.path());
     let client = client_for(server.endpoint());

@@ -442,19 +442,14 @@ async fn check_lists(client: &Client, table: &str, history: &History) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn transfers_snapshots_and_appends_show_no_anomaly_in_memory() {
     let _heavy = util::heavy_test().await;
-    let Some((server, _)) = util::own_server(&[]) else {
-        return;
-    };
+    let (server, _) = util::own_server(&[]);
     isolation_check(server.endpoint()).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn transfers_snapshots_and_appends_show_no_anomaly_on_disk() {
     let _heavy = util::heavy_test().await;
-    if util::is_external() {
-        eprintln!("skipped: needs its own server process");
-        return;
-    }
+    util::needs_own_server();
     let dir = tempfile::tempdir().unwrap();
     let server = ServerProcess::with_data_dir(dir.path());
     isolation_check(server.endpoint()).await;
@@ -468,9 +463,7 @@ async fn transfers_snapshots_and_appends_show_no_anomaly_on_disk() {
 async fn a_hot_item_meets_real_conflicts_and_counts_exactly() {
     let _heavy = util::heavy_test().await;
     let fault = ["--fault", "TransactWriteItems=hold:2ms@0.05"];
-    let Some((server, client)) = util::own_server(&fault) else {
-        return;
-    };
+    let (server, client) = util::own_server(&fault);
     let table = util::table_s(&client).await;
     let hot = || item(&[("p", s("hot"))]);
     let txn_conflicts = Arc::new(AtomicUsize::new(0));
@@ -591,9 +584,7 @@ async fn update_during_held_transaction(
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_write_to_an_item_a_transaction_holds_fails_with_transaction_conflict() {
     let fault = ["--fault", "TransactWriteItems=hold:400ms@1"];
-    let Some((server, _)) = util::own_server(&fault) else {
-        return;
-    };
+    let (server, _) = util::own_server(&fault);
     let (direct, elapsed, _, _) = update_during_held_transaction(server.endpoint()).await;
     match direct {
         Err(UpdateItemError::TransactionConflictException(e)) => {
@@ -615,9 +606,7 @@ async fn with_conflicts_queue_the_write_waits_for_the_transaction() {
         "--fault",
         "TransactWriteItems=hold:400ms@1",
     ];
-    let Some((server, _)) = util::own_server(&flags) else {
-        return;
-    };
+    let (server, _) = util::own_server(&flags);
     let (direct, elapsed, client, table) = update_during_held_transaction(server.endpoint()).await;
     direct.expect("queued, not rejected");
     assert!(

@@ -34,10 +34,7 @@ fn unpack_fixture() -> (tempfile::TempDir, std::path::PathBuf) {
 
 #[tokio::test]
 async fn a_data_directory_of_the_first_format_opens_and_answers() {
-    if util::is_external() {
-        eprintln!("skipped: needs its own server process");
-        return;
-    }
+    util::needs_own_server();
     let (_tmp, data) = unpack_fixture();
     let server = ServerProcess::with_data_dir(&data);
     let client = util::client_for(server.endpoint());
@@ -135,10 +132,7 @@ fn serve_and_fail(data: &Path) -> (bool, String) {
 
 #[tokio::test]
 async fn a_directory_written_by_a_newer_ferrodyn_is_refused() {
-    if util::is_external() {
-        eprintln!("skipped: needs its own server process");
-        return;
-    }
+    util::needs_own_server();
     let (_tmp, data) = unpack_fixture();
     std::fs::write(data.join("FERRODYN_FORMAT"), "ferrodyn-data-format 2\n").unwrap();
     let (ok, stderr) = serve_and_fail(&data);
@@ -151,10 +145,7 @@ async fn a_directory_written_by_a_newer_ferrodyn_is_refused() {
 
 #[tokio::test]
 async fn a_non_empty_directory_that_is_not_ferrodyns_is_refused() {
-    if util::is_external() {
-        eprintln!("skipped: needs its own server process");
-        return;
-    }
+    util::needs_own_server();
     let tmp = tempfile::tempdir().unwrap();
     std::fs::write(tmp.path().join("thesis.tex"), "precious").unwrap();
     let (ok, stderr) = serve_and_fail(tmp.path());
@@ -167,10 +158,7 @@ async fn a_non_empty_directory_that_is_not_ferrodyns_is_refused() {
 /// and the way out, and leaves the first one serving.
 #[tokio::test]
 async fn a_directory_in_use_names_the_process_holding_it() {
-    if util::is_external() {
-        eprintln!("skipped: needs its own server process");
-        return;
-    }
+    util::needs_own_server();
     let tmp = tempfile::tempdir().unwrap();
     let first = ServerProcess::with_data_dir(tmp.path());
     let (ok, stderr) = serve_and_fail(tmp.path());

@@ -85,10 +85,7 @@ async fn check_data(client: &Client, table: &str) {
 
 #[tokio::test]
 async fn data_survives_a_clean_shutdown() {
-    if util::is_external() {
-        eprintln!("skipped: needs its own server process");
-        return;
-    }
+    util::needs_own_server();
     let dir = tempfile::tempdir().unwrap();
     let server = ServerProcess::with_data_dir(dir.path());
     let client = util::client_for(server.endpoint());
@@ -102,10 +99,7 @@ async fn data_survives_a_clean_shutdown() {
 
 #[tokio::test]
 async fn acknowledged_data_survives_kill_9() {
-    if util::is_external() {
-        eprintln!("skipped: needs its own server process");
-        return;
-    }
+    util::needs_own_server();
     let dir = tempfile::tempdir().unwrap();
     let server = ServerProcess::with_data_dir(dir.path());
     let client = util::client_for(server.endpoint());
@@ -118,10 +112,7 @@ async fn acknowledged_data_survives_kill_9() {
 
 #[tokio::test]
 async fn in_memory_server_starts_empty_each_time() {
-    if util::is_external() {
-        eprintln!("skipped: needs its own server process");
-        return;
-    }
+    util::needs_own_server();
     let server = ServerProcess::in_memory();
     let client = util::client_for(server.endpoint());
     write_data(&client, "scratch").await;
@@ -261,10 +252,7 @@ fn bank_server(dir: &std::path::Path, cycle: usize) -> ServerProcess {
 /// next one finds every acknowledged write and no half-applied transaction.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn kill_9_under_concurrent_load_thirty_times_loses_nothing_acknowledged() {
-    if util::is_external() {
-        eprintln!("skipped: needs its own server process");
-        return;
-    }
+    util::needs_own_server();
     let dir = tempfile::tempdir().unwrap();
     let server = bank_server(dir.path(), 0);
     let client = util::client_for(server.endpoint());

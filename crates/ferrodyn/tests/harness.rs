@@ -109,9 +109,7 @@ async fn accounts_table(client: &Client, name: &str) {
 
 #[tokio::test]
 async fn each_access_key_has_its_own_tables_and_reset_empties_only_its_own() {
-    let Some((server, _)) = util::own_server(&["--namespaces", "access-key"]) else {
-        return;
-    };
+    let (server, _) = util::own_server(&["--namespaces", "access-key"]);
     let alice = util::client_with_key(server.endpoint(), "us-east-1", "alice");
     let bob = util::client_with_key(server.endpoint(), "us-east-1", "bob");
     let alice_west = util::client_with_key(server.endpoint(), "us-west-2", "alice");
@@ -146,9 +144,7 @@ async fn each_access_key_has_its_own_tables_and_reset_empties_only_its_own() {
 
 #[tokio::test]
 async fn without_namespaces_every_key_shares_one_account() {
-    let Some((server, _)) = util::own_server(&[]) else {
-        return;
-    };
+    let (server, _) = util::own_server(&[]);
     let alice = util::client_with_key(server.endpoint(), "us-east-1", "alice");
     let bob = util::client_with_key(server.endpoint(), "us-east-1", "bob");
     util::create_table(&alice, "t", &[("pk", ScalarAttributeType::S)]).await;
@@ -180,9 +176,7 @@ async fn contents(
 
 #[tokio::test]
 async fn a_restored_snapshot_is_the_saved_tables_exactly() {
-    let Some((server, client)) = util::own_server(&[]) else {
-        return;
-    };
+    let (server, client) = util::own_server(&[]);
     accounts_table(&client, "accounts").await;
     for i in 0..50 {
         let email = format!("u{i}@example.com");
@@ -307,9 +301,7 @@ async fn a_restored_snapshot_is_the_saved_tables_exactly() {
 
 #[tokio::test]
 async fn snapshots_belong_to_their_namespace() {
-    let Some((server, _)) = util::own_server(&["--namespaces", "access-key"]) else {
-        return;
-    };
+    let (server, _) = util::own_server(&["--namespaces", "access-key"]);
     let alice = util::client_with_key(server.endpoint(), "us-east-1", "alice");
     let bob = util::client_with_key(server.endpoint(), "us-east-1", "bob");
     accounts_table(&alice, "accounts").await;
@@ -351,10 +343,7 @@ async fn snapshots_belong_to_their_namespace() {
 
 #[tokio::test]
 async fn the_manual_clock_drives_ttl_stream_retention_and_tokens() {
-    let Some((server, client)) = util::own_server(&["--clock", "manual", "--ttl-interval", "0"])
-    else {
-        return;
-    };
+    let (server, client) = util::own_server(&["--clock", "manual", "--ttl-interval", "0"]);
     let clock = harness_ok(&server, "k", "GET", "/ferrodyn/clock", Value::Null).await;
     assert_eq!(clock["mode"], "manual");
     let start_ms = clock["epochMillis"].as_u64().unwrap();
@@ -492,9 +481,7 @@ async fn the_manual_clock_drives_ttl_stream_retention_and_tokens() {
 
 #[tokio::test]
 async fn the_wall_clock_refuses_to_move_and_bad_requests_say_why() {
-    let Some((server, _)) = util::own_server(&[]) else {
-        return;
-    };
+    let (server, _) = util::own_server(&[]);
     let (status, answer) = move_clock(&server, json!({ "advance": "1h" })).await;
     assert_eq!(status, 400);
     assert_eq!(
@@ -532,9 +519,7 @@ async fn the_wall_clock_refuses_to_move_and_bad_requests_say_why() {
 
 #[tokio::test]
 async fn fault_rules_change_while_the_server_runs() {
-    let Some((server, client)) = util::own_server(&[]) else {
-        return;
-    };
+    let (server, client) = util::own_server(&[]);
     let table = util::create_table(&client, "faults", &[("pk", ScalarAttributeType::S)]).await;
     let batch = || {
         let put = aws_sdk_dynamodb::types::PutRequest::builder()
@@ -573,9 +558,7 @@ async fn fault_rules_change_while_the_server_runs() {
 
 #[tokio::test]
 async fn with_namespaces_fault_rules_belong_to_the_namespace_that_set_them() {
-    let Some((server, _)) = util::own_server(&["--namespaces", "access-key"]) else {
-        return;
-    };
+    let (server, _) = util::own_server(&["--namespaces", "access-key"]);
     let scan_fails = |key: &'static str| {
         let client = util::client_with_key(server.endpoint(), "us-east-1", key);
         async move {

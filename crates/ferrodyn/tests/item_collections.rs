@@ -257,9 +257,7 @@ const EXCEEDED: &str = "Item collection size limit exceeded";
 
 #[tokio::test]
 async fn writes_that_grow_a_collection_past_the_limit_fail() {
-    let Some((_server, client)) = util::own_server(&LIMIT_FLAG) else {
-        return;
-    };
+    let (_server, client) = util::own_server(&LIMIT_FLAG);
     let table = table(&client, true).await;
     // Fill partition P up to the byte: items with an LSI entry, then one
     // sized to land exactly on the limit.
@@ -416,9 +414,7 @@ async fn writes_that_grow_a_collection_past_the_limit_fail() {
 
 #[tokio::test]
 async fn collection_sizes_survive_a_restart() {
-    if util::is_external() {
-        return;
-    }
+    util::needs_own_server();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().to_str().unwrap();
     let args = ["--data-dir", path, LIMIT_FLAG[0], LIMIT_FLAG[1]];

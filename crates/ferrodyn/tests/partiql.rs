@@ -1315,11 +1315,8 @@ async fn writes_report_the_capacity_of_their_operation_as_aws_does_not_ddb_local
 
 #[tokio::test]
 async fn fault_rules_for_a_table_apply_to_statements_naming_it() {
-    let Some((_server, client)) =
-        own_server(&["--fault", "ExecuteStatement:partiql-faulty=throttling@1.0"])
-    else {
-        return;
-    };
+    let (_server, client) =
+        own_server(&["--fault", "ExecuteStatement:partiql-faulty=throttling@1.0"]);
     for name in ["partiql-faulty", "partiql-healthy"] {
         client
             .create_table()

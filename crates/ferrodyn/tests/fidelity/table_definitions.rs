@@ -95,9 +95,7 @@ async fn the_leniency_flag_drops_unused_definitions_as_dynamodb_local_does() {
     // PynamoDB's and ElectroDB's test setups declare attributes no key uses
     // (DynamoDB Local accepts them); --accept-unused-attribute-definitions
     // lets such a setup run here. The table is created without them.
-    if util::is_external() {
-        return;
-    }
+    util::needs_own_server();
     let server =
         util::ServerProcess::spawn(&["--in-memory", "--accept-unused-attribute-definitions"]);
     let client = util::client_for(server.endpoint());

@@ -326,20 +326,29 @@ pub fn assert_error_one_of<T: Debug, E: ProvideErrorMetadata + Debug, R: Debug>(
     );
 }
 
+/// For a test that starts its own `ferrodyn serve` (flags, a data
+/// directory, a process to kill): such a test cannot run against
+/// `FERRODYN_TEST_ENDPOINT`, and fails saying so rather than passing
+/// without testing anything. Run the suite against an external endpoint
+/// with `--skip` for the tests it names.
+pub fn needs_own_server() {
+    assert!(
+        !is_external(),
+        "this test starts its own ferrodyn server and cannot run against FERRODYN_TEST_ENDPOINT; \
+         run it without that variable, or skip it (cargo test -- --skip NAME)"
+    );
+}
+
 /// A server of this test's own, started with extra `ferrodyn serve` flags
-/// (fault injection, `--burst-seconds`), and an SDK client for it; `None`
-/// when the suite runs against `FERRODYN_TEST_ENDPOINT` (the test then skips,
-/// as it needs flags an external server was not started with).
-pub fn own_server(extra: &[&str]) -> Option<(ServerProcess, Client)> {
-    if is_external() {
-        eprintln!("skipped: needs its own ferrodyn server ({extra:?})");
-        return None;
-    }
+/// (fault injection, `--burst-seconds`), and an SDK client for it (see
+/// [`needs_own_server`]).
+pub fn own_server(extra: &[&str]) -> (ServerProcess, Client) {
+    needs_own_server();
     let mut args = vec!["--in-memory"];
     args.extend_from_slice(extra);
     let server = ServerProcess::spawn(&args);
     let client = client_for(server.endpoint());
-    Some((server, client))
+    (server, client)
 }
 
 /// Polls `check` every 50 ms until it returns `Some`, failing the test after
