@@ -64,74 +64,57 @@ impl Violations {
     }
 }
 
-/// Which attributes a write returns (ReturnValues).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum ReturnValues {
-    #[default]
-    None,
-    AllOld,
-    UpdatedOld,
-    AllNew,
-    UpdatedNew,
+/// Declares a request enumeration: its members with their wire names, the
+/// first member the default (the field absent), and the names in the order
+/// DynamoDB lists them in its enum errors.
+macro_rules! wire_enum {
+    ($(#[$doc:meta])* $name:ident { $first:ident = $first_text:literal $(, $member:ident = $text:literal)* $(,)? } listed $names:expr) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+        pub enum $name {
+            #[default]
+            $first,
+            $($member,)*
+        }
+
+        impl WireEnum for $name {
+            const NAMES: &'static [&'static str] = $names;
+            fn from_wire(text: &str) -> Option<Self> {
+                match text {
+                    $first_text => Some($name::$first),
+                    $($text => Some($name::$member),)*
+                    _ => None,
+                }
+            }
+        }
+    };
 }
 
-impl WireEnum for ReturnValues {
-    const NAMES: &'static [&'static str] =
-        &["ALL_NEW", "UPDATED_OLD", "ALL_OLD", "NONE", "UPDATED_NEW"];
-    fn from_wire(text: &str) -> Option<Self> {
-        Some(match text {
-            "NONE" => ReturnValues::None,
-            "ALL_OLD" => ReturnValues::AllOld,
-            "UPDATED_OLD" => ReturnValues::UpdatedOld,
-            "ALL_NEW" => ReturnValues::AllNew,
-            "UPDATED_NEW" => ReturnValues::UpdatedNew,
-            _ => return None,
-        })
-    }
+wire_enum! {
+    /// Which attributes a write returns (ReturnValues).
+    ReturnValues {
+        None = "NONE",
+        AllOld = "ALL_OLD",
+        UpdatedOld = "UPDATED_OLD",
+        AllNew = "ALL_NEW",
+        UpdatedNew = "UPDATED_NEW",
+    } listed &["ALL_NEW", "UPDATED_OLD", "ALL_OLD", "NONE", "UPDATED_NEW"]
+}
+
+wire_enum! {
+    /// ReturnItemCollectionMetrics.
+    CollectionMetrics { None = "NONE", Size = "SIZE" } listed &["SIZE", "NONE"]
+}
+
+wire_enum! {
+    /// ReturnValuesOnConditionCheckFailure.
+    OnConditionFailure { None = "NONE", AllOld = "ALL_OLD" } listed &["ALL_OLD", "NONE"]
 }
 
 impl WireEnum for CapacityDetail {
     const NAMES: &'static [&'static str] = &["INDEXES", "TOTAL", "NONE"];
     fn from_wire(text: &str) -> Option<Self> {
         CapacityDetail::parse(Some(text))
-    }
-}
-
-/// ReturnItemCollectionMetrics.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum CollectionMetrics {
-    #[default]
-    None,
-    Size,
-}
-
-impl WireEnum for CollectionMetrics {
-    const NAMES: &'static [&'static str] = &["SIZE", "NONE"];
-    fn from_wire(text: &str) -> Option<Self> {
-        match text {
-            "SIZE" => Some(CollectionMetrics::Size),
-            "NONE" => Some(CollectionMetrics::None),
-            _ => None,
-        }
-    }
-}
-
-/// ReturnValuesOnConditionCheckFailure.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum OnConditionFailure {
-    #[default]
-    None,
-    AllOld,
-}
-
-impl WireEnum for OnConditionFailure {
-    const NAMES: &'static [&'static str] = &["ALL_OLD", "NONE"];
-    fn from_wire(text: &str) -> Option<Self> {
-        match text {
-            "ALL_OLD" => Some(OnConditionFailure::AllOld),
-            "NONE" => Some(OnConditionFailure::None),
-            _ => None,
-        }
     }
 }
 
