@@ -908,8 +908,8 @@ def test_a_bulk_job_stays_visible_and_cancellable_after_its_dialog_is_closed(ser
     jobs.click()
     d = dialog(browser)
     row = wait(browser, lambda b: d.find_element(By.CSS_SELECTOR, "li.job"))
-    assert "Set seen on every item of this scan of app" in row.text
-    by_label(browser, "Cancel Set seen on every item of this scan of app").click()
+    assert "Set seen: every item of this scan (app)" in row.text
+    by_label(browser, "Cancel Set seen: every item of this scan (app)").click()
     wait(browser, lambda b: d.find_element(By.CSS_SELECTOR, "li.job .state").text == "cancelled", timeout=20)
     seen = server.call("Scan", {"TableName": "app", "FilterExpression": "attribute_exists(seen)", "Select": "COUNT"})["Count"]
     assert 0 < seen < 1500, seen  # stopped part way; what was written stays

@@ -55,7 +55,7 @@ export function bulkDialog(table, source, label, shownRows = 0) {
       try {
         if (action.value !== 'delete') request.attribute = attribute.value.trim();
         if (action.value === 'set') request.value = parseTyped(type.value, value.value);
-        request.label = `${{ delete: 'Delete', set: `Set ${request.attribute}`, remove: `Remove ${request.attribute}` }[action.value]} on ${label} of ${table}`;
+        request.label = `${{ delete: 'Delete', set: `Set ${request.attribute}`, remove: `Remove ${request.attribute}` }[action.value]}: ${label} (${table})`;
         job = (await api('bulk', request)).job;
         trackJob();
       } catch (e) {
