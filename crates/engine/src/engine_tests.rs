@@ -251,6 +251,12 @@ impl ferrodyn_storage::Storage for ConflictingShared {
     fn flush(&self) -> Result<(), StorageError> {
         self.inner.flush()
     }
+    fn open_view(
+        &self,
+        ranges: &[ferrodyn_storage::KeyRange],
+    ) -> Result<Box<dyn ferrodyn_storage::StorageView>, StorageError> {
+        self.inner.open_view(ranges)
+    }
 }
 
 fn conflicting_engine() -> (Arc<ConflictingShared>, Arc<Engine>, Arc<Table>) {

@@ -49,7 +49,11 @@ fn drive<T>(runtime: &Runtime, work: impl Future<Output = T>) -> T {
 }
 
 impl Conn {
-    fn open(config: &Config, target: &str, deadline: Instant) -> Result<Conn, StorageError> {
+    pub(crate) fn open(
+        config: &Config,
+        target: &str,
+        deadline: Instant,
+    ) -> Result<Conn, StorageError> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
@@ -207,6 +211,13 @@ impl Pool {
                 )));
             }
         }
+    }
+
+    /// A connection of this pool's configuration that is not counted in it
+    /// and never returns to it: for a session held open for long (a view's
+    /// transaction), which must not take a place short calls wait for.
+    pub(crate) fn open_dedicated(&self, deadline: Instant) -> Result<Conn, StorageError> {
+        Conn::open(&self.config, &self.target, deadline)
     }
 
     fn lease(&self, conn: Conn) -> Leased<'_> {

@@ -37,7 +37,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use connection::{Conn, Leased, Pool};
-use ferrodyn_storage::{validate_ops, Key, ReadCheck, Storage, StorageError, Value, WriteOp};
+use ferrodyn_storage::{
+    validate_ops, view_covers, view_covers_key, Key, KeyRange, ReadCheck, Storage, StorageError,
+    StorageView, Value, WriteOp,
+};
 use tokio_postgres::error::SqlState;
 
 mod bootstrap;
@@ -265,6 +268,93 @@ impl Storage for PostgresStorage {
 
     fn shared(&self) -> bool {
         true
+    }
+
+    /// A dedicated session (outside both pools) holding one `REPEATABLE
+    /// READ, READ ONLY` transaction: its snapshot is fixed by the `SELECT 1`
+    /// before this returns, MVCC readers never block writers, and the cut is
+    /// database-wide, so it is one instant for every node. A session left
+    /// idle in it for [`VIEW_IDLE_LIMIT`] is ended by the database, so a
+    /// stuck holder cannot pin old row versions for ever.
+    fn open_view(&self, ranges: &[KeyRange]) -> Result<Box<dyn StorageView>, StorageError> {
+        let deadline = std::time::Instant::now() + OPERATION_TIMEOUT;
+        let conn = self.pools.read.open_dedicated(deadline)?;
+        let begin = format!(
+            "SET idle_in_transaction_session_timeout = {}; \
+             BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY; SELECT 1",
+            VIEW_IDLE_LIMIT.as_millis()
+        );
+        let started = conn.block_on(conn.client.batch_execute(&begin), deadline);
+        answer_of(started, &self.target)?;
+        Ok(Box::new(PostgresView {
+            conn,
+            target: self.target.clone(),
+            ranges: ranges.to_vec(),
+        }))
+    }
+}
+
+/// How long a view's session may sit idle inside its transaction before
+/// the database ends it (between two pages of a copy it never should).
+pub const VIEW_IDLE_LIMIT: Duration = Duration::from_secs(60);
+
+/// A view: one session in one repeatable-read transaction (dropping it
+/// closes the session, which ends the transaction).
+struct PostgresView {
+    conn: Conn,
+    target: String,
+    ranges: Vec<KeyRange>,
+}
+
+impl PostgresView {
+    fn call<T>(
+        &self,
+        work: impl AsyncFnOnce(&Conn) -> Result<T, tokio_postgres::Error>,
+    ) -> Result<T, StorageError> {
+        let deadline = std::time::Instant::now() + OPERATION_TIMEOUT;
+        answer_of(self.conn.block_on(work(&self.conn), deadline), &self.target)
+    }
+}
+
+/// A view statement's answer: its value, its error, or Unavailable when it
+/// did not answer in time (the view is unusable then; its owner drops it).
+fn answer_of<T>(
+    answer: Option<Result<T, tokio_postgres::Error>>,
+    target: &str,
+) -> Result<T, StorageError> {
+    match answer {
+        Some(Ok(value)) => Ok(value),
+        Some(Err(e)) => Err(map_error(e).0),
+        None => Err(StorageError::Unavailable(format!(
+            "{target} did not answer within {} s",
+            OPERATION_TIMEOUT.as_secs()
+        ))),
+    }
+}
+
+impl StorageView for PostgresView {
+    fn get(&self, key: &[u8]) -> Result<Option<Value>, StorageError> {
+        if !view_covers_key(&self.ranges, key) {
+            return Err(StorageError::OutsideView);
+        }
+        self.call(async |conn| sql::get(conn, key).await)
+    }
+
+    fn scan(
+        &self,
+        start: Bound<&[u8]>,
+        end: Bound<&[u8]>,
+        reverse: bool,
+        limit: usize,
+    ) -> Result<Vec<(Key, Value)>, StorageError> {
+        if !view_covers(&self.ranges, start, end) {
+            return Err(StorageError::OutsideView);
+        }
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let range = sql::ScanRange::new(start, end, reverse, limit);
+        self.call(async |conn| sql::scan(conn, &range).await)
     }
 }
 

@@ -51,6 +51,10 @@ pub enum StorageError {
         /// The process holding it, read from its `ferrodyn.pid`.
         pid: Option<u32>,
     },
+    /// A [`crate::StorageView`] was asked for keys outside the ranges it
+    /// was opened for: a caller's bug, never a data problem.
+    #[error("a storage view was read outside the key ranges it was opened for")]
+    OutsideView,
     /// Any other error reported by the backend engine.
     #[error("storage backend error: {0}")]
     Backend(#[source] Box<dyn std::error::Error + Send + Sync + 'static>),

@@ -79,8 +79,8 @@ use ::fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode, Readable};
 
 use crate::group_sync::{ActiveJournal, GroupSync};
 use crate::{
-    first_failed_check, storable_bounds, validate_ops, Durability, Key, ReadCheck, Storage,
-    StorageError, Value, WriteOp, MAX_KEY_LEN,
+    first_failed_check, storable_bounds, validate_ops, view_covers, view_covers_key, Durability,
+    Key, KeyRange, ReadCheck, Storage, StorageError, StorageView, Value, WriteOp, MAX_KEY_LEN,
 };
 
 /// The single keyspace all of Ferrodyn's data lives in; the engine prefixes
@@ -264,12 +264,7 @@ fn last_op_per_key(ops: Vec<WriteOp>) -> Vec<WriteOp> {
 
 impl Storage for FjallStorage {
     fn get(&self, key: &[u8]) -> Result<Option<Value>, StorageError> {
-        // No such key can be stored, and lsm-tree panics on over-long ones.
-        if key.is_empty() || key.len() > MAX_KEY_LEN {
-            return Ok(None);
-        }
-        let snapshot = self.db.snapshot();
-        Ok(snapshot.get(&self.keyspace, key)?.map(|v| v.to_vec()))
+        get_snapshot(&self.db.snapshot(), &self.keyspace, key)
     }
 
     fn scan(
@@ -279,31 +274,13 @@ impl Storage for FjallStorage {
         reverse: bool,
         limit: usize,
     ) -> Result<Vec<(Key, Value)>, StorageError> {
-        let Some((start, end)) = storable_bounds(start, end).filter(|_| limit > 0) else {
-            return Ok(Vec::new());
-        };
-        let snapshot = self.db.snapshot();
-        let iter = snapshot.range::<&[u8], _>(&self.keyspace, (start, end));
-        let mut out = Vec::with_capacity(limit.min(256));
-        let mut push = |guard: ::fjall::Guard| -> Result<bool, StorageError> {
-            let (k, v) = guard.into_inner()?;
-            out.push((k.to_vec(), v.to_vec()));
-            Ok(out.len() < limit)
-        };
-        if reverse {
-            for guard in iter.rev() {
-                if !push(guard)? {
-                    break;
-                }
-            }
-        } else {
-            for guard in iter {
-                if !push(guard)? {
-                    break;
-                }
-            }
-        }
-        Ok(out)
+        scan_snapshot(
+            &self.db.snapshot(),
+            &self.keyspace,
+            (start, end),
+            reverse,
+            limit,
+        )
     }
 
     fn write(&self, ops: Vec<WriteOp>) -> Result<(), StorageError> {
@@ -344,6 +321,93 @@ impl Storage for FjallStorage {
             .drop_range::<Vec<u8>, _>((start, end))
             .map_err(::fjall::Error::from)?;
         Ok(())
+    }
+
+    /// A fjall snapshot: the last published sequence number, pinned. It
+    /// keeps every version newer than it (of any key) from compaction while
+    /// it lives, which is why views are short-lived (docs/design/backups.md).
+    fn open_view(&self, ranges: &[KeyRange]) -> Result<Box<dyn StorageView>, StorageError> {
+        Ok(Box::new(FjallView {
+            snapshot: self.db.snapshot(),
+            keyspace: self.keyspace.clone(),
+            ranges: ranges.to_vec(),
+        }))
+    }
+}
+
+/// [`Storage::get`] at one snapshot.
+fn get_snapshot(
+    snapshot: &::fjall::Snapshot,
+    keyspace: &Keyspace,
+    key: &[u8],
+) -> Result<Option<Value>, StorageError> {
+    // No such key can be stored, and lsm-tree panics on over-long ones.
+    if key.is_empty() || key.len() > MAX_KEY_LEN {
+        return Ok(None);
+    }
+    Ok(snapshot.get(keyspace, key)?.map(|v| v.to_vec()))
+}
+
+/// [`Storage::scan`] at one snapshot.
+fn scan_snapshot(
+    snapshot: &::fjall::Snapshot,
+    keyspace: &Keyspace,
+    (start, end): crate::Range<'_>,
+    reverse: bool,
+    limit: usize,
+) -> Result<Vec<(Key, Value)>, StorageError> {
+    let Some((start, end)) = storable_bounds(start, end).filter(|_| limit > 0) else {
+        return Ok(Vec::new());
+    };
+    let iter = snapshot.range::<&[u8], _>(keyspace, (start, end));
+    let mut out = Vec::with_capacity(limit.min(256));
+    let mut push = |guard: ::fjall::Guard| -> Result<bool, StorageError> {
+        let (k, v) = guard.into_inner()?;
+        out.push((k.to_vec(), v.to_vec()));
+        Ok(out.len() < limit)
+    };
+    if reverse {
+        for guard in iter.rev() {
+            if !push(guard)? {
+                break;
+            }
+        }
+    } else {
+        for guard in iter {
+            if !push(guard)? {
+                break;
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A pinned fjall snapshot, restricted to the ranges it was opened for.
+struct FjallView {
+    snapshot: ::fjall::Snapshot,
+    keyspace: Keyspace,
+    ranges: Vec<KeyRange>,
+}
+
+impl StorageView for FjallView {
+    fn get(&self, key: &[u8]) -> Result<Option<Value>, StorageError> {
+        if !view_covers_key(&self.ranges, key) {
+            return Err(StorageError::OutsideView);
+        }
+        get_snapshot(&self.snapshot, &self.keyspace, key)
+    }
+
+    fn scan(
+        &self,
+        start: Bound<&[u8]>,
+        end: Bound<&[u8]>,
+        reverse: bool,
+        limit: usize,
+    ) -> Result<Vec<(Key, Value)>, StorageError> {
+        if !view_covers(&self.ranges, start, end) {
+            return Err(StorageError::OutsideView);
+        }
+        scan_snapshot(&self.snapshot, &self.keyspace, (start, end), reverse, limit)
     }
 }
 

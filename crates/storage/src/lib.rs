@@ -158,6 +158,59 @@ pub trait Storage: Send + Sync + 'static {
         let _ = (start, end);
         Ok(())
     }
+
+    /// Opens a read-only [`StorageView`] of the keys in `ranges` as they are
+    /// at this instant: every batch whose `write` returned before this call
+    /// is in it, none that begins after it returned. Opening costs O(1) and
+    /// holding the view never holds off writers, but it costs the backend
+    /// resources (pinned versions, an open database transaction) for as long
+    /// as it lives, so a view lives for one copy only (a backup). No default:
+    /// a backend that read live data here would silently break consistency.
+    fn open_view(&self, ranges: &[KeyRange]) -> Result<Box<dyn StorageView>, StorageError>;
+}
+
+/// A key range `[start, end)` (`end` None: unbounded), as [`Storage::open_view`] takes them.
+pub type KeyRange = (Key, Option<Key>);
+
+/// A read-only view of a store at one instant (see [`Storage::open_view`]).
+/// Reads outside the ranges it was opened for fail with
+/// [`StorageError::OutsideView`] (the in-memory backend keeps the past of
+/// those ranges only).
+pub trait StorageView: Send {
+    /// Value stored under key at the view's instant.
+    fn get(&self, key: &[u8]) -> Result<Option<Value>, StorageError>;
+
+    /// [`Storage::scan`] at the view's instant.
+    fn scan(
+        &self,
+        start: Bound<&[u8]>,
+        end: Bound<&[u8]>,
+        reverse: bool,
+        limit: usize,
+    ) -> Result<Vec<(Key, Value)>, StorageError>;
+}
+
+/// Whether a read of `[start, end)` lies inside one of `ranges` (every view
+/// checks this first, so all backends refuse the same reads).
+pub fn view_covers(ranges: &[KeyRange], start: Bound<&[u8]>, end: Bound<&[u8]>) -> bool {
+    ranges.iter().any(|(from, to)| {
+        let start_inside = match start {
+            Bound::Included(s) | Bound::Excluded(s) => s >= from.as_slice(),
+            Bound::Unbounded => from.is_empty(),
+        };
+        let end_inside = match (end, to) {
+            (_, None) => true,
+            (Bound::Included(e), Some(to)) => e < to.as_slice(),
+            (Bound::Excluded(e), Some(to)) => e <= to.as_slice(),
+            (Bound::Unbounded, Some(_)) => false,
+        };
+        start_inside && end_inside
+    })
+}
+
+/// [`view_covers`] for one key.
+pub fn view_covers_key(ranges: &[KeyRange], key: &[u8]) -> bool {
+    view_covers(ranges, Bound::Included(key), Bound::Included(key))
 }
 
 /// Opens (creating if needed) a fjall database in directory `path`, with the

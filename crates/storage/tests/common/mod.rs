@@ -495,6 +495,129 @@ pub fn check_concurrent_checked_increments(s: std::sync::Arc<dyn Storage>) {
     assert_eq!(total, THREADS * EACH);
 }
 
+/// A view sees its ranges as they were when it opened: later puts,
+/// overwrites and deletes do not show, in gets, forward and reverse scans
+/// and limited pages; reads outside its ranges are refused; the live store
+/// moves on.
+pub fn check_view_is_one_instant(s: &dyn Storage) {
+    abcde(s);
+    put(s, b"z1", b"outside");
+    let view = s
+        .open_view(&[(b"a".to_vec(), Some(b"f".to_vec()))])
+        .unwrap();
+    put(s, b"b", b"B2"); // overwrite
+    del(s, b"c"); // delete
+    put(s, b"cc", b"new"); // insert between
+    s.write(vec![
+        WriteOp::Put(b"a".to_vec(), b"A2".to_vec()),
+        WriteOp::Delete(b"e".to_vec()),
+    ])
+    .unwrap();
+    assert_eq!(view.get(b"b").unwrap(), Some(b"B".to_vec()));
+    assert_eq!(view.get(b"c").unwrap(), Some(b"C".to_vec()));
+    assert_eq!(view.get(b"cc").unwrap(), None);
+    let all = view
+        .scan(Included(b"a"), Excluded(b"f"), false, 100)
+        .unwrap();
+    let expected: Vec<(Key, Value)> = [b"a", b"b", b"c", b"d", b"e"]
+        .iter()
+        .map(|k| (k.to_vec(), k.to_ascii_uppercase()))
+        .collect();
+    assert_eq!(all, expected);
+    let back = view.scan(Included(b"a"), Excluded(b"f"), true, 2).unwrap();
+    assert_eq!(keys(&back), vec![b"e".as_slice(), b"d"]);
+    let page = view.scan(Excluded(b"b"), Excluded(b"f"), false, 2).unwrap();
+    assert_eq!(keys(&page), vec![b"c".as_slice(), b"d"]);
+    assert!(matches!(view.get(b"z1"), Err(StorageError::OutsideView)));
+    assert!(matches!(
+        view.scan(Included(b"a"), Unbounded, false, 10),
+        Err(StorageError::OutsideView)
+    ));
+    let live = s.scan(Included(b"a"), Excluded(b"f"), false, 100).unwrap();
+    assert_eq!(
+        keys(&live),
+        vec![b"a".as_slice(), b"b", b"cc", b"d"],
+        "the live store moved on"
+    );
+    drop(view);
+    // A view opened now sees the present.
+    let now = s.open_view(&[(b"a".to_vec(), None)]).unwrap();
+    assert_eq!(now.get(b"a").unwrap(), Some(b"A2".to_vec()));
+}
+
+/// Two views opened at different instants each keep their own instant, and
+/// a view survives `reclaim_range` and deletion of everything it covers.
+pub fn check_views_keep_their_own_instants(s: &dyn Storage) {
+    let range = || vec![(b"k".to_vec(), Some(b"l".to_vec()))];
+    put(s, b"k1", b"one");
+    let first = s.open_view(&range()).unwrap();
+    put(s, b"k1", b"two");
+    put(s, b"k2", b"two");
+    let second = s.open_view(&range()).unwrap();
+    s.reclaim_range(b"k", Some(b"l")).unwrap();
+    s.write(vec![
+        WriteOp::Delete(b"k1".to_vec()),
+        WriteOp::Delete(b"k2".to_vec()),
+    ])
+    .unwrap();
+    let read = |view: &dyn ferrodyn_storage::StorageView| {
+        view.scan(Included(b"k"), Excluded(b"l"), false, 10)
+            .unwrap()
+    };
+    assert_eq!(read(&*first), vec![(b"k1".to_vec(), b"one".to_vec())]);
+    assert_eq!(
+        read(&*second),
+        vec![
+            (b"k1".to_vec(), b"two".to_vec()),
+            (b"k2".to_vec(), b"two".to_vec())
+        ]
+    );
+    drop(first);
+    assert_eq!(
+        read(&*second).len(),
+        2,
+        "dropping one view leaves the other"
+    );
+    assert_eq!(
+        s.scan(Included(b"k"), Excluded(b"l"), false, 10).unwrap(),
+        vec![]
+    );
+}
+
+/// A view paged through while a writer rewrites every key sees one batch's
+/// values throughout (each batch sets every key to the same counter).
+pub fn check_view_pages_under_writers(s: std::sync::Arc<dyn Storage>) {
+    let batch = |n: u32| -> Vec<WriteOp> {
+        (0..200u8)
+            .map(|i| WriteOp::Put(vec![b'y', i], n.to_be_bytes().to_vec()))
+            .collect()
+    };
+    s.write(batch(0)).unwrap();
+    let writer = {
+        let s = s.clone();
+        std::thread::spawn(move || {
+            for n in 1..100 {
+                s.write(batch(n)).unwrap();
+            }
+        })
+    };
+    let view = s
+        .open_view(&[(b"y".to_vec(), Some(b"z".to_vec()))])
+        .unwrap();
+    let mut seen = Vec::new();
+    let mut last: Option<Key> = None;
+    loop {
+        let start = last.as_deref().map_or(Included(b"y".as_slice()), Excluded);
+        let page = view.scan(start, Excluded(b"z"), false, 7).unwrap();
+        let Some((key, _)) = page.last() else { break };
+        last = Some(key.clone());
+        seen.extend(page);
+    }
+    writer.join().unwrap();
+    assert_eq!(seen.len(), 200);
+    assert!(seen.iter().all(|(_, v)| *v == seen[0].1), "a torn view");
+}
+
 /// Expands to one `#[test]` per shared check. `$make` is an expression that
 /// yields `(Arc<dyn Storage>, guard)`; the guard (e.g. a temp dir) lives for
 /// the whole test. Attributes after it (`storage_suite!(make(), #[ignore =
@@ -517,7 +640,11 @@ macro_rules! storage_suite {
             check_flush,
             check_reclaim_range,
             check_checked_write,
+            check_view_is_one_instant,
+            check_views_keep_their_own_instants,
         );
+        $crate::storage_suite!(@test [$(#[$attr])*] $make;
+            check_view_pages_under_writers, shared);
         $crate::storage_suite!(@test [$(#[$attr])*] $make;
             check_concurrent_checked_increments, shared);
         $crate::storage_suite!(@test [$(#[$attr])*] $make;
