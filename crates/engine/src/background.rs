@@ -59,6 +59,17 @@ impl Engine {
         self.spawn_job(name, false, job)
     }
 
+    /// Like [`Self::spawn_background`] for work that must run on this node
+    /// whoever holds the lease (a backup copies through a storage view that
+    /// lives in this process). Not counted: backups are no table operation.
+    pub(crate) fn spawn_job_here(
+        self: &Arc<Self>,
+        name: String,
+        job: impl FnOnce(&Engine) -> Result<()> + Send + 'static,
+    ) -> Result<()> {
+        self.start_thread(name, false, job)
+    }
+
     fn spawn_job(
         self: &Arc<Self>,
         name: String,
@@ -69,6 +80,15 @@ impl Engine {
         if !self.claim_job(&name) {
             return Ok(());
         }
+        self.start_thread(name, counted, job)
+    }
+
+    fn start_thread(
+        self: &Arc<Self>,
+        name: String,
+        counted: bool,
+        job: impl FnOnce(&Engine) -> Result<()> + Send + 'static,
+    ) -> Result<()> {
         if counted {
             self.background.running.fetch_add(1, Ordering::SeqCst);
         }
@@ -97,6 +117,7 @@ impl Engine {
     /// purges of deleted indexes' entries, and GSI backfills.
     pub(crate) fn resume_background_work(self: &Arc<Self>) -> Result<()> {
         self.resume_table_purges()?;
+        self.resume_backup_work()?;
         let tables: Vec<_> = self.tables.read().values().cloned().collect();
         if !tables.is_empty() {
             self.spawn_orphan_sweep(tables.clone())?;

@@ -33,7 +33,7 @@ use std::sync::Arc;
 /// Items deleted per storage batch while purging a dropped table.
 const PURGE_BATCH: usize = 1000;
 
-#[derive(Serialize, Deserialize)]
+#[derive(Clone, Serialize, Deserialize)]
 pub(crate) struct CatalogRecord {
     pub id: u64,
     pub description: TableDescription,
@@ -245,9 +245,27 @@ impl Engine {
 
     /// The table an item operation names; DynamoDB words this error differently
     /// from the control-plane one.
+    /// A table still being filled by a restore is not there for items yet.
     pub fn table_for_items(&self, name: &str) -> Result<Arc<Table>> {
         self.lookup(name)
+            .filter(|table| !table.is_creating())
             .ok_or_else(|| DynamoError::resource_not_found("Requested resource not found"))
+    }
+
+    /// The table a table operation changes: not one a restore is still
+    /// filling (ResourceInUseException, as DynamoDB answers for a CREATING table).
+    pub(crate) fn table_to_change(&self, name: &str) -> Result<Arc<Table>> {
+        let table = self.table(name)?;
+        if table.is_creating() {
+            return Err(DynamoError::new(
+                ferrodyn_types::ErrorKind::ResourceInUse,
+                format!(
+                    "Attempt to change a resource which is still in use: Table is being created: {}",
+                    table.name
+                ),
+            ));
+        }
+        Ok(table)
     }
 
     pub fn create_table(&self, new: NewTable) -> Result<TableDescription> {
@@ -391,7 +409,7 @@ impl Engine {
     /// data in the background; answers with the table as DELETING.
     pub fn delete_table(self: &Arc<Self>, name: &str) -> Result<TableDescription> {
         let guard = self.catalog_lock.lock();
-        let table = self.table(name)?;
+        let table = self.table_to_change(name)?;
         let writes = table.exclusive();
         self.check_table_operations()?;
         if table.describe().deletion_protection_enabled {
@@ -470,7 +488,7 @@ impl Engine {
     /// A background write (a purge's batch) that a shared database may fail
     /// as a serialization conflict with the writers around it: retried like
     /// an item write's commit, not given up until the next upkeep round.
-    fn write_retrying_conflicts(&self, ops: Vec<WriteOp>) -> EngineResult<()> {
+    pub(crate) fn write_retrying_conflicts(&self, ops: Vec<WriteOp>) -> EngineResult<()> {
         if !self.shared() {
             return Ok(self.storage.write(ops)?);
         }
@@ -481,7 +499,7 @@ impl Engine {
 
     pub fn update_table(&self, name: &str, update: TableUpdate) -> Result<TableDescription> {
         let _guard = self.catalog_lock.lock();
-        let table = self.table(name)?;
+        let table = self.table_to_change(name)?;
         let _writes = table.exclusive();
         self.check_table_operations()?;
         let now = self.now_seconds();
@@ -749,6 +767,7 @@ fn new_description(new: NewTable, id: u64, arn: &str, now: f64) -> TableDescript
         table_class_summary: new
             .table_class
             .map(|c| serde_json::json!({ "TableClass": c })),
+        restore_summary: None,
     }
 }
 
@@ -783,7 +802,7 @@ fn stream_label(now: f64) -> String {
 }
 
 /// A UUID-shaped table id derived from the storage id and creation time.
-fn uuid_like(id: u64, now: f64) -> String {
+pub(crate) fn uuid_like(id: u64, now: f64) -> String {
     let a = crate::keys::partition_hash(&ferrodyn_types::AttributeValue::S(format!("{id}:{now}")));
     let b = crate::keys::partition_hash(&ferrodyn_types::AttributeValue::S(format!("{now}:{id}")));
     format!(

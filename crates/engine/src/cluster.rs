@@ -315,6 +315,7 @@ impl Engine {
             self.spawn_orphan_sweep(tables.clone())?;
         }
         self.resume_table_purges()?;
+        self.resume_backup_work()?;
         self.resume_backfills(tables)
     }
 }

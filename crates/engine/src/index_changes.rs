@@ -41,7 +41,7 @@ impl Engine {
     ) -> Result<TableDescription> {
         let (table, index) = {
             let _guard = self.catalog_lock.lock();
-            let table = self.table(table_name)?;
+            let table = self.table_to_change(table_name)?;
             let _writes = table.exclusive();
             self.check_table_operations()?;
             let current = table.describe();
@@ -110,7 +110,7 @@ impl Engine {
         index_name: &str,
     ) -> Result<TableDescription> {
         let _guard = self.catalog_lock.lock();
-        let table = self.table(table_name)?;
+        let table = self.table_to_change(table_name)?;
         let _writes = table.exclusive();
         self.check_table_operations()?;
         let index = match table.index(index_name) {
@@ -159,7 +159,7 @@ impl Engine {
         write: u64,
     ) -> Result<TableDescription> {
         let _guard = self.catalog_lock.lock();
-        let table = self.table(table_name)?;
+        let table = self.table_to_change(table_name)?;
         if !table
             .index(index_name)
             .is_some_and(|i| i.kind == IndexKind::Global)

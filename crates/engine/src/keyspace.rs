@@ -17,6 +17,11 @@
 //! | `'x' table u32::MAX hash(pk) pk` | the item-collection size of a partition |
 //! | `'r' table seq` | a stream record |
 //! | `'t' token` | shared storage only: a ClientRequestToken record |
+//! | `'a' backup` | an on-demand backup's record (`backups`) |
+//! | `'b' backup table-data-key` | a backup's copy of one key of its table's data (`'s'`, `'q'` folded bases, `'x'`, `'i'`) |
+//! | `'d' backup` | a deleted (or abandoned) backup whose data is being purged |
+//! | `'o' table` | the job restoring table `table` from a backup (`restore`) |
+//! | `"mnext_backup_id"` | the backup-id allocator |
 //! | `"mlease"` | shared storage only: which node runs background work, until when |
 //!
 //! Every key of a table's data (`'s'`, `'q'`, `'i'`, `'x'`, `'r'`) starts with
@@ -44,6 +49,17 @@ const STREAM_RECORD: u8 = b'r';
 
 /// ClientRequestToken records (shared storage).
 const TOKEN: u8 = b't';
+/// Backup records.
+const BACKUP: u8 = b'a';
+/// Backups' data.
+const BACKUP_DATA: u8 = b'b';
+/// Purge markers of deleted backups.
+const BACKUP_PURGE: u8 = b'd';
+/// Restore jobs, by the id of the table they fill.
+const RESTORE_JOB: u8 = b'o';
+
+/// The key of the next backup id to hand out.
+pub const NEXT_BACKUP_ID: &[u8] = b"mnext_backup_id";
 
 /// The background-work lease (shared storage).
 pub const LEASE: &[u8] = b"mlease";
@@ -209,6 +225,95 @@ pub fn rehomed(key: &[u8], table_id: u64) -> Vec<u8> {
     out
 }
 
+// ---------------------------------------------------------------- backups
+
+/// A backup's record.
+pub fn backup_record_key(backup_id: u64) -> Vec<u8> {
+    with_table(BACKUP, backup_id)
+}
+
+/// The prefix of every backup record.
+pub fn backup_records() -> Vec<u8> {
+    vec![BACKUP]
+}
+
+/// The prefix of a backup's data.
+pub fn backup_data(backup_id: u64) -> Vec<u8> {
+    with_table(BACKUP_DATA, backup_id)
+}
+
+/// Where a backup keeps its copy of `table_key` (one of [`backup_sources`]' keys).
+pub fn backup_data_key(backup_id: u64, table_key: &[u8]) -> Vec<u8> {
+    let mut key = with_table_and_room(BACKUP_DATA, backup_id, table_key.len());
+    key.extend_from_slice(table_key);
+    key
+}
+
+/// The table-data key a backup-data key holds a copy of.
+pub fn table_key_of_backup_data(key: &[u8]) -> &[u8] {
+    key.get(TABLE_PREFIX_LEN..).unwrap_or_default()
+}
+
+/// The marker of a backup whose data is being purged.
+pub fn backup_purge_key(backup_id: u64) -> Vec<u8> {
+    with_table(BACKUP_PURGE, backup_id)
+}
+
+/// The prefix of every backup purge marker.
+pub fn backup_purge_markers() -> Vec<u8> {
+    vec![BACKUP_PURGE]
+}
+
+/// The restore job filling table `table_id`.
+pub fn restore_job_key(table_id: u64) -> Vec<u8> {
+    with_table(RESTORE_JOB, table_id)
+}
+
+/// The prefix of every restore job.
+pub fn restore_jobs() -> Vec<u8> {
+    vec![RESTORE_JOB]
+}
+
+/// The id a backup record, backup purge marker or restore job key names
+/// (all `prefix | id`).
+pub fn id_of(key: &[u8]) -> Option<u64> {
+    key.get(1..TABLE_PREFIX_LEN)?
+        .try_into()
+        .ok()
+        .map(u64::from_be_bytes)
+}
+
+/// What a backup copies of table `table_id`: its statistics (folded into
+/// bases on the way), index entries and collection sizes, index statistics
+/// and items; not its stream records (a restored table has no stream).
+pub fn backup_sources(table_id: u64) -> [Vec<u8>; 4] {
+    [
+        stats_key(table_id),
+        table_index_entries(table_id),
+        with_table(INDEX_STATS, table_id),
+        table_items(table_id),
+    ]
+}
+
+/// The index a table-data key belongs to: an index entry (`'x'`) or an
+/// index's statistics (`'q'`); None for every other key.
+pub fn index_of_table_key(key: &[u8]) -> Option<u32> {
+    match *key.first()? {
+        INDEX | INDEX_STATS => index_id_of(key),
+        _ => None,
+    }
+}
+
+/// Whether `key` (a table-data key) is a statistics key (`'s'` or `'q'`):
+/// a base, or a delta when longer than its base.
+pub fn stats_base_len(key: &[u8]) -> Option<usize> {
+    match *key.first()? {
+        STATS => Some(TABLE_PREFIX_LEN),
+        INDEX_STATS => Some(TABLE_PREFIX_LEN + 4),
+        _ => None,
+    }
+}
+
 // ---------------------------------------------------------------- ranges
 
 /// The first key after every key starting with `prefix` (None: no such key,
@@ -242,6 +347,12 @@ mod tests {
             "us-east-2/users"
         );
         assert_eq!(purged_table_of(&purge_key(42)), Some(42));
+        assert_eq!(id_of(&backup_record_key(5)), Some(5));
+        assert_eq!(id_of(&restore_job_key(6)), Some(6));
+        let item = [table_items(7), b"k".to_vec()].concat();
+        assert_eq!(table_key_of_backup_data(&backup_data_key(3, &item)), item);
+        assert_eq!(stats_base_len(&stats_key(7)), Some(9));
+        assert_eq!(stats_base_len(&index_stats_key(7, 1)), Some(13));
         assert_eq!(stream_seq_of(&stream_record_key(7, 99)), Some(99));
         let entry = index_entries(7, 3);
         assert_eq!(index_id_of(&entry), Some(3));
@@ -261,6 +372,10 @@ mod tests {
             index_entries(1, 1),
             stream_record_key(1, 1),
             NEXT_TABLE_ID.to_vec(),
+            backup_record_key(1),
+            backup_data(1),
+            backup_purge_key(1),
+            restore_job_key(1),
         ];
         let firsts: std::collections::HashSet<u8> = kinds.iter().map(|k| k[0]).collect();
         assert_eq!(firsts.len(), kinds.len(), "one prefix byte per kind");

@@ -5,6 +5,8 @@
 //! - [`catalog`]: tables (create, describe, list, update, delete), persisted.
 //! - [`background`]: table purges and GSI backfills off the request path,
 //!   resumed after a restart.
+//! - [`backups`]: on-demand backups (a storage view copied in the
+//!   background); [`restore`]: tables restored from them.
 //! - [`collections`]: item-collection sizes of LSI tables and their limit.
 //! - [`error`]: the engine's error (a client answer, a storage conflict, a
 //!   storage failure) and the one retry loop.
@@ -46,6 +48,7 @@
 // reachable only through `Engine`'s methods.
 pub mod api;
 mod background;
+pub mod backups;
 pub mod capacity;
 mod catalog;
 pub mod clock;
@@ -63,6 +66,7 @@ pub mod policies;
 pub mod quotas;
 pub mod read;
 pub mod region;
+pub mod restore;
 pub mod schema;
 mod shared;
 pub mod snapshots;

@@ -134,9 +134,30 @@ pub struct TableDescription {
     pub deletion_protection_enabled: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub table_class_summary: Option<serde_json::Value>,
+    /// Tables restored from a backup: where from, and whether the restore
+    /// is still filling the table (TableStatus CREATING until it ends).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restore_summary: Option<RestoreSummary>,
+}
+
+/// DescribeTable's `RestoreSummary`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "PascalCase")]
+pub struct RestoreSummary {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_backup_arn: Option<String>,
+    pub source_table_arn: String,
+    pub restore_date_time: f64,
+    pub restore_in_progress: bool,
 }
 
 impl TableDescription {
+    /// Whether the table is still being created (a restore filling it):
+    /// items cannot be read or written yet.
+    pub fn is_creating(&self) -> bool {
+        self.table_status == "CREATING"
+    }
+
     pub fn billing_mode(&self) -> BillingMode {
         self.billing_mode_summary
             .as_ref()

@@ -62,6 +62,9 @@ pub struct Table {
     /// the database holds (see `cluster.rs`), so no node writes with a stale
     /// schema.
     pub(crate) catalog_bytes: RwLock<Vec<u8>>,
+    /// Being filled by a restore (TableStatus CREATING): no item operation
+    /// sees it yet. A restore's end loads a new `Table`, so this never changes.
+    creating: bool,
 }
 
 impl Table {
@@ -81,6 +84,7 @@ impl Table {
             name: description.table_name.clone(),
             catalog_name: description.table_name.clone(),
             schema: KeySchema::new(&description.key_schema, &description.attribute_definitions),
+            creating: description.is_creating(),
             description: RwLock::new(description),
             indexes: RwLock::new(indexes),
             tags: RwLock::new(BTreeMap::new()),
@@ -311,6 +315,11 @@ impl Table {
     ) -> TableDescription {
         change(&mut self.description.write());
         self.describe()
+    }
+
+    /// Whether a restore is still filling the table (see the field).
+    pub fn is_creating(&self) -> bool {
+        self.creating
     }
 
     pub fn stats(&self) -> TableStats {

@@ -16,6 +16,7 @@ mod util;
 // The DynamoDB API through the AWS SDK, one module per area.
 mod authentication;
 mod background_work;
+mod backup_recovery;
 mod batches;
 mod capacity;
 mod concurrency;

@@ -28,9 +28,28 @@ pub fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
+/// Seconds since the epoch as `YYYY-MM-DDTHH:MM:SSZ` (UTC, whole seconds).
+pub fn iso8601_utc(seconds: f64) -> String {
+    let whole = seconds.floor() as i64;
+    let (year, month, day) = civil_from_days(whole.div_euclid(86_400));
+    let of_day = whole.rem_euclid(86_400);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        of_day / 3600,
+        of_day / 60 % 60,
+        of_day % 60
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn iso8601_prints_utc_seconds() {
+        assert_eq!(iso8601_utc(0.0), "1970-01-01T00:00:00Z");
+        assert_eq!(iso8601_utc(1_733_300_000.9), "2024-12-04T08:13:20Z");
+    }
 
     #[test]
     fn round_trips() {

@@ -36,6 +36,11 @@ pub enum ErrorKind {
     RequestEntityTooLarge,
     ExpiredIterator,
     TableNotFound,
+    /// Restore targets and table names (backups).
+    TableAlreadyExists,
+    TableInUse,
+    BackupNotFound,
+    BackupInUse,
     TrimmedDataAccess,
     /// No resource-based policy (or not the expected revision).
     PolicyNotFound,
@@ -71,6 +76,10 @@ impl ErrorKind {
             ErrorKind::RequestEntityTooLarge => "RequestEntityTooLarge",
             ErrorKind::ExpiredIterator => "ExpiredIteratorException",
             ErrorKind::TableNotFound => "TableNotFoundException",
+            ErrorKind::TableAlreadyExists => "TableAlreadyExistsException",
+            ErrorKind::TableInUse => "TableInUseException",
+            ErrorKind::BackupNotFound => "BackupNotFoundException",
+            ErrorKind::BackupInUse => "BackupInUseException",
             ErrorKind::TrimmedDataAccess => "TrimmedDataAccessException",
             ErrorKind::PolicyNotFound => "PolicyNotFoundException",
             ErrorKind::InternalServerError => "InternalServerError",

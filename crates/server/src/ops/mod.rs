@@ -3,6 +3,7 @@
 //! expressions, then the table and its keys), runs it on the engine and builds
 //! the response.
 
+mod backups;
 mod batch_get_item;
 mod batch_write_item;
 mod choice;

@@ -122,6 +122,11 @@ operations! {
     DescribeContinuousBackups: TableRead => |engine, _, body| {
         describe_table::continuous_backups(engine, parse_body(body)?)
     },
+    CreateBackup: TableChange => |engine, _, body| backups::create(engine, parse_body(body)?),
+    DescribeBackup: TableRead => |engine, _, body| backups::describe(engine, parse_body(body)?),
+    ListBackups: TableRead => |engine, _, body| backups::list(engine, parse_body(body)?),
+    DeleteBackup: TableChange => |engine, _, body| backups::delete(engine, parse_body(body)?),
+    RestoreTableFromBackup: TableChange => |engine, _, body| backups::restore(engine, parse_body(body)?),
     ExecuteStatement: MultiItem => |engine, _, body| partiql::execute::run(engine, parse_body(body)?),
     BatchExecuteStatement: MultiItem => |engine, _, body| partiql::batch::run(engine, parse_body(body)?),
     ExecuteTransaction: MultiItem => |engine, faults, body| {
@@ -204,7 +209,10 @@ mod tests {
                 "UntagResource",
                 "PutResourcePolicy",
                 "DeleteResourcePolicy",
-                "UpdateTimeToLive"
+                "UpdateTimeToLive",
+                "CreateBackup",
+                "DeleteBackup",
+                "RestoreTableFromBackup"
             ]
         );
         assert!(Operation::TransactGetItems.writes_items());

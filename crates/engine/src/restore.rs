@@ -1,0 +1,510 @@
+//! RestoreTableFromBackup: a new table filled from a backup's copy.
+//!
+//! The request commits, in one catalog write, the new table's catalog
+//! record (TableStatus CREATING, with its RestoreSummary), the restore job
+//! `'o' table-id` and the backup's `restoring_into` mark; it answers at
+//! once. A background job copies the backup's keys under the new table id
+//! a page at a time, each page in one batch with the job's cursor, so a
+//! crash resumes exactly where the copy stopped; the last batch turns the
+//! table ACTIVE, deletes the job and frees the backup. Until then the table
+//! is listed and described (CREATING) but no item operation reaches it, and
+//! table operations on it are refused as DynamoDB refuses them on a
+//! CREATING table.
+//!
+//! What a restore leaves out, as DynamoDB's do (developer guide, "Restoring
+//! a DynamoDB table from a backup"): stream settings, Time to Live, tags,
+//! resource policies, deletion protection and the table class; indexes the
+//! overrides leave out are not copied.
+
+use crate::backups::BackupRecord;
+use crate::catalog::CatalogRecord;
+use crate::keyspace::{self, catalog_key, prefix_end, NEXT_TABLE_ID};
+use crate::schema::{
+    BillingMode, BillingModeSummary, IndexDescription, ProvisionedThroughputDescription,
+    RestoreSummary, TableDescription,
+};
+use crate::Engine;
+use ferrodyn_storage::{ReadCheck, WriteOp};
+use ferrodyn_types::{DynamoError, ErrorKind, Result};
+use serde::{Deserialize, Serialize};
+use std::ops::Bound;
+use std::sync::Arc;
+
+/// Keys copied per storage batch.
+const RESTORE_PAGE: usize = 1000;
+
+/// A restore's overrides (RestoreTableFromBackup's `...Override` members).
+#[derive(Clone, Debug, Default)]
+pub struct RestoreOverrides {
+    pub billing_mode: Option<BillingMode>,
+    /// Read and write units of the table.
+    pub provisioned: Option<(u64, u64)>,
+    /// The GSIs to restore (None: all), with their read and write units.
+    pub global_indexes: Option<Vec<IndexOverride>>,
+    /// The LSIs to restore (None: all).
+    pub local_indexes: Option<Vec<IndexOverride>>,
+}
+
+/// One index of an index override.
+#[derive(Clone, Debug)]
+pub struct IndexOverride {
+    pub name: String,
+    pub provisioned: Option<(u64, u64)>,
+}
+
+/// The job filling a restored table, stored under `'o' table-id`.
+#[derive(Clone, Serialize, Deserialize)]
+struct RestoreJob {
+    backup_id: u64,
+    catalog_name: String,
+    /// Index ids of the backup that the overrides left out.
+    dropped_indexes: Vec<u32>,
+    /// The last backup-data key copied.
+    cursor: Option<Vec<u8>>,
+}
+
+impl RestoreJob {
+    fn encode(&self) -> Vec<u8> {
+        serde_json::to_vec(self).expect("plain data always serialises")
+    }
+
+    /// Whether `table_key` (a key of the backed-up table) belongs to an
+    /// index the restore leaves out (its entries or its statistics).
+    fn drops(&self, table_key: &[u8]) -> bool {
+        keyspace::index_of_table_key(table_key).is_some_and(|id| self.dropped_indexes.contains(&id))
+    }
+}
+
+impl Engine {
+    /// RestoreTableFromBackup: commits the CREATING table and its job, and
+    /// starts the copy; answers the table as described now.
+    pub fn restore_table_from_backup(
+        self: &Arc<Self>,
+        target: &str,
+        backup_arn: &str,
+        overrides: RestoreOverrides,
+    ) -> Result<TableDescription> {
+        let guard = self.catalog_lock.lock();
+        let table_id = self.retry(crate::error::RetryPolicy::Ddl, |_| {
+            if self.shared() {
+                self.reload_catalog()?;
+            }
+            Ok(self.commit_restore(target, backup_arn, &overrides)?)
+        })?;
+        drop(guard);
+        let description = self.table(target)?.describe();
+        self.spawn_background(format!("restore-{table_id}"), move |engine| {
+            engine.run_restore(table_id)
+        })?;
+        Ok(description)
+    }
+
+    /// The admission checks and the one catalog write of a restore; the
+    /// table is in memory (CREATING) when it returns its id.
+    fn commit_restore(
+        &self,
+        target: &str,
+        backup_arn: &str,
+        overrides: &RestoreOverrides,
+    ) -> Result<u64> {
+        let mut backup = self.find_backup(backup_arn)?;
+        self.admit_restore(target, &backup)?;
+        let region = self.request_region();
+        let catalog_name = self.catalog_name_in(&region, target);
+        let (table_id, id_check) = self.allocate_table_id()?;
+        let now = self.now_seconds();
+        let arn = self.table_arn(&region, target);
+        let (record, dropped_indexes) =
+            restored_record(&backup, target, (table_id, &arn), overrides, now)?;
+        let job = RestoreJob {
+            backup_id: backup.id,
+            catalog_name: catalog_name.clone(),
+            dropped_indexes,
+            cursor: None,
+        };
+        let backup_check = ReadCheck {
+            key: keyspace::backup_record_key(backup.id),
+            expected: Some(backup.encode()),
+        };
+        backup.restoring_into = Some(table_id);
+        let absent = ReadCheck {
+            key: catalog_key(&catalog_name),
+            expected: None,
+        };
+        let record_bytes = serde_json::to_vec(&record).map_err(crate::storage_error)?;
+        let catalog = self.reload_guard();
+        self.commit_catalog(
+            vec![absent, id_check, backup_check],
+            vec![
+                WriteOp::Put(catalog_key(&catalog_name), record_bytes.clone()),
+                WriteOp::Put(keyspace::restore_job_key(table_id), job.encode()),
+                WriteOp::Put(
+                    NEXT_TABLE_ID.to_vec(),
+                    (table_id + 1).to_be_bytes().to_vec(),
+                ),
+                WriteOp::Put(keyspace::backup_record_key(backup.id), backup.encode()),
+            ],
+        )?;
+        let table = self.table_from_record(&catalog_key(&catalog_name), record_bytes)?;
+        self.tables.write().insert(catalog_name, table);
+        drop(catalog);
+        Ok(table_id)
+    }
+
+    /// RestoreTableFromBackup's refusals before anything is written.
+    fn admit_restore(&self, target: &str, backup: &BackupRecord) -> Result<()> {
+        let arn = &backup.arn;
+        if backup.status != crate::backups::BackupStatus::Available {
+            return Err(DynamoError::new(
+                ErrorKind::BackupInUse,
+                format!("Backup is being created: {arn}"),
+            ));
+        }
+        if let Some(existing) = self.lookup(target) {
+            if let Some(summary) = existing
+                .describe()
+                .restore_summary
+                .filter(|_| existing.is_creating())
+            {
+                let from = summary.source_backup_arn.unwrap_or_default();
+                return Err(DynamoError::new(
+                    ErrorKind::TableInUse,
+                    format!("Table: {target} is already being restored from backup: {from}"),
+                ));
+            }
+            return Err(DynamoError::new(
+                ErrorKind::TableAlreadyExists,
+                format!("Table already exists: {target}"),
+            ));
+        }
+        if backup.restoring_into.is_some() {
+            return Err(DynamoError::new(
+                ErrorKind::BackupInUse,
+                format!("Backup is being used to restore another table: {arn}"),
+            ));
+        }
+        let region = self.request_region();
+        let in_region = (self.tables.read().keys())
+            .filter(|key| self.name_in_region(key, &region).is_some())
+            .count();
+        self.check_table_quota(in_region)?;
+        self.check_table_operations()
+    }
+
+    /// The background half of a restore (resumable: see the module header).
+    pub(crate) fn run_restore(&self, table_id: u64) -> Result<()> {
+        let job_key = keyspace::restore_job_key(table_id);
+        let Some(bytes) = self.storage.get(&job_key).map_err(crate::storage_error)? else {
+            return Ok(()); // finished by an earlier run
+        };
+        let mut job: RestoreJob = serde_json::from_slice(&bytes).map_err(crate::storage_error)?;
+        let data = keyspace::backup_data(job.backup_id);
+        let end = prefix_end(&data);
+        let end = end.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
+        loop {
+            let start = job
+                .cursor
+                .as_deref()
+                .map_or(Bound::Included(data.as_slice()), Bound::Excluded);
+            let page = (self.storage.scan(start, end, false, RESTORE_PAGE))
+                .map_err(crate::storage_error)?;
+            let Some((last, _)) = page.last() else { break };
+            job.cursor = Some(last.clone());
+            let full = page.len() == RESTORE_PAGE;
+            let mut ops: Vec<WriteOp> = Vec::with_capacity(page.len() + 1);
+            for (key, value) in page {
+                let table_key = keyspace::table_key_of_backup_data(&key);
+                if !job.drops(table_key) {
+                    ops.push(WriteOp::Put(keyspace::rehomed(table_key, table_id), value));
+                }
+            }
+            ops.push(WriteOp::Put(job_key.clone(), job.encode()));
+            self.write_retrying_conflicts(ops)?;
+            if !full {
+                break;
+            }
+        }
+        self.finish_restore(table_id, &job)
+    }
+
+    /// The last batch of a restore: the table ACTIVE, the job gone, the
+    /// backup free; then the table is loaded as it now is.
+    fn finish_restore(&self, table_id: u64, job: &RestoreJob) -> Result<()> {
+        let _guard = self.catalog_lock.lock();
+        let key = catalog_key(&job.catalog_name);
+        let stored = self.storage.get(&key).map_err(crate::storage_error)?;
+        let record = (stored.as_deref())
+            .map(serde_json::from_slice::<CatalogRecord>)
+            .transpose()
+            .map_err(crate::storage_error)?
+            .filter(|record| record.id == table_id);
+        let (Some(stored), Some(mut record)) = (stored, record) else {
+            // The test harness dropped the table meanwhile (reset, snapshot
+            // restore): what was copied is purged like any dropped table's.
+            return self.abandon_restore(table_id, job);
+        };
+        record.description.table_status = "ACTIVE".into();
+        if let Some(summary) = &mut record.description.restore_summary {
+            summary.restore_in_progress = false;
+        }
+        let record_bytes = serde_json::to_vec(&record).map_err(crate::storage_error)?;
+        let mut ops = vec![
+            WriteOp::Put(key.clone(), record_bytes.clone()),
+            WriteOp::Delete(keyspace::restore_job_key(table_id)),
+        ];
+        if let Some(mut backup) = self.backup_record(job.backup_id)? {
+            backup.restoring_into = None;
+            ops.push(WriteOp::Put(
+                keyspace::backup_record_key(backup.id),
+                backup.encode(),
+            ));
+        }
+        let catalog = self.reload_guard();
+        let check = ReadCheck {
+            key: key.clone(),
+            expected: Some(stored),
+        };
+        self.retry(crate::error::RetryPolicy::Ddl, |_| {
+            self.commit_catalog(vec![check.clone()], ops.clone())
+        })?;
+        let table = self.table_from_record(&key, record_bytes)?;
+        self.tables
+            .write()
+            .insert(job.catalog_name.clone(), Arc::clone(&table));
+        drop(catalog);
+        Ok(())
+    }
+
+    /// Ends a restore whose table is gone: the job goes, the backup is
+    /// freed, and the copied keys are purged.
+    fn abandon_restore(&self, table_id: u64, job: &RestoreJob) -> Result<()> {
+        let mut ops = vec![
+            WriteOp::Delete(keyspace::restore_job_key(table_id)),
+            WriteOp::Put(keyspace::purge_key(table_id), Vec::new()),
+        ];
+        if let Some(mut backup) = self.backup_record(job.backup_id)? {
+            backup.restoring_into = None;
+            ops.push(WriteOp::Put(
+                keyspace::backup_record_key(backup.id),
+                backup.encode(),
+            ));
+        }
+        self.write_retrying_conflicts(ops)?;
+        self.purge_table_data(table_id)
+    }
+
+    /// Starts every restore a crash or shutdown cut short (and, once a
+    /// restored table is ACTIVE, the backfills it brought along).
+    pub(crate) fn resume_restores(self: &Arc<Self>) -> Result<()> {
+        for (key, _) in self.scan_all_under(&keyspace::restore_jobs())? {
+            if let Some(table_id) = keyspace::id_of(&key) {
+                self.spawn_background(format!("restore-{table_id}"), move |engine| {
+                    engine.run_restore(table_id)
+                })?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The catalog record of a table restored from `backup` as `target` with
+/// id and ARN `new`, and the backup's index ids the overrides leave out.
+fn restored_record(
+    backup: &BackupRecord,
+    target: &str,
+    (table_id, arn): (u64, &str),
+    overrides: &RestoreOverrides,
+    now: f64,
+) -> Result<(CatalogRecord, Vec<u32>)> {
+    let mut description = backup.source.description.clone();
+    description.table_name = target.to_string();
+    description.table_arn = arn.to_string();
+    description.table_id = crate::catalog::uuid_like(table_id, now);
+    description.table_status = "CREATING".into();
+    description.creation_date_time = now;
+    description.item_count = backup.stats.item_count.max(0) as u64;
+    description.table_size_bytes = backup.stats.size_bytes.max(0) as u64;
+    description.stream_specification = None;
+    description.latest_stream_arn = None;
+    description.latest_stream_label = None;
+    description.deletion_protection_enabled = false;
+    description.table_class_summary = None;
+    description.restore_summary = Some(RestoreSummary {
+        source_backup_arn: Some(backup.arn.clone()),
+        source_table_arn: backup.source.description.table_arn.clone(),
+        restore_date_time: now,
+        restore_in_progress: true,
+    });
+    apply_billing(&mut description, overrides, now);
+    let gsis = keep_indexes(
+        description.global_secondary_indexes.take(),
+        &overrides.global_indexes,
+        "GlobalSecondaryIndexOverride",
+    )?;
+    let lsis = keep_indexes(
+        description.local_secondary_indexes.take(),
+        &overrides.local_indexes,
+        "LocalSecondaryIndexOverride",
+    )?;
+    let provisioned = description.billing_mode() == BillingMode::Provisioned;
+    check_units(
+        provisioned,
+        overrides,
+        gsis.as_deref().unwrap_or_default(),
+        &description,
+    )?;
+    description.global_secondary_indexes = gsis.map(|list| {
+        (list.into_iter())
+            .map(|mut index| {
+                index.index_arn = format!("{arn}/index/{}", index.index_name);
+                let units = (overrides.global_indexes.iter().flatten())
+                    .find(|o| o.name == index.index_name)
+                    .and_then(|o| o.provisioned);
+                index.provisioned_throughput = match (provisioned, units) {
+                    (false, _) => Some(units_of(0, 0)),
+                    (true, Some((read, write))) => Some(units_of(read, write)),
+                    (true, None) => index.provisioned_throughput.take(),
+                };
+                index
+            })
+            .collect()
+    });
+    description.local_secondary_indexes = lsis.map(|list| {
+        (list.into_iter())
+            .map(|mut index| {
+                index.index_arn = format!("{arn}/index/{}", index.index_name);
+                index
+            })
+            .collect()
+    });
+    let kept: Vec<&str> = (description.global_secondary_indexes.iter().flatten())
+        .chain(description.local_secondary_indexes.iter().flatten())
+        .map(|index| index.index_name.as_str())
+        .collect();
+    let source = &backup.source;
+    let dropped = (source.index_ids.iter())
+        .filter(|(name, _)| !kept.contains(&name.as_str()))
+        .map(|(_, id)| *id)
+        .collect();
+    let record = CatalogRecord {
+        id: table_id,
+        index_ids: (source.index_ids.clone().into_iter())
+            .filter(|(name, _)| kept.contains(&name.as_str()))
+            .collect(),
+        backfilling: (source.backfilling.iter())
+            .filter(|name| kept.contains(&name.as_str()))
+            .cloned()
+            .collect(),
+        description,
+        tags: Default::default(),
+        policies: Default::default(),
+        streams: Vec::new(),
+        ttl_attribute: None,
+        next_index_id: source.next_index_id,
+    };
+    Ok((record, dropped))
+}
+
+/// Throughput overrides against the restored table's billing mode: a
+/// provisioned table needs units for itself and each GSI (from the backup
+/// or the overrides), an on-demand one takes none.
+fn check_units(
+    provisioned: bool,
+    overrides: &RestoreOverrides,
+    gsis: &[IndexDescription],
+    description: &TableDescription,
+) -> Result<()> {
+    let invalid = |detail: String| {
+        DynamoError::validation(format!(
+            "One or more parameter values were invalid: {detail}"
+        ))
+    };
+    let given = |index: &IndexDescription| {
+        (overrides.global_indexes.iter().flatten())
+            .any(|o| o.name == index.index_name && o.provisioned.is_some())
+    };
+    if !provisioned {
+        if overrides.provisioned.is_some() || gsis.iter().any(given) {
+            return Err(invalid(
+                "Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST".into(),
+            ));
+        }
+        return Ok(());
+    }
+    if description.provisioned_throughput.read_capacity_units == 0 {
+        return Err(invalid(
+            "ProvisionedThroughputOverride must be specified when BillingModeOverride is PROVISIONED".into(),
+        ));
+    }
+    let has_units = |index: &IndexDescription| {
+        index
+            .provisioned_throughput
+            .as_ref()
+            .is_some_and(|p| p.read_capacity_units > 0)
+    };
+    match gsis.iter().find(|index| !has_units(index) && !given(index)) {
+        Some(index) => Err(invalid(format!(
+            "GlobalSecondaryIndexOverride must be specified for index: {} when BillingModeOverride is PROVISIONED",
+            index.index_name
+        ))),
+        None => Ok(()),
+    }
+}
+
+fn units_of(read: u64, write: u64) -> ProvisionedThroughputDescription {
+    ProvisionedThroughputDescription {
+        read_capacity_units: read,
+        write_capacity_units: write,
+        ..Default::default()
+    }
+}
+
+/// The billing mode and table throughput after the overrides.
+fn apply_billing(description: &mut TableDescription, overrides: &RestoreOverrides, now: f64) {
+    if let Some(mode) = overrides.billing_mode {
+        let switched_to_demand = mode == BillingMode::PayPerRequest
+            && description.billing_mode() != BillingMode::PayPerRequest;
+        let last_switch = description
+            .billing_mode_summary
+            .as_ref()
+            .and_then(|s| s.last_update_to_pay_per_request_date_time);
+        description.billing_mode_summary = Some(BillingModeSummary {
+            billing_mode: mode,
+            last_update_to_pay_per_request_date_time: match mode {
+                BillingMode::PayPerRequest if switched_to_demand => Some(now),
+                BillingMode::PayPerRequest => last_switch,
+                BillingMode::Provisioned => None,
+            },
+        });
+        if mode == BillingMode::PayPerRequest {
+            description.provisioned_throughput = units_of(0, 0);
+        }
+    }
+    if let Some((read, write)) = overrides.provisioned {
+        description.provisioned_throughput = units_of(read, write);
+    }
+}
+
+/// The indexes of `list` an override keeps (all when there is none); an
+/// override naming an index the backup does not hold is refused.
+fn keep_indexes(
+    list: Option<Vec<IndexDescription>>,
+    keep: &Option<Vec<IndexOverride>>,
+    member: &str,
+) -> Result<Option<Vec<IndexDescription>>> {
+    let Some(keep) = keep else { return Ok(list) };
+    let list = list.unwrap_or_default();
+    if let Some(unknown) = keep
+        .iter()
+        .find(|o| !list.iter().any(|i| i.index_name == o.name))
+    {
+        return Err(DynamoError::validation(format!(
+            "One or more parameter values were invalid: {member} names index {} which the backup does not have",
+            unknown.name
+        )));
+    }
+    let kept: Vec<IndexDescription> = (list.into_iter())
+        .filter(|index| keep.iter().any(|o| o.name == index.index_name))
+        .collect();
+    Ok((!kept.is_empty()).then_some(kept))
+}
