@@ -17,6 +17,7 @@ mod util;
 mod authentication;
 mod background_work;
 mod backup_recovery;
+mod backups;
 mod batches;
 mod capacity;
 mod concurrency;

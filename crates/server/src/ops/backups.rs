@@ -139,10 +139,13 @@ pub fn list(engine: &Arc<Engine>, request: ListRequest) -> Result<Vec<u8>> {
             ));
         }
     }
+    // Creation times are whole milliseconds; a bound sent as seconds in a
+    // float (every SDK) can arrive a hair below the millisecond it names.
+    let to_millisecond = |seconds: f64| (seconds * 1000.0).round() / 1000.0;
     let listing = BackupListing {
         table_name: request.table_name,
-        created_from: request.time_range_lower_bound,
-        created_before: request.time_range_upper_bound,
+        created_from: request.time_range_lower_bound.map(to_millisecond),
+        created_before: request.time_range_upper_bound.map(to_millisecond),
         backup_type: match request.backup_type.as_deref() {
             Some("SYSTEM") => BackupTypeFilter::System,
             Some("AWS_BACKUP") => BackupTypeFilter::AwsBackup,
