@@ -49,6 +49,9 @@ const ABANDON_AFTER_MS: u64 = 60_000;
 pub enum BackupType {
     User,
     System,
+    /// The base of a table's point-in-time recovery (recovery.rs): no
+    /// client sees it as a backup.
+    PointInTimeBase,
 }
 
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
@@ -78,10 +81,15 @@ pub(crate) struct BackupRecord {
     pub source: CatalogRecord,
     /// The source's item count and bytes at that instant.
     pub stats: TableStats,
-    /// The table a restore from this backup is filling, if any: a backup
-    /// feeds one restore at a time and cannot be deleted meanwhile.
+    /// The tables restores from this backup are filling: a backup feeds
+    /// one restore at a time (a point-in-time base any number) and cannot
+    /// be deleted meanwhile.
     #[serde(default)]
-    pub restoring_into: Option<u64>,
+    pub restores: Vec<u64>,
+    /// A point-in-time base whose recovery was disabled while restores
+    /// used it: deleted when the last of them ends.
+    #[serde(default)]
+    pub discard_when_unused: bool,
     /// Shared storage: the node copying a CREATING backup, and when it last
     /// wrote (ms since the epoch).
     #[serde(default)]
@@ -290,7 +298,7 @@ impl BackupTypeFilter {
             BackupTypeFilter::User => backup_type == BackupType::User,
             BackupTypeFilter::System => backup_type == BackupType::System,
             BackupTypeFilter::AwsBackup => false,
-            BackupTypeFilter::All => true,
+            BackupTypeFilter::All => backup_type != BackupType::PointInTimeBase,
         }
     }
 }
@@ -307,6 +315,28 @@ pub struct BackupListing {
     pub backup_type: BackupTypeFilter,
     pub limit: usize,
     pub exclusive_start_arn: Option<String>,
+}
+
+/// A backup opened at one instant and not committed yet (see
+/// [`Engine::open_backup`]): the caller commits `ops` under `checks`, with
+/// whatever else must change at the same time, then starts the copy.
+pub(crate) struct OpenBackup {
+    view: Box<dyn StorageView>,
+    pub record: BackupRecord,
+    pub checks: Vec<ReadCheck>,
+    /// The id allocator's next value.
+    allocator: WriteOp,
+}
+
+impl OpenBackup {
+    /// What records the backup: its record as it stands, and the allocator.
+    pub(crate) fn ops(&self) -> Vec<WriteOp> {
+        let record = WriteOp::Put(
+            keyspace::backup_record_key(self.record.id),
+            self.record.encode(),
+        );
+        vec![record, self.allocator.clone()]
+    }
 }
 
 /// The table ranges a backup reads through its view, and the catalog key.
@@ -348,8 +378,28 @@ impl Engine {
         let table = (self.lookup(table_name))
             .filter(|table| !table.is_creating())
             .ok_or_else(not_found)?;
+        let taken = self
+            .open_backup(&table, BackupType::User, backup_name)?
+            .ok_or_else(not_found)?;
+        self.retry(crate::error::RetryPolicy::Ddl, |_| {
+            self.commit_catalog(taken.checks.clone(), taken.ops())
+        })?;
+        let details = taken.record.details();
+        self.start_copy(taken)?;
+        Ok(details)
+    }
+
+    /// A backup of `table` at this instant, not yet committed: its view,
+    /// its record (CREATING) and the catalog write that records it (with
+    /// the id allocator). None when the table is gone as of the view.
+    pub(crate) fn open_backup(
+        &self,
+        table: &Table,
+        backup_type: BackupType,
+        name: &str,
+    ) -> Result<Option<OpenBackup>> {
         let view = (self.storage)
-            .open_view(&backup_ranges(&table))
+            .open_view(&backup_ranges(table))
             .map_err(crate::storage_error)?;
         // The table as of the view: on shared storage another node may
         // have deleted (or re-created) it since this node last looked.
@@ -358,64 +408,59 @@ impl Engine {
             .map(|bytes| serde_json::from_slice::<CatalogRecord>(&bytes))
             .transpose()
             .map_err(crate::storage_error)?
-            .filter(|record| record.id == table.id)
-            .ok_or_else(not_found)?;
+            .filter(|record| record.id == table.id);
+        let Some(source) = source else {
+            return Ok(None);
+        };
         let stats = fold_through(&*view, &keyspace::stats_key(table.id))?;
-        let record = self.commit_new_backup(backup_name, source, stats)?;
-        let id = record.id;
-        self.spawn_job_here(format!("backup-{id}"), move |engine| {
-            engine.copy_backup(id, view)
-        })?;
-        Ok(record.details())
-    }
-
-    /// Allocates the backup's id and writes its record, CREATING.
-    fn commit_new_backup(
-        &self,
-        name: &str,
-        source: CatalogRecord,
-        stats: TableStats,
-    ) -> Result<BackupRecord> {
         let stored_next =
             (self.storage.get(keyspace::NEXT_BACKUP_ID)).map_err(crate::storage_error)?;
         let id = (stored_next.clone())
             .and_then(|v| v.try_into().ok().map(u64::from_be_bytes))
             .unwrap_or(1);
         let created = (self.now_seconds() * 1000.0).floor() / 1000.0;
-        let region = self.request_region();
         let table_arn = &source.description.table_arn;
         let arn = format!("{table_arn}/backup/{:014}-{id:08x}", millis(created));
         let record = BackupRecord {
             id,
             arn,
             name: name.to_string(),
-            backup_type: BackupType::User,
+            backup_type,
             status: BackupStatus::Creating,
             created,
             expires: None,
-            region,
+            region: self.request_region(),
             namespace: crate::region::request_namespace(),
             source,
             stats,
-            restoring_into: None,
+            restores: Vec::new(),
+            discard_when_unused: false,
             node: self.node_id(),
             heartbeat_ms: millis(self.now_seconds()),
         };
-        let check = ReadCheck {
+        let checks = vec![ReadCheck {
             key: keyspace::NEXT_BACKUP_ID.to_vec(),
             expected: stored_next,
-        };
-        let ops = vec![
-            WriteOp::Put(keyspace::backup_record_key(id), record.encode()),
-            WriteOp::Put(
-                keyspace::NEXT_BACKUP_ID.to_vec(),
-                (id + 1).to_be_bytes().to_vec(),
-            ),
-        ];
-        self.retry(crate::error::RetryPolicy::Ddl, |_| {
-            self.commit_catalog(vec![check.clone()], ops.clone())
-        })?;
-        Ok(record)
+        }];
+        let allocator = WriteOp::Put(
+            keyspace::NEXT_BACKUP_ID.to_vec(),
+            (id + 1).to_be_bytes().to_vec(),
+        );
+        Ok(Some(OpenBackup {
+            view,
+            record,
+            checks,
+            allocator,
+        }))
+    }
+
+    /// Starts copying a committed [`OpenBackup`] on this node.
+    pub(crate) fn start_copy(self: &Arc<Self>, taken: OpenBackup) -> Result<()> {
+        let id = taken.record.id;
+        let view = taken.view;
+        self.spawn_job_here(format!("backup-{id}"), move |engine| {
+            engine.copy_backup(id, view)
+        })
     }
 
     /// The background half of CreateBackup: copies the view, page by page,
@@ -610,7 +655,7 @@ impl Engine {
         if record.status == BackupStatus::Creating {
             return Err(in_use(format!("Backup is being created: {arn}")));
         }
-        if record.restoring_into.is_some() {
+        if !record.restores.is_empty() {
             return Err(in_use(format!(
                 "Backup is being used to restore table: {arn}"
             )));
@@ -637,7 +682,7 @@ impl Engine {
         Ok(description)
     }
 
-    fn purge_backup(&self, id: u64) -> Result<()> {
+    pub(crate) fn purge_backup(&self, id: u64) -> Result<()> {
         self.purge_prefix(&keyspace::backup_data(id))?;
         self.write_retrying_conflicts(vec![WriteOp::Delete(keyspace::backup_purge_key(id))])?;
         Ok(())

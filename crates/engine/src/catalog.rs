@@ -53,6 +53,9 @@ pub(crate) struct CatalogRecord {
     pub streams: Vec<StreamInfo>,
     #[serde(default)]
     pub ttl_attribute: Option<String>,
+    /// Point-in-time recovery, when enabled (recovery.rs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery: Option<crate::shared::PitrSettings>,
     /// The next index id to hand out. Ids are never reused, so entries a
     /// deleted index left behind (a purge cut short by a crash) can never
     /// show up in a later index.
@@ -77,6 +80,7 @@ impl CatalogRecord {
             policies: table.policies(),
             streams: table.streams(),
             ttl_attribute: table.ttl_attribute(),
+            recovery: table.recovery(),
             next_index_id: table.next_index_id(),
         }
     }
@@ -208,6 +212,7 @@ impl Engine {
         table.set_policies(record.policies.clone());
         table.set_streams(record.streams.clone());
         table.set_ttl_attribute(record.ttl_attribute.clone());
+        table.set_recovery(record.recovery.clone());
         let highest = record.index_ids.values().max().copied().unwrap_or(0);
         table.set_next_index_id(record.next_index_id.max(highest + 1));
         if self.storage.shared() {
@@ -311,6 +316,7 @@ impl Engine {
             policies,
             streams: Vec::new(),
             ttl_attribute: None,
+            recovery: None,
             next_index_id: 0,
         };
         let indexes = record.indexes(self)?;
@@ -417,24 +423,33 @@ impl Engine {
                 "Resource cannot be deleted as it is currently protected against deletion. Disable deletion protection first.",
             ));
         }
+        // A table with point-in-time recovery leaves a SYSTEM backup of
+        // itself as it is now, committed with its removal (recovery.rs).
+        let kept = self.deletion_backup(&table)?;
         let catalog = self.reload_guard(); // until it is gone from memory
                                            // The statistics records are left to the purge (they are table
                                            // data): deleting them here made DeleteTable contend with the lease
                                            // holder's statistics fold on shared storage, and after its retries
                                            // fail with TransactionConflictException.
         self.retry(RetryPolicy::Ddl, |retry| {
-            self.commit_catalog(
-                vec![self.fresh_catalog_check(&table, retry)?],
-                vec![
-                    WriteOp::Delete(catalog_key(&table.catalog_name)),
-                    WriteOp::Put(purge_key(table.id), Vec::new()),
-                ],
-            )
+            let mut checks = vec![self.fresh_catalog_check(&table, retry)?];
+            let mut ops = vec![
+                WriteOp::Delete(catalog_key(&table.catalog_name)),
+                WriteOp::Put(purge_key(table.id), Vec::new()),
+            ];
+            if let Some(kept) = &kept {
+                checks.extend(kept.checks.iter().cloned());
+                ops.extend(kept.ops());
+            }
+            self.commit_catalog(checks, ops)
         })?;
         self.tables.write().remove(&table.catalog_name);
         drop(writes);
         drop(catalog);
         drop(guard);
+        if let Some(kept) = kept {
+            self.start_copy(kept)?;
+        }
         let id = table.id;
         self.spawn_background(format!("purge-table-{id}"), move |engine| {
             engine.purge_table_data(id)

@@ -130,17 +130,23 @@ impl Clock {
 
 impl crate::Engine {
     /// Moves the manual clock forward by `by`, then deletes what Time to
-    /// Live finds expired at the new time (so a test sees it at once, not
-    /// at the next sweep); returns how many items it deleted.
+    /// Live finds expired at the new time, and expired SYSTEM backups (so a
+    /// test sees it at once, not at the next sweep); returns how many items
+    /// it deleted.
     pub fn advance_clock(&self, by: Duration) -> ferrodyn_types::Result<usize> {
         self.clock.advance(by).map_err(clock_error)?;
-        self.expire_items(self.now_seconds())
+        self.expire_after_clock_move()
     }
 
     /// Sets the manual clock to `millis` since the epoch, as
     /// [`advance_clock`](Self::advance_clock) does.
     pub fn set_clock(&self, millis: u64) -> ferrodyn_types::Result<usize> {
         self.clock.set(millis).map_err(clock_error)?;
+        self.expire_after_clock_move()
+    }
+
+    fn expire_after_clock_move(&self) -> ferrodyn_types::Result<usize> {
+        self.expire_backups(self.now_seconds())?;
         self.expire_items(self.now_seconds())
     }
 }

@@ -6,7 +6,8 @@
 //! - [`background`]: table purges and GSI backfills off the request path,
 //!   resumed after a restart.
 //! - [`backups`]: on-demand backups (a storage view copied in the
-//!   background); [`restore`]: tables restored from them.
+//!   background); [`restore`]: tables restored from them; [`recovery`]:
+//!   point-in-time recovery (a base backup and the change log replayed).
 //! - [`collections`]: item-collection sizes of LSI tables and their limit.
 //! - [`error`]: the engine's error (a client answer, a storage conflict, a
 //!   storage failure) and the one retry loop.
@@ -65,6 +66,7 @@ pub mod locks;
 pub mod policies;
 pub mod quotas;
 pub mod read;
+pub mod recovery;
 pub mod region;
 pub mod restore;
 pub mod schema;

@@ -2,7 +2,7 @@
 //!
 //! The request commits, in one catalog write, the new table's catalog
 //! record (TableStatus CREATING, with its RestoreSummary), the restore job
-//! `'o' table-id` and the backup's `restoring_into` mark; it answers at
+//! `'o' table-id` and the backup's note of the restore (`restores`); it answers at
 //! once. A background job copies the backup's keys under the new table id
 //! a page at a time, each page in one batch with the job's cursor, so a
 //! crash resumes exactly where the copy stopped; the last batch turns the
@@ -54,17 +54,20 @@ pub struct IndexOverride {
 
 /// The job filling a restored table, stored under `'o' table-id`.
 #[derive(Clone, Serialize, Deserialize)]
-struct RestoreJob {
-    backup_id: u64,
-    catalog_name: String,
+pub(crate) struct RestoreJob {
+    pub backup_id: u64,
+    pub catalog_name: String,
     /// Index ids of the backup that the overrides left out.
-    dropped_indexes: Vec<u32>,
+    pub dropped_indexes: Vec<u32>,
     /// The last backup-data key copied.
-    cursor: Option<Vec<u8>>,
+    pub cursor: Option<Vec<u8>>,
+    /// Point-in-time restores: the changes to replay on top of the copy.
+    #[serde(default)]
+    pub replay: Option<crate::recovery::Replay>,
 }
 
 impl RestoreJob {
-    fn encode(&self) -> Vec<u8> {
+    pub(crate) fn encode(&self) -> Vec<u8> {
         serde_json::to_vec(self).expect("plain data always serialises")
     }
 
@@ -84,12 +87,29 @@ impl Engine {
         backup_arn: &str,
         overrides: RestoreOverrides,
     ) -> Result<TableDescription> {
+        self.start_restore(target, &overrides, |engine| {
+            let backup = engine.find_backup(backup_arn)?;
+            engine.admit_backup(&backup)?;
+            Ok(RestoreSource::of_backup(backup))
+        })
+    }
+
+    /// The restore of `target` from what `source` finds (under the catalog
+    /// lock, again on each retry): commits the CREATING table and its job,
+    /// starts the copy, answers the table as described now.
+    pub(crate) fn start_restore(
+        self: &Arc<Self>,
+        target: &str,
+        overrides: &RestoreOverrides,
+        source: impl Fn(&Engine) -> Result<RestoreSource>,
+    ) -> Result<TableDescription> {
         let guard = self.catalog_lock.lock();
         let table_id = self.retry(crate::error::RetryPolicy::Ddl, |_| {
             if self.shared() {
                 self.reload_catalog()?;
             }
-            Ok(self.commit_restore(target, backup_arn, &overrides)?)
+            let source = source(self)?;
+            Ok(self.commit_restore(target, source, overrides)?)
         })?;
         drop(guard);
         let description = self.table(target)?.describe();
@@ -104,29 +124,30 @@ impl Engine {
     fn commit_restore(
         &self,
         target: &str,
-        backup_arn: &str,
+        source: RestoreSource,
         overrides: &RestoreOverrides,
     ) -> Result<u64> {
-        let mut backup = self.find_backup(backup_arn)?;
-        self.admit_restore(target, &backup)?;
+        self.admit_restore(target)?;
+        let mut backup = source.backup.clone();
         let region = self.request_region();
         let catalog_name = self.catalog_name_in(&region, target);
         let (table_id, id_check) = self.allocate_table_id()?;
         let now = self.now_seconds();
         let arn = self.table_arn(&region, target);
         let (record, dropped_indexes) =
-            restored_record(&backup, target, (table_id, &arn), overrides, now)?;
+            restored_record(&source, target, (table_id, &arn), overrides, now)?;
         let job = RestoreJob {
             backup_id: backup.id,
             catalog_name: catalog_name.clone(),
             dropped_indexes,
             cursor: None,
+            replay: source.replay,
         };
         let backup_check = ReadCheck {
             key: keyspace::backup_record_key(backup.id),
             expected: Some(backup.encode()),
         };
-        backup.restoring_into = Some(table_id);
+        backup.restores.push(table_id);
         let absent = ReadCheck {
             key: catalog_key(&catalog_name),
             expected: None,
@@ -151,8 +172,8 @@ impl Engine {
         Ok(table_id)
     }
 
-    /// RestoreTableFromBackup's refusals before anything is written.
-    fn admit_restore(&self, target: &str, backup: &BackupRecord) -> Result<()> {
+    /// A backup a restore may start from: AVAILABLE, feeding no other restore.
+    fn admit_backup(&self, backup: &BackupRecord) -> Result<()> {
         let arn = &backup.arn;
         if backup.status != crate::backups::BackupStatus::Available {
             return Err(DynamoError::new(
@@ -160,13 +181,24 @@ impl Engine {
                 format!("Backup is being created: {arn}"),
             ));
         }
+        if !backup.restores.is_empty() {
+            return Err(DynamoError::new(
+                ErrorKind::BackupInUse,
+                format!("Backup is being used to restore another table: {arn}"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// A restore's refusals about its target before anything is written.
+    fn admit_restore(&self, target: &str) -> Result<()> {
         if let Some(existing) = self.lookup(target) {
-            if let Some(summary) = existing
+            let restoring = existing
                 .describe()
                 .restore_summary
-                .filter(|_| existing.is_creating())
-            {
-                let from = summary.source_backup_arn.unwrap_or_default();
+                .filter(|_| existing.is_creating());
+            if let Some(summary) = restoring {
+                let from = (summary.source_backup_arn).unwrap_or(summary.source_table_arn);
                 return Err(DynamoError::new(
                     ErrorKind::TableInUse,
                     format!("Table: {target} is already being restored from backup: {from}"),
@@ -175,12 +207,6 @@ impl Engine {
             return Err(DynamoError::new(
                 ErrorKind::TableAlreadyExists,
                 format!("Table already exists: {target}"),
-            ));
-        }
-        if backup.restoring_into.is_some() {
-            return Err(DynamoError::new(
-                ErrorKind::BackupInUse,
-                format!("Backup is being used to restore another table: {arn}"),
             ));
         }
         let region = self.request_region();
@@ -198,6 +224,9 @@ impl Engine {
             return Ok(()); // finished by an earlier run
         };
         let mut job: RestoreJob = serde_json::from_slice(&bytes).map_err(crate::storage_error)?;
+        if !self.wait_for_backup(job.backup_id)? {
+            return self.abandon_restore(table_id, &job);
+        }
         let data = keyspace::backup_data(job.backup_id);
         let end = prefix_end(&data);
         let end = end.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
@@ -224,13 +253,30 @@ impl Engine {
                 break;
             }
         }
+        if job.replay.is_some() {
+            self.replay_changes(table_id, &mut job, &job_key)?;
+        }
         self.finish_restore(table_id, &job)
+    }
+
+    /// Waits while the backup is still being copied (a point-in-time base
+    /// taken moments ago); false when it is gone.
+    fn wait_for_backup(&self, backup_id: u64) -> Result<bool> {
+        loop {
+            match self.backup_record(backup_id)? {
+                None => return Ok(false),
+                Some(backup) if backup.status == crate::backups::BackupStatus::Available => {
+                    return Ok(true)
+                }
+                Some(_) => std::thread::sleep(std::time::Duration::from_millis(20)),
+            }
+        }
     }
 
     /// The last batch of a restore: the table ACTIVE, the job gone, the
     /// backup free; then the table is loaded as it now is.
     fn finish_restore(&self, table_id: u64, job: &RestoreJob) -> Result<()> {
-        let _guard = self.catalog_lock.lock();
+        let guard = self.catalog_lock.lock();
         let key = catalog_key(&job.catalog_name);
         let stored = self.storage.get(&key).map_err(crate::storage_error)?;
         let record = (stored.as_deref())
@@ -252,13 +298,7 @@ impl Engine {
             WriteOp::Put(key.clone(), record_bytes.clone()),
             WriteOp::Delete(keyspace::restore_job_key(table_id)),
         ];
-        if let Some(mut backup) = self.backup_record(job.backup_id)? {
-            backup.restoring_into = None;
-            ops.push(WriteOp::Put(
-                keyspace::backup_record_key(backup.id),
-                backup.encode(),
-            ));
-        }
+        let discarded = self.release_backup(job.backup_id, table_id, &mut ops)?;
         let catalog = self.reload_guard();
         let check = ReadCheck {
             key: key.clone(),
@@ -272,7 +312,44 @@ impl Engine {
             .write()
             .insert(job.catalog_name.clone(), Arc::clone(&table));
         drop(catalog);
+        drop(guard);
+        if let Some(id) = discarded {
+            self.purge_backup(id)?;
+        }
+        // Indexes the backup did not hold (or held half-filled) are filled
+        // now, the table ACTIVE meanwhile, as after UpdateTable.
+        for index in table.indexes() {
+            if index.state() == crate::index::IndexState::Backfilling {
+                self.backfill_index(&table, &index)?;
+            }
+        }
         Ok(())
+    }
+
+    /// Adds to `ops` the backup record without restore `table_id`; a
+    /// discarded point-in-time base no restore uses any more goes instead
+    /// (its id returned, for the caller to purge once `ops` committed).
+    fn release_backup(
+        &self,
+        backup_id: u64,
+        table_id: u64,
+        ops: &mut Vec<WriteOp>,
+    ) -> Result<Option<u64>> {
+        let Some(mut backup) = self.backup_record(backup_id)? else {
+            return Ok(None);
+        };
+        backup.restores.retain(|id| *id != table_id);
+        let key = keyspace::backup_record_key(backup.id);
+        if backup.discard_when_unused && backup.restores.is_empty() {
+            ops.push(WriteOp::Delete(key));
+            ops.push(WriteOp::Put(
+                keyspace::backup_purge_key(backup.id),
+                Vec::new(),
+            ));
+            return Ok(Some(backup.id));
+        }
+        ops.push(WriteOp::Put(key, backup.encode()));
+        Ok(None)
     }
 
     /// Ends a restore whose table is gone: the job goes, the backup is
@@ -282,14 +359,11 @@ impl Engine {
             WriteOp::Delete(keyspace::restore_job_key(table_id)),
             WriteOp::Put(keyspace::purge_key(table_id), Vec::new()),
         ];
-        if let Some(mut backup) = self.backup_record(job.backup_id)? {
-            backup.restoring_into = None;
-            ops.push(WriteOp::Put(
-                keyspace::backup_record_key(backup.id),
-                backup.encode(),
-            ));
-        }
+        let discarded = self.release_backup(job.backup_id, table_id, &mut ops)?;
         self.write_retrying_conflicts(ops)?;
+        if let Some(id) = discarded {
+            self.purge_backup(id)?;
+        }
         self.purge_table_data(table_id)
     }
 
@@ -307,32 +381,60 @@ impl Engine {
     }
 }
 
-/// The catalog record of a table restored from `backup` as `target` with
-/// id and ARN `new`, and the backup's index ids the overrides leave out.
+/// What a restore rebuilds a table from: a backup's data, the schema to
+/// give the table (the backup's, or the source table's now for a
+/// point-in-time restore), and the changes to replay on top.
+pub(crate) struct RestoreSource {
+    pub backup: BackupRecord,
+    pub schema: CatalogRecord,
+    pub stats: crate::table::TableStats,
+    /// RestoreSummary's SourceBackupArn (None for point-in-time restores).
+    pub backup_arn: Option<String>,
+    /// RestoreSummary's RestoreDateTime: the backup's creation time, or the
+    /// point in time restored to.
+    pub restore_time: f64,
+    pub replay: Option<crate::recovery::Replay>,
+}
+
+impl RestoreSource {
+    fn of_backup(backup: BackupRecord) -> RestoreSource {
+        RestoreSource {
+            schema: backup.source.clone(),
+            stats: backup.stats,
+            backup_arn: Some(backup.arn.clone()),
+            restore_time: backup.created,
+            replay: None,
+            backup,
+        }
+    }
+}
+
+/// The catalog record of a table restored from `source` as `target` with
+/// id and ARN `new`, and the backup's index ids the table leaves out.
 fn restored_record(
-    backup: &BackupRecord,
+    source: &RestoreSource,
     target: &str,
     (table_id, arn): (u64, &str),
     overrides: &RestoreOverrides,
     now: f64,
 ) -> Result<(CatalogRecord, Vec<u32>)> {
-    let mut description = backup.source.description.clone();
+    let mut description = source.schema.description.clone();
     description.table_name = target.to_string();
     description.table_arn = arn.to_string();
     description.table_id = crate::catalog::uuid_like(table_id, now);
     description.table_status = "CREATING".into();
     description.creation_date_time = now;
-    description.item_count = backup.stats.item_count.max(0) as u64;
-    description.table_size_bytes = backup.stats.size_bytes.max(0) as u64;
+    description.item_count = source.stats.item_count.max(0) as u64;
+    description.table_size_bytes = source.stats.size_bytes.max(0) as u64;
     description.stream_specification = None;
     description.latest_stream_arn = None;
     description.latest_stream_label = None;
     description.deletion_protection_enabled = false;
     description.table_class_summary = None;
     description.restore_summary = Some(RestoreSummary {
-        source_backup_arn: Some(backup.arn.clone()),
-        source_table_arn: backup.source.description.table_arn.clone(),
-        restore_date_time: now,
+        source_backup_arn: source.backup_arn.clone(),
+        source_table_arn: source.schema.description.table_arn.clone(),
+        restore_date_time: source.restore_time,
         restore_in_progress: true,
     });
     apply_billing(&mut description, overrides, now);
@@ -381,26 +483,39 @@ fn restored_record(
         .chain(description.local_secondary_indexes.iter().flatten())
         .map(|index| index.index_name.as_str())
         .collect();
-    let source = &backup.source;
-    let dropped = (source.index_ids.iter())
-        .filter(|(name, _)| !kept.contains(&name.as_str()))
+    let schema = &source.schema;
+    let kept_ids: Vec<u32> = (schema.index_ids.iter())
+        .filter(|(name, _)| kept.contains(&name.as_str()))
         .map(|(_, id)| *id)
+        .collect();
+    // The backup's indexes the table will not have (by id: an index
+    // dropped and re-created under its name since is another index).
+    let dropped = (source.backup.source.index_ids.values())
+        .filter(|id| !kept_ids.contains(id))
+        .copied()
+        .collect();
+    // Indexes the backup does not hold are filled once the table is.
+    let in_backup: Vec<u32> = source.backup.source.index_ids.values().copied().collect();
+    let backfilling = (schema.index_ids.iter())
+        .filter(|(name, id)| {
+            kept.contains(&name.as_str())
+                && (schema.backfilling.contains(name) || !in_backup.contains(id))
+        })
+        .map(|(name, _)| name.clone())
         .collect();
     let record = CatalogRecord {
         id: table_id,
-        index_ids: (source.index_ids.clone().into_iter())
+        index_ids: (schema.index_ids.clone().into_iter())
             .filter(|(name, _)| kept.contains(&name.as_str()))
             .collect(),
-        backfilling: (source.backfilling.iter())
-            .filter(|name| kept.contains(&name.as_str()))
-            .cloned()
-            .collect(),
+        backfilling,
         description,
         tags: Default::default(),
         policies: Default::default(),
         streams: Vec::new(),
         ttl_attribute: None,
-        next_index_id: source.next_index_id,
+        recovery: None,
+        next_index_id: schema.next_index_id,
     };
     Ok((record, dropped))
 }

@@ -14,6 +14,22 @@ pub enum IndexKind {
     Local,
 }
 
+/// A table's point-in-time recovery (recovery.rs): its window, and the base
+/// its restores start from (a backup of the table at `base_time`, after which
+/// the change log holds every write, from sequence number `log_from` on).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PitrSettings {
+    pub recovery_days: u32,
+    /// When the base was taken (seconds): the earliest restorable time.
+    pub base_time: f64,
+    /// The backup holding the table as it was at `base_time`.
+    pub base_backup: u64,
+    /// The first change-log record a restore replays on top of the base
+    /// (replaying a change the base already holds is harmless: each record
+    /// carries the item's whole new image).
+    pub log_from: u64,
+}
+
 /// Item count and total item bytes of a table (or a change to them).
 #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TableStats {
@@ -41,6 +57,13 @@ pub struct StreamInfo {
     /// Last sequence number, once the stream is disabled.
     pub end_seq: Option<u64>,
     pub created: f64,
+}
+
+impl StreamInfo {
+    /// Whether sequence number `seq` lies in this stream's range.
+    pub fn covers(&self, seq: u64) -> bool {
+        seq >= self.start_seq && self.end_seq.is_none_or(|end| seq <= end)
+    }
 }
 
 impl StreamInfo {

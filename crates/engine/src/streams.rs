@@ -92,11 +92,17 @@ impl Engine {
         };
         let now = self.now_seconds();
         for write in writes {
-            let Some(stream) = write.table.current_stream() else {
+            let stream = write.table.current_stream();
+            let recovery = write.table.logs_for_recovery();
+            if stream.is_none() && !recovery {
                 continue;
+            }
+            let logged = Logged {
+                stream: stream.as_ref(),
+                recovery,
             };
             let Some(record) =
-                change_record(&write.table, &stream, write, (source, now), &self.region)
+                change_record(&write.table, logged, write, (source, now), &self.region)
             else {
                 continue;
             };
@@ -183,11 +189,35 @@ impl Drop for StreamBatch<'_> {
     }
 }
 
-/// The stream record of one write, or None for a write that changed nothing
-/// (DynamoDB emits no record for no-op writes).
+/// Who reads a table's change log now: its enabled stream (if any), and
+/// point-in-time recovery (which needs both images of every change).
+#[derive(Clone, Copy)]
+struct Logged<'a> {
+    stream: Option<&'a StreamInfo>,
+    recovery: bool,
+}
+
+/// The view type under which both images are kept.
+const BOTH_IMAGES: &str = "NEW_AND_OLD_IMAGES";
+
+/// Which images a view type shows: (new, old).
+fn images_of(view_type: &str) -> (bool, bool) {
+    match view_type {
+        "NEW_IMAGE" => (true, false),
+        "OLD_IMAGE" => (false, true),
+        BOTH_IMAGES => (true, true),
+        _ => (false, false),
+    }
+}
+
+/// The change-log record of one write, or None for a write that changed
+/// nothing (DynamoDB emits no record for no-op writes). It is a stream
+/// record in DynamoDB's shape; when point-in-time recovery logs it, it holds
+/// both images and a `ferrodyn` member (commit time, image sizes) that
+/// [`project`] takes off before a stream reader sees it.
 fn change_record(
     table: &Table,
-    stream: &StreamInfo,
+    logged: Logged<'_>,
     write: &PlannedWrite,
     (source, now): (ChangeSource, f64),
     region: &str,
@@ -200,33 +230,38 @@ fn change_record(
         (Some(_), Some(_)) => "MODIFY",
         (Some(_), None) => "REMOVE",
     };
+    let view_type = match (logged.stream, logged.recovery) {
+        (_, true) => BOTH_IMAGES,
+        (Some(stream), false) => stream.view_type.as_str(),
+        (None, false) => return None,
+    };
     let keys = table.schema.extract(old.or(new).expect("one image exists"));
     let mut body = json!({
         "ApproximateCreationDateTime": now.floor(),
         "Keys": keys,
-        "StreamViewType": stream.view_type,
+        "StreamViewType": logged.stream.map_or(BOTH_IMAGES, |s| s.view_type.as_str()),
     });
-    let mut size = item_size(&keys);
-    let (with_new, with_old) = match stream.view_type.as_str() {
-        "NEW_IMAGE" => (true, false),
-        "OLD_IMAGE" => (false, true),
-        "NEW_AND_OLD_IMAGES" => (true, true),
-        _ => (false, false),
-    };
+    let keys_bytes = item_size(&keys);
+    let (with_new, with_old) = images_of(view_type);
+    let new_bytes = new.map_or(0, item_size);
+    let old_bytes = old.map_or(0, item_size);
     if let (true, Some(n)) = (with_new, new) {
         body["NewImage"] = serde_json::to_value(n).expect("plain data always serialises");
-        size += item_size(n);
     }
     if let (true, Some(o)) = (with_old, old) {
         body["OldImage"] = serde_json::to_value(o).expect("plain data always serialises");
-        size += item_size(o);
     }
-    body["SizeBytes"] = json!(size);
+    let shown = images_of(logged.stream.map_or("", |s| s.view_type.as_str()));
+    body["SizeBytes"] = json!(
+        keys_bytes + if shown.0 { new_bytes } else { 0 } + if shown.1 { old_bytes } else { 0 }
+    );
+    let arn = logged
+        .stream
+        .map_or(table.describe().table_arn, |s| s.arn.clone());
     let event_id = format!(
         "{:016x}{:016x}",
         crate::keys::partition_hash(&ferrodyn_types::AttributeValue::S(format!(
-            "{}:{:?}",
-            stream.arn, keys
+            "{arn}:{keys:?}"
         ))),
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -245,7 +280,47 @@ fn change_record(
         record["userIdentity"] =
             json!({ "type": "Service", "principalId": "dynamodb.amazonaws.com" });
     }
+    if logged.recovery {
+        record[RECOVERY_MEMBER] = json!({
+            "commitMillis": (now * 1000.0) as u64,
+            "keysBytes": keys_bytes,
+            "newBytes": new_bytes,
+            "oldBytes": old_bytes,
+        });
+    }
     Some(record)
+}
+
+/// The member of a log record that only point-in-time recovery reads.
+pub(crate) const RECOVERY_MEMBER: &str = "ferrodyn";
+
+/// A logged record as a stream of view type `view_type` shows it: the
+/// images that view keeps, its SizeBytes, no recovery member. Records
+/// written for the stream alone are stored that way already.
+fn project(record: &mut Value, view_type: &str) {
+    let Some(recovery) = record
+        .as_object_mut()
+        .and_then(|r| r.remove(RECOVERY_MEMBER))
+    else {
+        return;
+    };
+    let (with_new, with_old) = images_of(view_type);
+    let body = &mut record["dynamodb"];
+    let Some(body_map) = body.as_object_mut() else {
+        return;
+    };
+    if !with_new {
+        body_map.remove("NewImage");
+    }
+    if !with_old {
+        body_map.remove("OldImage");
+    }
+    let bytes = |name: &str| recovery[name].as_u64().unwrap_or(0);
+    let size = bytes("keysBytes")
+        + if with_new { bytes("newBytes") } else { 0 }
+        + if with_old { bytes("oldBytes") } else { 0 };
+    body_map.insert("SizeBytes".into(), json!(size));
+    body_map.insert("StreamViewType".into(), json!(view_type));
 }
 
 /// Item equality for "did anything change": sets compare as sets.
@@ -388,11 +463,15 @@ impl Engine {
             .map_err(crate::storage_error)?;
         let scanned = entries.len();
         let oldest = self.now_seconds() - RETENTION_SECONDS;
+        let streams = table.streams();
         let mut out = Vec::with_capacity(entries.len());
         for (key, value) in entries {
             let seq =
                 crate::keyspace::stream_seq_of(&key).expect("record keys carry a sequence number");
-            let record: Value = serde_json::from_slice(&value).map_err(crate::storage_error)?;
+            let mut record: Value = serde_json::from_slice(&value).map_err(crate::storage_error)?;
+            if let Some(stream) = streams.iter().find(|s| s.covers(seq)) {
+                project(&mut record, &stream.view_type);
+            }
             let created = record["dynamodb"]["ApproximateCreationDateTime"]
                 .as_f64()
                 .unwrap_or(0.0);

@@ -10,8 +10,8 @@
 use crate::index::{Index, IndexKind, IndexState};
 use crate::keys::KeySchema;
 use crate::schema::{BillingMode, ResourcePolicy, TableDescription};
-use crate::shared::StreamInfo;
 pub use crate::shared::TableStats;
+use crate::shared::{PitrSettings, StreamInfo};
 use crate::throughput::{Capacity, Throughput};
 use crate::usage::UsageLedger;
 use parking_lot::RwLock;
@@ -40,6 +40,9 @@ pub struct Table {
     next_index_id: std::sync::atomic::AtomicU32,
     /// The attribute Time to Live reads expiry times from, when enabled.
     ttl_attribute: RwLock<Option<String>>,
+    /// Point-in-time recovery, when enabled: every write is then logged
+    /// with both of its images (streams.rs).
+    recovery: RwLock<Option<PitrSettings>>,
     /// The table's streams, oldest first; the last one may be enabled.
     streams: RwLock<Vec<StreamInfo>>,
     /// Provisioned read/write capacity buckets (unlimited when on-demand).
@@ -91,6 +94,7 @@ impl Table {
             policies: RwLock::new(BTreeMap::new()),
             streams: RwLock::new(Vec::new()),
             ttl_attribute: RwLock::new(None),
+            recovery: RwLock::new(None),
             next_index_id: std::sync::atomic::AtomicU32::new(1),
             item_count: AtomicI64::new(stats.item_count),
             size_bytes: AtomicI64::new(stats.size_bytes),
@@ -148,6 +152,20 @@ impl Table {
 
     pub(crate) fn set_ttl_attribute(&self, attribute: Option<String>) {
         *self.ttl_attribute.write() = attribute;
+    }
+
+    /// Point-in-time recovery's settings, when it is enabled.
+    pub fn recovery(&self) -> Option<PitrSettings> {
+        self.recovery.read().clone()
+    }
+
+    /// Whether writes must log their whole change for point-in-time recovery.
+    pub fn logs_for_recovery(&self) -> bool {
+        self.recovery.read().is_some()
+    }
+
+    pub(crate) fn set_recovery(&self, settings: Option<PitrSettings>) {
+        *self.recovery.write() = settings;
     }
 
     pub fn streams(&self) -> Vec<StreamInfo> {

@@ -69,6 +69,10 @@ impl Engine {
                 if let Err(error) = engine.expire_items(engine.now_seconds()) {
                     eprintln!("ferrodyn: TTL sweep failed: {error}");
                 }
+                // SYSTEM backups expire by time too (recovery.rs).
+                if let Err(error) = engine.expire_backups(engine.now_seconds()) {
+                    eprintln!("ferrodyn: expiring backups failed: {error}");
+                }
             });
         if let Err(error) = spawned {
             eprintln!("ferrodyn: cannot start the TTL sweeper: {error}");

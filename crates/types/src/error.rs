@@ -41,6 +41,9 @@ pub enum ErrorKind {
     TableInUse,
     BackupNotFound,
     BackupInUse,
+    /// Point-in-time recovery (RestoreTableToPointInTime).
+    PointInTimeRecoveryUnavailable,
+    InvalidRestoreTime,
     TrimmedDataAccess,
     /// No resource-based policy (or not the expected revision).
     PolicyNotFound,
@@ -80,6 +83,8 @@ impl ErrorKind {
             ErrorKind::TableInUse => "TableInUseException",
             ErrorKind::BackupNotFound => "BackupNotFoundException",
             ErrorKind::BackupInUse => "BackupInUseException",
+            ErrorKind::PointInTimeRecoveryUnavailable => "PointInTimeRecoveryUnavailableException",
+            ErrorKind::InvalidRestoreTime => "InvalidRestoreTimeException",
             ErrorKind::TrimmedDataAccess => "TrimmedDataAccessException",
             ErrorKind::PolicyNotFound => "PolicyNotFoundException",
             ErrorKind::InternalServerError => "InternalServerError",

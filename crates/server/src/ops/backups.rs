@@ -1,12 +1,15 @@
-//! CreateBackup, DescribeBackup, ListBackups, DeleteBackup and
-//! RestoreTableFromBackup: field constraints here (the service model's
+//! CreateBackup, DescribeBackup, ListBackups, DeleteBackup,
+//! RestoreTableFromBackup, and point-in-time recovery's
+//! UpdateContinuousBackups, DescribeContinuousBackups and
+//! RestoreTableToPointInTime: field constraints here (the service model's
 //! lengths, patterns, enums and ranges), everything else in the engine
-//! (`ferrodyn_engine::backups`, `ferrodyn_engine::restore`).
+//! (`ferrodyn_engine::backups`, `::restore`, `::recovery`).
 
 use crate::ops::common::ResponseBody;
 use crate::ops::table_schema::{check_throughput, RawThroughput};
 use crate::validate::Violations;
 use ferrodyn_engine::backups::{BackupListing, BackupTypeFilter};
+use ferrodyn_engine::recovery::RestoreTime;
 use ferrodyn_engine::restore::{IndexOverride, RestoreOverrides};
 use ferrodyn_engine::schema::BillingMode;
 use ferrodyn_engine::Engine;
@@ -49,6 +52,46 @@ pub struct ListRequest {
 pub struct RestoreRequest {
     target_table_name: Option<String>,
     backup_arn: Option<String>,
+    #[serde(flatten)]
+    overrides: RawOverrides,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct PointInTimeRequest {
+    source_table_name: Option<String>,
+    source_table_arn: Option<String>,
+    target_table_name: Option<String>,
+    use_latest_restorable_time: Option<bool>,
+    restore_date_time: Option<f64>,
+    #[serde(flatten)]
+    overrides: RawOverrides,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct UpdateContinuousRequest {
+    table_name: Option<String>,
+    point_in_time_recovery_specification: Option<RecoverySpecification>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct RecoverySpecification {
+    point_in_time_recovery_enabled: Option<bool>,
+    recovery_period_in_days: Option<i64>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct DescribeContinuousRequest {
+    table_name: Option<String>,
+}
+
+/// The `...Override` members both restore operations take.
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct RawOverrides {
     billing_mode_override: Option<String>,
     provisioned_throughput_override: Option<RawThroughput>,
     global_secondary_index_override: Option<Vec<RawIndexOverride>>,
@@ -171,49 +214,150 @@ pub fn restore(engine: &Arc<Engine>, request: RestoreRequest) -> Result<Vec<u8>>
     let mut v = Violations::default();
     v.table_name("targetTableName", &request.target_table_name);
     check_arn(&mut v, &request.backup_arn);
+    let overrides = check_overrides(&mut v, request.overrides);
+    let checked = (|| Some((request.target_table_name?, request.backup_arn?, overrides?)))();
+    let (target, arn, overrides) = v.finish_with(checked)?;
+    let description = engine.restore_table_from_backup(&target, &arn, overrides?)?;
+    respond("TableDescription", description)
+}
+
+pub fn restore_to_point_in_time(
+    engine: &Arc<Engine>,
+    request: PointInTimeRequest,
+) -> Result<Vec<u8>> {
+    let mut v = Violations::default();
+    if let Some(name) = &request.source_table_name {
+        v.existing_table_rules("sourceTableName", name);
+    }
+    v.table_name("targetTableName", &request.target_table_name);
+    let overrides = check_overrides(&mut v, request.overrides);
+    let checked = (|| Some((request.target_table_name?, overrides?)))();
+    let (target, overrides) = v.finish_with(checked)?;
+    let source = match (request.source_table_name, request.source_table_arn) {
+        (Some(name), None) => name,
+        (None, Some(arn)) => arn,
+        (Some(_), Some(_)) => {
+            return Err(DynamoError::validation(
+                "Only one of SourceTableName or SourceTableArn may be specified",
+            ))
+        }
+        (None, None) => {
+            return Err(DynamoError::validation(
+                "Either SourceTableName or SourceTableArn must be specified",
+            ))
+        }
+    };
+    let time = match (
+        request.use_latest_restorable_time,
+        request.restore_date_time,
+    ) {
+        (Some(true), Some(_)) => {
+            return Err(DynamoError::validation(
+                "Only one of RestoreDateTime or UseLatestRestorableTime may be specified",
+            ))
+        }
+        (Some(true), None) => RestoreTime::Latest,
+        (_, Some(at)) => RestoreTime::At((at * 1000.0).round() / 1000.0),
+        (_, None) => {
+            return Err(DynamoError::validation(
+                "Either RestoreDateTime or UseLatestRestorableTime must be specified",
+            ))
+        }
+    };
+    let description = engine.restore_table_to_point_in_time(&source, &target, time, overrides?)?;
+    respond("TableDescription", description)
+}
+
+pub fn update_continuous_backups(
+    engine: &Arc<Engine>,
+    request: UpdateContinuousRequest,
+) -> Result<Vec<u8>> {
+    let mut v = Violations::default();
+    v.table_name_or_arn("tableName", &request.table_name);
+    let field = "pointInTimeRecoverySpecification";
+    let spec = &request.point_in_time_recovery_specification;
+    if v.not_null(field, spec) {
+        let spec = spec.as_ref().expect("checked present");
+        v.not_null(
+            &format!("{field}.pointInTimeRecoveryEnabled"),
+            &spec.point_in_time_recovery_enabled,
+        );
+        v.range(
+            &format!("{field}.recoveryPeriodInDays"),
+            spec.recovery_period_in_days,
+            1,
+            Some(35),
+        );
+    }
+    let checked = (|| {
+        let spec = request.point_in_time_recovery_specification?;
+        Some((
+            request.table_name?,
+            spec.point_in_time_recovery_enabled?,
+            spec.recovery_period_in_days,
+        ))
+    })();
+    let (table, enabled, days) = v.finish_with(checked)?;
+    if !enabled && days.is_some() {
+        return Err(DynamoError::validation(
+            "One or more parameter values were invalid: RecoveryPeriodInDays can only be specified when PointInTimeRecoveryEnabled is true",
+        ));
+    }
+    let days = days.map(|d| d as u32);
+    let description = engine.update_continuous_backups(&table, enabled, days)?;
+    respond("ContinuousBackupsDescription", description)
+}
+
+pub fn describe_continuous_backups(
+    engine: &Arc<Engine>,
+    request: DescribeContinuousRequest,
+) -> Result<Vec<u8>> {
+    let mut v = Violations::default();
+    v.table_name_or_arn("tableName", &request.table_name);
+    let table = v.finish_with(request.table_name)?;
+    respond(
+        "ContinuousBackupsDescription",
+        engine.describe_continuous_backups(&table)?,
+    )
+}
+
+/// The override members' constraints; the overrides, or the first rule
+/// between them that fails (outer None: a member is unusable).
+fn check_overrides(v: &mut Violations, raw: RawOverrides) -> Option<Result<RestoreOverrides>> {
     let modes = ["PROVISIONED", "PAY_PER_REQUEST"];
     v.one_of(
         "billingModeOverride",
-        request.billing_mode_override.as_deref(),
+        raw.billing_mode_override.as_deref(),
         &modes,
     );
     let provisioned = check_throughput(
-        &mut v,
+        v,
         "provisionedThroughputOverride",
-        request.provisioned_throughput_override.as_ref(),
+        raw.provisioned_throughput_override.as_ref(),
     );
     let gsis = index_overrides(
-        &mut v,
+        v,
         "globalSecondaryIndexOverride",
-        request.global_secondary_index_override,
+        raw.global_secondary_index_override,
     );
     let lsis = index_overrides(
-        &mut v,
+        v,
         "localSecondaryIndexOverride",
-        request.local_secondary_index_override,
+        raw.local_secondary_index_override,
     );
-    let checked = (|| {
-        Some((
-            request.target_table_name?,
-            request.backup_arn?,
-            provisioned?,
-            gsis?,
-            lsis?,
-        ))
-    })();
-    let (target, arn, provisioned, global_indexes, local_indexes) = v.finish_with(checked)?;
-    if request.sse_specification_override.and_then(|s| s.enabled) == Some(true) {
-        return Err(DynamoError::validation(
+    let (provisioned, global_indexes, local_indexes) = (provisioned?, gsis?, lsis?);
+    if raw.sse_specification_override.and_then(|s| s.enabled) == Some(true) {
+        return Some(Err(DynamoError::validation(
             "Server-side encryption with KMS keys is not supported by Ferrodyn (SSESpecificationOverride.Enabled=true)",
-        ));
+        )));
     }
-    if request.on_demand_throughput_override.is_some() {
-        return Err(DynamoError::validation(
+    if raw.on_demand_throughput_override.is_some() {
+        return Some(Err(DynamoError::validation(
             "OnDemandThroughputOverride is not supported by Ferrodyn: on-demand tables have no maximum throughput here",
-        ));
+        )));
     }
-    let overrides = RestoreOverrides {
-        billing_mode: match request.billing_mode_override.as_deref() {
+    Some(Ok(RestoreOverrides {
+        billing_mode: match raw.billing_mode_override.as_deref() {
             Some("PROVISIONED") => Some(BillingMode::Provisioned),
             Some(_) => Some(BillingMode::PayPerRequest),
             None => None,
@@ -221,9 +365,7 @@ pub fn restore(engine: &Arc<Engine>, request: RestoreRequest) -> Result<Vec<u8>>
         provisioned,
         global_indexes,
         local_indexes,
-    };
-    let description = engine.restore_table_from_backup(&target, &arn, overrides)?;
-    respond("TableDescription", description)
+    }))
 }
 
 /// An index override list's constraints: each member names an index and

@@ -12,36 +12,6 @@ pub struct Request {
     table_name: Option<String>,
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "PascalCase")]
-pub struct BackupsRequest {
-    table_name: Option<String>,
-}
-
-/// DescribeContinuousBackups: on-demand backups are always available
-/// (ContinuousBackupsStatus ENABLED, as AWS reports every table); point-in-time
-/// recovery is not built yet, so it is reported DISABLED.
-pub fn continuous_backups(engine: &Engine, request: BackupsRequest) -> Result<Vec<u8>> {
-    let mut v = Violations::default();
-    v.table_name_or_arn("tableName", &request.table_name);
-    let name = v.finish_with(request.table_name.as_deref())?;
-    if engine.table(name).is_err() {
-        return Err(ferrodyn_types::DynamoError::new(
-            ferrodyn_types::ErrorKind::TableNotFound,
-            format!("Table not found: {name}"),
-        ));
-    }
-    let mut body = ResponseBody::default();
-    body.value(
-        "ContinuousBackupsDescription",
-        serde_json::json!({
-            "ContinuousBackupsStatus": "ENABLED",
-            "PointInTimeRecoveryDescription": { "PointInTimeRecoveryStatus": "DISABLED" }
-        }),
-    );
-    body.finish()
-}
-
 pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
     let mut v = Violations::default();
     v.table_name_or_arn("tableName", &request.table_name);

@@ -119,9 +119,9 @@ operations! {
     GetRecords: StreamRead in Streams => |engine, _, body| streams::get_records(engine, parse_body(body)?),
     UpdateTimeToLive: TableChange => |engine, _, body| ttl::update(engine, parse_body(body)?),
     DescribeTimeToLive: TableRead => |engine, _, body| ttl::describe(engine, parse_body(body)?),
-    DescribeContinuousBackups: TableRead => |engine, _, body| {
-        describe_table::continuous_backups(engine, parse_body(body)?)
-    },
+    DescribeContinuousBackups: TableRead => |engine, _, body| backups::describe_continuous_backups(engine, parse_body(body)?),
+    UpdateContinuousBackups: TableChange => |engine, _, body| backups::update_continuous_backups(engine, parse_body(body)?),
+    RestoreTableToPointInTime: TableChange => |engine, _, body| backups::restore_to_point_in_time(engine, parse_body(body)?),
     CreateBackup: TableChange => |engine, _, body| backups::create(engine, parse_body(body)?),
     DescribeBackup: TableRead => |engine, _, body| backups::describe(engine, parse_body(body)?),
     ListBackups: TableRead => |engine, _, body| backups::list(engine, parse_body(body)?),
@@ -210,6 +210,8 @@ mod tests {
                 "PutResourcePolicy",
                 "DeleteResourcePolicy",
                 "UpdateTimeToLive",
+                "UpdateContinuousBackups",
+                "RestoreTableToPointInTime",
                 "CreateBackup",
                 "DeleteBackup",
                 "RestoreTableFromBackup"
