@@ -65,6 +65,12 @@ enum Command {
     Import(cli::import::ImportArgs),
     /// Write a table's items to a JSON, JSON-lines, CSV or DynamoDB-JSON file.
     Export(cli::export::ExportArgs),
+    /// On-demand backups: list, create, describe, delete, restore.
+    #[command(subcommand)]
+    Backups(cli::backups::BackupsCommand),
+    /// Point-in-time recovery: status, on, off, restore to an instant.
+    #[command(subcommand)]
+    Recovery(cli::backups::RecoveryCommand),
     /// Convert between plain JSON and DynamoDB JSON.
     #[command(subcommand)]
     Convert(cli::convert::ConvertCommand),
@@ -92,6 +98,8 @@ fn main() {
         Command::Serve(args) => serve::run(args),
         Command::Console(args) => console::run(args),
         Command::Tables(command) => cli::tables::run(command),
+        Command::Backups(command) => cli::backups::backups(command),
+        Command::Recovery(command) => cli::backups::recovery(command),
         Command::Get(args) => cli::items::get(args),
         Command::Put(args) => cli::items::put(args),
         Command::Update(args) => cli::items::update(args),

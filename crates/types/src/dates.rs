@@ -41,9 +41,74 @@ pub fn iso8601_utc(seconds: f64) -> String {
     )
 }
 
+/// [`iso8601_utc`] with milliseconds: `YYYY-MM-DDTHH:MM:SS.fffZ`.
+pub fn iso8601_utc_millis(seconds: f64) -> String {
+    let millis = ((seconds * 1000.0).round() as i64).rem_euclid(1000);
+    let whole = iso8601_utc((seconds * 1000.0).round() / 1000.0);
+    format!("{}.{millis:03}Z", whole.trim_end_matches('Z'))
+}
+
+/// `YYYY-MM-DDTHH:MM:SS[.fff]Z` (UTC) as seconds since the epoch; None for
+/// any other text.
+pub fn parse_iso8601_utc(text: &str) -> Option<f64> {
+    let text = text.strip_suffix('Z')?;
+    let (date, time) = text.split_once('T')?;
+    let mut date_parts = date.splitn(3, '-').map(str::parse::<i64>);
+    let (year, month, day) = (
+        date_parts.next()?.ok()?,
+        date_parts.next()?.ok()?,
+        date_parts.next()?.ok()?,
+    );
+    let (whole, fraction) = time.split_once('.').unwrap_or((time, ""));
+    let mut time_parts = whole.splitn(3, ':').map(str::parse::<i64>);
+    let (hour, minute, second) = (
+        time_parts.next()?.ok()?,
+        time_parts.next()?.ok()?,
+        time_parts.next()?.ok()?,
+    );
+    let valid = (1..=12).contains(&month)
+        && (1..=31).contains(&day)
+        && hour < 24
+        && minute < 60
+        && second < 61;
+    let fraction: f64 = match fraction {
+        "" => 0.0,
+        digits if digits.bytes().all(|b| b.is_ascii_digit()) => {
+            format!("0.{digits}").parse().ok()?
+        }
+        _ => return None,
+    };
+    let days = days_from_civil(year, month as u32, day as u32);
+    valid.then(|| (days * 86_400 + hour * 3600 + minute * 60 + second) as f64 + fraction)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn iso8601_reads_back_what_it_prints() {
+        assert_eq!(
+            parse_iso8601_utc("2024-12-04T08:13:20Z"),
+            Some(1_733_300_000.0)
+        );
+        assert_eq!(
+            parse_iso8601_utc("2024-12-04T08:13:20.250Z"),
+            Some(1_733_300_000.25)
+        );
+        assert_eq!(
+            iso8601_utc_millis(1_733_300_000.25),
+            "2024-12-04T08:13:20.250Z"
+        );
+        for bad in [
+            "2024-12-04",
+            "2024-13-04T00:00:00Z",
+            "2024-12-04T08:13:20",
+            "x",
+        ] {
+            assert_eq!(parse_iso8601_utc(bad), None, "{bad}");
+        }
+    }
 
     #[test]
     fn iso8601_prints_utc_seconds() {

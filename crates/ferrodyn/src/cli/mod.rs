@@ -7,6 +7,7 @@
 //! Every command here works against Ferrodyn (the default endpoint,
 //! `http://127.0.0.1:8000`) and against AWS DynamoDB (`--endpoint-url aws`).
 
+pub mod backups;
 pub mod convert;
 pub mod export;
 pub mod formats;

@@ -247,7 +247,7 @@ pub fn items_table(items: &[Value], key_names: &[String]) -> Table {
     table
 }
 
-fn new_table() -> Table {
+pub fn new_table() -> Table {
     let mut table = Table::new();
     table.load_preset(UTF8_FULL_CONDENSED);
     table

@@ -297,7 +297,7 @@ fn create_request(args: &CreateArgs) -> Result<Value, String> {
 }
 
 /// Polls DescribeTable until the table and its indexes are ACTIVE.
-fn wait_until_active(client: &Client, table: &str) -> Result<Value, String> {
+pub(crate) fn wait_until_active(client: &Client, table: &str) -> Result<Value, String> {
     let deadline = Instant::now() + Duration::from_secs(600);
     loop {
         let d = super::keys::describe(client, table)?;

@@ -5,6 +5,7 @@
 //! user would run it.
 
 mod batch_retry;
+mod cli_backups;
 mod cli_commands;
 mod cli_sql;
 mod cli_transfer;
