@@ -39,6 +39,7 @@ mod partiql;
 mod protocol;
 mod query;
 mod quotas;
+mod recovery;
 mod resource_policies;
 mod scan;
 mod seeds;
