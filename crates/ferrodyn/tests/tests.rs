@@ -40,6 +40,7 @@ mod protocol;
 mod query;
 mod quotas;
 mod recovery;
+mod recovery_model;
 mod resource_policies;
 mod scan;
 mod seeds;
