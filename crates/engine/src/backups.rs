@@ -38,6 +38,12 @@ use std::sync::Arc;
 /// Keys copied per storage batch.
 const COPY_PAGE: usize = 1000;
 
+/// After each page a copy rests this many times as long as the page took,
+/// so it takes at most a quarter of one core and concurrent writers keep the
+/// rest: unpaced, a 1,000,000-item copy cut PutItem to a third of its
+/// throughput on two cores (bench/backups.py, BENCHMARKS.md).
+const COPY_REST_FACTOR: u32 = 3;
+
 /// A CREATING backup whose heartbeat is older than this (shared storage)
 /// lost its copier: it is abandoned.
 const ABANDON_AFTER_MS: u64 = 60_000;
@@ -494,6 +500,7 @@ impl Engine {
         let end = end.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
         let mut after: Option<Vec<u8>> = None;
         loop {
+            let started = std::time::Instant::now();
             let start = after
                 .as_deref()
                 .map_or(Bound::Included(prefix), Bound::Excluded);
@@ -517,6 +524,7 @@ impl Engine {
             if !full {
                 return Ok(());
             }
+            std::thread::sleep(started.elapsed() * COPY_REST_FACTOR);
         }
     }
 

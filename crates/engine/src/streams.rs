@@ -255,13 +255,13 @@ fn change_record(
     body["SizeBytes"] = json!(
         keys_bytes + if shown.0 { new_bytes } else { 0 } + if shown.1 { old_bytes } else { 0 }
     );
-    let arn = logged
-        .stream
-        .map_or(table.describe().table_arn, |s| s.arn.clone());
+    // Unique per stream (or per table's log) and item; the time makes it
+    // unique per change.
+    let log = (logged.stream).map_or_else(|| table.id.to_string(), |s| s.arn.clone());
     let event_id = format!(
         "{:016x}{:016x}",
         crate::keys::partition_hash(&ferrodyn_types::AttributeValue::S(format!(
-            "{arn}:{keys:?}"
+            "{log}:{keys:?}"
         ))),
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -410,6 +410,26 @@ impl Engine {
                 .then(find)
                 .flatten()
         })
+    }
+
+    /// How many change-log records table `table_id` keeps, and their bytes.
+    pub(crate) fn change_log_size(&self, table_id: u64) -> ferrodyn_types::Result<(u64, u64)> {
+        let (mut records, mut bytes) = (0u64, 0u64);
+        let mut start = crate::keyspace::stream_record_key(table_id, 0);
+        let end = crate::keyspace::stream_record_key(table_id, u64::MAX);
+        loop {
+            let page = (self.storage)
+                .scan(Bound::Excluded(&start), Bound::Included(&end), false, 1000)
+                .map_err(crate::storage_error)?;
+            for (key, value) in &page {
+                records += 1;
+                bytes += (key.len() + value.len()) as u64;
+            }
+            match page.last() {
+                Some((key, _)) if page.len() == 1000 => start = key.clone(),
+                _ => return Ok((records, bytes)),
+            }
+        }
     }
 
     /// The next sequence number to be assigned (the position of LATEST).

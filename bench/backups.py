@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""Backups and point-in-time recovery against issue 20's speed targets, on one
+durable server (the default `--data-dir` storage) driven by wrk:
+
+- CreateBackup of a table of --items items (default 1,000,000) answers in under
+  100 ms, and PutItem throughput while the backup copies is within 20 % of the
+  throughput before it;
+- the copy's and a restore's items per second (against a full Scan's);
+- PutItem throughput on a table with point-in-time recovery on, against one
+  with it off, alternated twice (target: no more than 25 % lower), and the
+  change log's size per retained write (GET /ferrodyn/usage's ChangeLogs: the
+  records' bytes, before the store's compression).
+
+    cargo build --release -p ferrodyn
+    python3 bench/backups.py [--items 1000000] [--secs 6] [--binary target/release/ferrodyn]
+
+Prints markdown. Python 3.11 standard library only, plus wrk (bench/run.py's driver).
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import run  # noqa: E402  (bench/run.py: Client, setup_table, run_wrk)
+
+TABLE = "bench"
+
+
+def start(binary, data_dir):
+    process = subprocess.Popen([binary, "serve", "--data-dir", data_dir, "--port", "0", "--console", "off",
+                                "--exit-on-stdin-eof"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    return process, process.stdout.readline().split()[3]
+
+
+def call(client, op, body):
+    status, answer = client.call(op, body)
+    if status >= 300:
+        sys.exit(f"{op} failed: {status} {answer}")
+    return answer
+
+
+def wait_for(what, check, timeout=1800):
+    started = time.perf_counter()
+    while time.perf_counter() - started < timeout:
+        if check():
+            return time.perf_counter() - started
+        time.sleep(0.02)
+    sys.exit(f"timed out waiting for {what}")
+
+
+def puts(url, secs, items, table=TABLE):
+    return run.run_wrk(url, "put", secs, 16, 2, table, items, 0)
+
+
+def status_of(client, arn):
+    return call(client, "DescribeBackup", {"BackupArn": arn})["BackupDescription"]["BackupDetails"]["BackupStatus"]
+
+
+def backup_figures(client, url, args):
+    base = puts(url, args.secs, args.items)["rps"]
+    t0 = time.perf_counter()
+    details = call(client, "CreateBackup", {"TableName": TABLE, "BackupName": "bench"})["BackupDetails"]
+    answered_ms = (time.perf_counter() - t0) * 1000
+    arn = details["BackupArn"]
+    copied = {}
+
+    def watch():  # when the copy ends, seen from another connection
+        watcher = run.Client(url)
+        while status_of(watcher, arn) != "AVAILABLE":
+            time.sleep(0.01)
+        copied["secs"] = time.perf_counter() - t0
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    during = puts(url, args.secs, args.items)["rps"]
+    watcher.join()
+    copy_secs = copied["secs"]
+    t0 = time.perf_counter()
+    call(client, "RestoreTableFromBackup", {"TargetTableName": "restored", "BackupArn": arn})
+    restore_secs = wait_for("the restore", lambda: call(client, "DescribeTable", {"TableName": "restored"})
+                            ["Table"]["TableStatus"] == "ACTIVE")
+    t0 = time.perf_counter()
+    scanned, start = 0, None
+    while True:
+        body = {"TableName": TABLE, **({"ExclusiveStartKey": start} if start else {})}
+        page = call(client, "Scan", body)
+        scanned += page["Count"]
+        start = page.get("LastEvaluatedKey")
+        if not start:
+            break
+    scan_secs = time.perf_counter() - t0
+    overlap = "copy ended during the PutItem run" if copy_secs < args.secs else "copy outlasted the PutItem run"
+    print(f"| CreateBackup answered | {answered_ms:.1f} ms | under 100 ms |")
+    print(f"| PutItem before / during the copy | {base:,.0f} / {during:,.0f} req/s ({during / base:.0%}; {overlap}) | at least 80 % |")
+    print(f"| backup copy (beside the PutItem load) | {args.items / copy_secs:,.0f} items/s ({copy_secs:.1f} s) | |")
+    print(f"| restore | {args.items / restore_secs:,.0f} items/s ({restore_secs:.1f} s) | |")
+    print(f"| full Scan (one client) | {scanned / scan_secs:,.0f} items/s ({scan_secs:.1f} s) | |")
+
+
+def recovery_figures(client, url, data_dir, args):
+    """PutItem on two tables of the same size on one server, one with
+    recovery on, alternated twice so that background noise hits both."""
+    items = min(args.items, 100_000)
+    for table in ("log_off", "log_on"):
+        run.setup_table("ferrodyn", url, table, items, 0)
+    call(client, "UpdateContinuousBackups", {"TableName": "log_on", "PointInTimeRecoverySpecification":
+                                             {"PointInTimeRecoveryEnabled": True}})
+    wait_for("the recovery base", lambda: all(
+        b["BackupStatus"] == "AVAILABLE" for b in call(client, "ListBackups", {"BackupType": "ALL"})["BackupSummaries"]))
+    rps = {"log_off": [], "log_on": []}
+    for _ in range(2):
+        for table in ("log_off", "log_on"):
+            rps[table].append(puts(url, args.secs, items, table)["rps"])
+    off, on = sum(rps["log_off"]) / 2, sum(rps["log_on"]) / 2
+    with urllib.request.urlopen(url + "/ferrodyn/usage") as answer:
+        logs = {log["TableName"]: log for log in json.load(answer)["ChangeLogs"]}
+    log = logs["log_on"]
+    print(f"| PutItem with PITR off / on ({items:,}-item tables) | {off:,.0f} / {on:,.0f} req/s ({on / off:.0%}) | at least 75 % |")
+    print(f"| change log (GET /ferrodyn/usage) | {log['Bytes'] / log['Records']:,.0f} bytes per retained write of a ~100-byte item ({log['Records']:,} records, {log['Bytes'] / 2**20:,.1f} MiB, before compression) | reported |")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--items", type=int, default=1_000_000)
+    parser.add_argument("--secs", type=int, default=6)
+    parser.add_argument("--binary", default="target/release/ferrodyn")
+    args = parser.parse_args()
+    data_dir = tempfile.mkdtemp(prefix="ferrodyn-backups-")
+    process, url = start(args.binary, data_dir)
+    try:
+        method, loaded, secs = run.setup_table("ferrodyn", url, TABLE, args.items, 0)
+        client = run.Client(url)
+        print(f"{loaded:,} items loaded by {method} in {secs:.1f} s\n")
+        print("| measure | result | target |\n|---|---|---|")
+        backup_figures(client, url, args)
+        recovery_figures(client, url, data_dir, args)
+    finally:
+        process.stdin.close()
+        process.wait(timeout=60)
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
