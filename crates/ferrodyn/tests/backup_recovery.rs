@@ -2,7 +2,9 @@
 //! instant under concurrent transactions: a backup that was AVAILABLE
 //! survives a restart and restores; one cut short by kill -9 is gone after
 //! the restart, never half there; a restore cut short resumes and ends with
-//! every item; a backup taken while transfers run holds a balanced ledger.
+//! every item; a backup taken while transfers run holds a balanced ledger;
+//! ten kill -9 cycles during backups and both kinds of restore leave nothing
+//! half done.
 //! (The operations' parameters and errors: `backups.rs`.)
 
 use crate::util::{self, n, s, ServerProcess};
@@ -324,4 +326,98 @@ async fn a_backup_taken_during_transfers_holds_a_balanced_ledger() {
         OPENING * ACCOUNTS as i64,
         "a torn transaction in the backup"
     );
+}
+
+/// What ten kill -9 cycles must leave: every backup listed is whole once
+/// AVAILABLE, every table restored (from a backup or to a point in time) is
+/// eventually ACTIVE with every item, and the source is untouched.
+#[tokio::test]
+async fn ten_kill_9_cycles_during_backups_and_restores_leave_nothing_half_done() {
+    util::needs_own_server();
+    let _heavy = util::heavy_test().await;
+    let dir = tempfile::tempdir().unwrap();
+    let server = ServerProcess::with_data_dir(dir.path());
+    let client = util::client_for(server.endpoint());
+    create_table(&client, "cycled").await;
+    fill(&client, "cycled", 5_000).await;
+    client
+        .update_continuous_backups()
+        .table_name("cycled")
+        .point_in_time_recovery_specification(
+            aws_sdk_dynamodb::types::PointInTimeRecoverySpecification::builder()
+                .point_in_time_recovery_enabled(true)
+                .build()
+                .unwrap(),
+        )
+        .send()
+        .await
+        .unwrap();
+    let first = backup(&client, "cycled").await;
+    available(&client, &first).await;
+    let mut server = server;
+    let mut rng = util::Rng::with_seed(11);
+    for cycle in 0..10 {
+        let client = util::client_for(server.endpoint());
+        backup(&client, "cycled").await;
+        restore(&client, &first, &format!("from-backup-{cycle}")).await;
+        client
+            .restore_table_to_point_in_time()
+            .source_table_name("cycled")
+            .target_table_name(format!("to-point-{cycle}"))
+            .use_latest_restorable_time(true)
+            .send()
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(rng.u64(0..40))).await;
+        server.kill();
+        server = ServerProcess::with_data_dir(dir.path());
+        let client = util::client_for(server.endpoint());
+        for table in [format!("from-backup-{cycle}"), format!("to-point-{cycle}")] {
+            assert_eq!(
+                active(&client, &table).await,
+                5_000,
+                "{table} after cycle {cycle}"
+            );
+        }
+        // The first restore of a backup ends before the next can start.
+        for summary in client
+            .list_backups()
+            .table_name("cycled")
+            .send()
+            .await
+            .unwrap()
+            .backup_summaries()
+        {
+            let arn = summary.backup_arn().unwrap();
+            available(&client, arn).await;
+            let described = client
+                .describe_backup()
+                .backup_arn(arn)
+                .send()
+                .await
+                .unwrap();
+            let source = described
+                .backup_description()
+                .unwrap()
+                .source_table_details()
+                .unwrap();
+            assert_eq!(
+                source.item_count(),
+                Some(5_000),
+                "backup {arn} after cycle {cycle}"
+            );
+        }
+    }
+    let client = util::client_for(server.endpoint());
+    for cycle in [0, 9] {
+        let items = util::scan_all(&client, &format!("to-point-{cycle}"), None).await;
+        assert_eq!(items.len(), 5_000);
+    }
+    let source = client
+        .describe_table()
+        .table_name("cycled")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(source.table().unwrap().item_count(), Some(5_000));
 }
