@@ -32,13 +32,13 @@ use crate::keyspace::{self, catalog_key};
 use crate::locks::{Holder, LockKey};
 use crate::restore::{RestoreJob, RestoreOverrides, RestoreSource};
 use crate::schema::TableDescription;
-use crate::shared::PitrSettings;
+use crate::shared::{PitrSettings, Replay};
 use crate::streams::{ChangeSource, RECOVERY_MEMBER};
 use crate::table::Table;
 use crate::Engine;
 use ferrodyn_storage::WriteOp;
 use ferrodyn_types::{DynamoError, ErrorKind, Item, Result};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::Arc;
@@ -55,19 +55,6 @@ const REPLAY_PAGE: usize = 500;
 /// Shared storage: how far before the base a replay starts (in hybrid-clock
 /// units: microseconds shifted by 8 bits), covering other nodes' clocks.
 const SHARED_REPLAY_MARGIN: u64 = 10_000_000 << 8;
-
-/// The changes a point-in-time restore replays after copying the base.
-#[derive(Clone, Serialize, Deserialize)]
-pub(crate) struct Replay {
-    /// The table whose log is replayed.
-    pub source_table: u64,
-    /// Records before this sequence number are in the base.
-    pub from_seq: u64,
-    /// Only changes committed at or before this instant (ms since the epoch).
-    pub until_ms: u64,
-    /// The next record to replay (a crash resumes here).
-    pub next_seq: u64,
-}
 
 /// DescribeContinuousBackups' `ContinuousBackupsDescription`.
 #[derive(Clone, Debug, Serialize, PartialEq)]

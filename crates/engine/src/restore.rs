@@ -63,7 +63,7 @@ pub(crate) struct RestoreJob {
     pub cursor: Option<Vec<u8>>,
     /// Point-in-time restores: the changes to replay on top of the copy.
     #[serde(default)]
-    pub replay: Option<crate::recovery::Replay>,
+    pub replay: Option<crate::shared::Replay>,
 }
 
 impl RestoreJob {
@@ -393,7 +393,7 @@ pub(crate) struct RestoreSource {
     /// RestoreSummary's RestoreDateTime: the backup's creation time, or the
     /// point in time restored to.
     pub restore_time: f64,
-    pub replay: Option<crate::recovery::Replay>,
+    pub replay: Option<crate::shared::Replay>,
 }
 
 impl RestoreSource {

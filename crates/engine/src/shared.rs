@@ -30,6 +30,19 @@ pub struct PitrSettings {
     pub log_from: u64,
 }
 
+/// The changes a point-in-time restore replays after copying the base.
+#[derive(Clone, Serialize, Deserialize)]
+pub struct Replay {
+    /// The table whose log is replayed.
+    pub source_table: u64,
+    /// Records before this sequence number are in the base.
+    pub from_seq: u64,
+    /// Only changes committed at or before this instant (ms since the epoch).
+    pub until_ms: u64,
+    /// The next record to replay (a crash resumes here).
+    pub next_seq: u64,
+}
+
 /// Item count and total item bytes of a table (or a change to them).
 #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TableStats {
