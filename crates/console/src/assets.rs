@@ -23,6 +23,11 @@ pub const FILES: &[(&str, &str, &[u8])] = &[
     ("js/bulk.js", JS, include_bytes!("../assets/js/bulk.js")),
     ("js/tools.js", JS, include_bytes!("../assets/js/tools.js")),
     (
+        "js/backups.js",
+        JS,
+        include_bytes!("../assets/js/backups.js"),
+    ),
+    (
         "favicon.svg",
         "image/svg+xml",
         include_bytes!("../assets/favicon.svg"),
