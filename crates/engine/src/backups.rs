@@ -722,6 +722,8 @@ impl Engine {
                 }
             }
         }
+        // Recovery whose base was just abandoned gets a new one.
+        self.resume_recovery_bases()?;
         for (key, _) in self.scan_all_under(&keyspace::backup_purge_markers())? {
             if let Some(id) = keyspace::id_of(&key) {
                 self.spawn_background(format!("purge-backup-{id}"), move |engine| {

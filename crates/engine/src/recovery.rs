@@ -240,6 +240,29 @@ impl Engine {
         })
     }
 
+    /// Takes a new base for every table whose recovery lost its own (a base
+    /// still being copied when the process stopped is abandoned, like any
+    /// backup): the earliest restorable time moves to now, as when recovery
+    /// is first enabled.
+    pub(crate) fn resume_recovery_bases(self: &Arc<Self>) -> Result<()> {
+        let tables: Vec<Arc<Table>> = self.tables.read().values().cloned().collect();
+        for table in tables {
+            let Some(settings) = table.recovery() else {
+                continue;
+            };
+            if self.backup_record(settings.base_backup)?.is_some() {
+                continue;
+            }
+            let _catalog = self.catalog_lock.lock();
+            eprintln!(
+                "ferrodyn: the point-in-time recovery base of {} was lost (cut short by a stop): taking a new one",
+                table.catalog_name
+            );
+            self.enable_recovery(&table, settings.recovery_days)?;
+        }
+        Ok(())
+    }
+
     /// DeleteTable of a table with recovery on: the SYSTEM backup it leaves
     /// (named `<table>$DeletedTableBackup`, expiring in 35 days), opened now
     /// for the caller to commit with the table's removal. Its base goes

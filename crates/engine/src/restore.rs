@@ -287,6 +287,7 @@ impl Engine {
         let (Some(stored), Some(mut record)) = (stored, record) else {
             // The test harness dropped the table meanwhile (reset, snapshot
             // restore): what was copied is purged like any dropped table's.
+            drop(guard);
             return self.abandon_restore(table_id, job);
         };
         record.description.table_status = "ACTIVE".into();
@@ -355,12 +356,29 @@ impl Engine {
     /// Ends a restore whose table is gone: the job goes, the backup is
     /// freed, and the copied keys are purged.
     fn abandon_restore(&self, table_id: u64, job: &RestoreJob) -> Result<()> {
+        let guard = self.catalog_lock.lock();
         let mut ops = vec![
             WriteOp::Delete(keyspace::restore_job_key(table_id)),
             WriteOp::Put(keyspace::purge_key(table_id), Vec::new()),
         ];
+        // The CREATING table goes too (when it is still this restore's).
+        let catalog = catalog_key(&job.catalog_name);
+        let ours = (self.tables.read().get(&job.catalog_name)).is_some_and(|t| t.id == table_id);
+        if ours {
+            ops.push(WriteOp::Delete(catalog.clone()));
+        }
         let discarded = self.release_backup(job.backup_id, table_id, &mut ops)?;
+        let reload = self.reload_guard();
         self.write_retrying_conflicts(ops)?;
+        if ours {
+            self.tables.write().remove(&job.catalog_name);
+        }
+        drop(reload);
+        drop(guard);
+        eprintln!(
+            "ferrodyn: the restore of {} could not go on (its backup is gone): the table was removed",
+            job.catalog_name
+        );
         if let Some(id) = discarded {
             self.purge_backup(id)?;
         }
