@@ -460,6 +460,11 @@ impl Engine {
         }))
     }
 
+    /// Copies a committed [`OpenBackup`] on this thread, before returning.
+    pub(crate) fn copy_now(&self, taken: OpenBackup) -> Result<()> {
+        self.copy_backup(taken.record.id, taken.view)
+    }
+
     /// Starts copying a committed [`OpenBackup`] on this node.
     pub(crate) fn start_copy(self: &Arc<Self>, taken: OpenBackup) -> Result<()> {
         let id = taken.record.id;

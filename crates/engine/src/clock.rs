@@ -130,9 +130,9 @@ impl Clock {
 
 impl crate::Engine {
     /// Moves the manual clock forward by `by`, then deletes what Time to
-    /// Live finds expired at the new time, and expired SYSTEM backups (so a
-    /// test sees it at once, not at the next sweep); returns how many items
-    /// it deleted.
+    /// Live finds expired at the new time, expired SYSTEM backups and
+    /// recovery history past its period (so a test sees it at once, not at
+    /// the next sweep); returns how many items it deleted.
     pub fn advance_clock(&self, by: Duration) -> ferrodyn_types::Result<usize> {
         self.clock.advance(by).map_err(clock_error)?;
         self.expire_after_clock_move()
@@ -147,6 +147,7 @@ impl crate::Engine {
 
     fn expire_after_clock_move(&self) -> ferrodyn_types::Result<usize> {
         self.expire_backups(self.now_seconds())?;
+        self.maintain_recovery(self.now_seconds())?;
         self.expire_items(self.now_seconds())
     }
 }

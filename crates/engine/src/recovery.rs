@@ -23,8 +23,10 @@
 //! Deleting a table with recovery on keeps a SYSTEM backup of it for 35
 //! days, as DynamoDB does; its base and log go with the table.
 //!
-//! Not yet: re-basing, so the log since the base is kept in full (nothing
-//! is reclaimed after the recovery period).
+//! History is kept to the recovery period: a new base is taken once the
+//! newest is half a period old, and the oldest base and the log before the
+//! next one go once the next alone covers the period
+//! ([`Engine::maintain_recovery`]), so at most three bases live at once.
 
 use crate::backups::{BackupType, OpenBackup};
 use crate::items::Mutation;
@@ -32,7 +34,7 @@ use crate::keyspace::{self, catalog_key};
 use crate::locks::{Holder, LockKey};
 use crate::restore::{RestoreJob, RestoreOverrides, RestoreSource};
 use crate::schema::TableDescription;
-use crate::shared::{PitrSettings, Replay};
+use crate::shared::{PitrBase, PitrSettings, Replay};
 use crate::streams::{ChangeSource, RECOVERY_MEMBER};
 use crate::table::Table;
 use crate::Engine;
@@ -128,7 +130,8 @@ impl Engine {
     fn restorable_window(&self, settings: &PitrSettings) -> (f64, f64) {
         let now = (self.now_seconds() * 1000.0).floor() / 1000.0;
         let period = f64::from(settings.recovery_days) * 86_400.0;
-        (settings.base_time.max(now - period), now)
+        let oldest = settings.bases.first().map_or(now, |base| base.time);
+        (oldest.max(now - period), now)
     }
 
     /// UpdateContinuousBackups: enables recovery (taking its base), changes
@@ -157,53 +160,147 @@ impl Engine {
         Ok(self.continuous_backups_of(&table))
     }
 
-    /// Takes the base and turns logging on in one catalog write, with the
-    /// table's writes held off from the view's opening to the switch.
+    /// Takes the first base and turns logging on in one catalog write.
     fn enable_recovery(self: &Arc<Self>, table: &Arc<Table>, days: u32) -> Result<()> {
-        let taken = {
-            let _writes = table.exclusive();
-            let name = format!("{}$PointInTimeRecoveryBase", table.name);
-            let not_found = || {
-                DynamoError::new(
-                    ErrorKind::TableNotFound,
-                    format!("Table not found: {}", table.name),
-                )
-            };
-            let taken = self
-                .open_backup(table, BackupType::PointInTimeBase, &name)?
-                .ok_or_else(not_found)?;
-            let log_from = if self.shared() {
-                self.allocate_sequence()
-                    .saturating_sub(SHARED_REPLAY_MARGIN)
-            } else {
-                // No write of this table is in flight: every record below
-                // this number is committed, so in the view.
-                self.next_sequence()
-            };
-            table.set_recovery(Some(PitrSettings {
+        let taken = self.commit_base(table, |bases| {
+            Some(PitrSettings {
                 recovery_days: days,
-                base_time: taken.record.created,
-                base_backup: taken.record.id,
-                log_from,
-            }));
-            let record = crate::catalog::CatalogRecord::of(table);
-            let bytes = serde_json::to_vec(&record).map_err(crate::storage_error)?;
-            let mut checks = taken.checks.clone();
-            checks.push(self.catalog_check(table));
-            let mut ops = taken.ops();
-            ops.push(WriteOp::Put(
-                catalog_key(&table.catalog_name),
-                bytes.clone(),
-            ));
-            let _reload = self.reload_guard();
-            if let Err(error) = self.commit_catalog(checks, ops) {
-                table.set_recovery(None);
-                return Err(error.into());
-            }
-            *table.catalog_bytes.write() = bytes;
-            taken
-        };
+                bases,
+            })
+        })?;
         self.start_copy(taken)
+    }
+
+    /// Takes a base of `table` now and commits the recovery settings
+    /// `settings(bases)` builds from the table's bases with the new one last,
+    /// in one catalog write, with the table's writes held off from the
+    /// view's opening to the commit (so every later write is logged and
+    /// every earlier one is in the view). The base still has to be copied.
+    fn commit_base(
+        &self,
+        table: &Arc<Table>,
+        settings: impl FnOnce(Vec<PitrBase>) -> Option<PitrSettings>,
+    ) -> Result<OpenBackup> {
+        let _writes = table.exclusive();
+        let name = format!("{}$PointInTimeRecoveryBase", table.name);
+        let not_found = || {
+            DynamoError::new(
+                ErrorKind::TableNotFound,
+                format!("Table not found: {}", table.name),
+            )
+        };
+        let taken =
+            (self.open_backup(table, BackupType::PointInTimeBase, &name)?).ok_or_else(not_found)?;
+        let log_from = if self.shared() {
+            self.allocate_sequence()
+                .saturating_sub(SHARED_REPLAY_MARGIN)
+        } else {
+            // No write of this table is in flight: every record below
+            // this number is committed, so in the view.
+            self.next_sequence()
+        };
+        let previous = table.recovery();
+        let mut bases = previous
+            .as_ref()
+            .map(|s| s.bases.clone())
+            .unwrap_or_default();
+        bases.push(PitrBase {
+            time: taken.record.created,
+            backup: taken.record.id,
+            log_from,
+        });
+        table.set_recovery(settings(bases));
+        let record = crate::catalog::CatalogRecord::of(table);
+        let bytes = serde_json::to_vec(&record).map_err(crate::storage_error)?;
+        let mut checks = taken.checks.clone();
+        checks.push(self.catalog_check(table));
+        let mut ops = taken.ops();
+        ops.push(WriteOp::Put(
+            catalog_key(&table.catalog_name),
+            bytes.clone(),
+        ));
+        let _reload = self.reload_guard();
+        if let Err(error) = self.commit_catalog(checks, ops) {
+            table.set_recovery(previous);
+            return Err(error.into());
+        }
+        *table.catalog_bytes.write() = bytes;
+        Ok(taken)
+    }
+
+    /// Keeps each table's history to its recovery period (the TTL
+    /// sweeper's thread and clock moves call this): a new base once the
+    /// newest is half a period old, and the oldest base with the log before
+    /// the next one dropped once the next one alone covers the period.
+    /// Streams lose nothing: what is dropped is older than a day.
+    pub fn maintain_recovery(&self, now: f64) -> Result<()> {
+        let tables: Vec<Arc<Table>> = self.tables.read().values().cloned().collect();
+        for table in tables {
+            let Some(settings) = table.recovery() else {
+                continue;
+            };
+            let period = f64::from(settings.recovery_days) * 86_400.0;
+            let newest = settings.bases.last().map_or(f64::MIN, |base| base.time);
+            if now - newest >= period / 2.0 {
+                let taken = {
+                    let _catalog = self.catalog_lock.lock();
+                    let days = settings.recovery_days;
+                    self.commit_base(&table, |bases| {
+                        Some(PitrSettings {
+                            recovery_days: days,
+                            bases,
+                        })
+                    })?
+                };
+                self.copy_now(taken)?;
+            }
+            self.drop_old_bases(&table, now - period)?;
+        }
+        Ok(())
+    }
+
+    /// Drops the oldest base (and the log below the next base) while the
+    /// next base is at or before `horizon`.
+    fn drop_old_bases(&self, table: &Arc<Table>, horizon: f64) -> Result<()> {
+        loop {
+            let (dropped, keep_from) = {
+                let _catalog = self.catalog_lock.lock();
+                let Some(mut settings) = table.recovery() else {
+                    return Ok(());
+                };
+                if settings.bases.len() < 2 || settings.bases[1].time > horizon {
+                    return Ok(());
+                }
+                let dropped = settings.bases.remove(0);
+                let keep_from = settings.bases[0].log_from;
+                table.set_recovery(Some(settings));
+                self.save_catalog_record(table)?;
+                (self.discard_backup(dropped.backup)?, keep_from)
+            };
+            if let Some(id) = dropped {
+                self.purge_backup(id)?;
+            }
+            self.trim_log(table.id, keep_from)?;
+        }
+    }
+
+    /// Deletes the change-log records of `table_id` below `seq`.
+    fn trim_log(&self, table_id: u64, seq: u64) -> Result<()> {
+        let start = keyspace::stream_record_key(table_id, 0);
+        let end = keyspace::stream_record_key(table_id, seq);
+        loop {
+            let page = (self.storage)
+                .scan(Bound::Included(&start), Bound::Excluded(&end), false, 1000)
+                .map_err(crate::storage_error)?;
+            if page.is_empty() {
+                return Ok(());
+            }
+            let deletes = page
+                .into_iter()
+                .map(|(key, _)| WriteOp::Delete(key))
+                .collect();
+            self.write_retrying_conflicts(deletes)?;
+        }
     }
 
     /// Turns logging off; the base goes now, or after the restores using it.
@@ -220,24 +317,36 @@ impl Engine {
         self.discard_base(settings)
     }
 
-    /// Deletes recovery's base, or marks it to go once the restores using
-    /// it end.
+    /// Deletes every base of recovery `settings`, their data purged in the
+    /// background.
     fn discard_base(self: &Arc<Self>, settings: &PitrSettings) -> Result<()> {
-        let Some(mut base) = self.backup_record(settings.base_backup)? else {
-            return Ok(());
+        for base in &settings.bases {
+            if let Some(id) = self.discard_backup(base.backup)? {
+                self.spawn_background(format!("purge-backup-{id}"), move |engine| {
+                    engine.purge_backup(id)
+                })?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Deletes a base's record, leaving its purge marker (the id returned:
+    /// the caller purges its data), or marks it to go once the restores
+    /// using it end.
+    fn discard_backup(&self, id: u64) -> Result<Option<u64>> {
+        let Some(mut base) = self.backup_record(id)? else {
+            return Ok(None);
         };
         if !base.restores.is_empty() {
             base.discard_when_unused = true;
-            return self.write_backup_record(&base);
+            self.write_backup_record(&base)?;
+            return Ok(None);
         }
-        let id = base.id;
         self.write_retrying_conflicts(vec![
             WriteOp::Delete(keyspace::backup_record_key(id)),
             WriteOp::Put(keyspace::backup_purge_key(id), Vec::new()),
         ])?;
-        self.spawn_background(format!("purge-backup-{id}"), move |engine| {
-            engine.purge_backup(id)
-        })
+        Ok(Some(id))
     }
 
     /// Takes a new base for every table whose recovery lost its own (a base
@@ -247,18 +356,31 @@ impl Engine {
     pub(crate) fn resume_recovery_bases(self: &Arc<Self>) -> Result<()> {
         let tables: Vec<Arc<Table>> = self.tables.read().values().cloned().collect();
         for table in tables {
-            let Some(settings) = table.recovery() else {
+            let Some(mut settings) = table.recovery() else {
                 continue;
             };
-            if self.backup_record(settings.base_backup)?.is_some() {
+            let count = settings.bases.len();
+            let mut kept = Vec::with_capacity(count);
+            for base in settings.bases {
+                if self.backup_record(base.backup)?.is_some() {
+                    kept.push(base);
+                }
+            }
+            if kept.len() == count {
                 continue;
             }
             let _catalog = self.catalog_lock.lock();
             eprintln!(
-                "ferrodyn: the point-in-time recovery base of {} was lost (cut short by a stop): taking a new one",
+                "ferrodyn: a point-in-time recovery base of {} was lost (cut short by a stop): the window starts later",
                 table.catalog_name
             );
-            self.enable_recovery(&table, settings.recovery_days)?;
+            settings.bases = kept;
+            if settings.bases.is_empty() {
+                self.enable_recovery(&table, settings.recovery_days)?;
+            } else {
+                table.set_recovery(Some(settings));
+                self.save_catalog_record(&table)?;
+            }
         }
         Ok(())
     }
@@ -328,9 +450,6 @@ impl Engine {
             )
         };
         let settings = table.recovery().ok_or_else(unavailable)?;
-        let base = self
-            .backup_record(settings.base_backup)?
-            .ok_or_else(unavailable)?;
         let (earliest, latest) = self.restorable_window(&settings);
         let at = match time {
             RestoreTime::At(at) => at,
@@ -342,6 +461,12 @@ impl Engine {
                 "RestoreDateTime must be between EarliestRestorableDateTime and LatestRestorableDateTime",
             ));
         }
+        // The newest base at or before the instant.
+        let chosen = (settings.bases.iter().rev())
+            .find(|base| base.time <= at)
+            .or(settings.bases.first())
+            .ok_or_else(unavailable)?;
+        let base = self.backup_record(chosen.backup)?.ok_or_else(unavailable)?;
         let schema = crate::catalog::CatalogRecord::of(&table);
         Ok(RestoreSource {
             schema,
@@ -351,9 +476,9 @@ impl Engine {
             restore_time: (at * 1000.0).round() / 1000.0,
             replay: Some(Replay {
                 source_table: table.id,
-                from_seq: settings.log_from,
+                from_seq: chosen.log_from,
                 until_ms: (at * 1000.0).round() as u64,
-                next_seq: settings.log_from,
+                next_seq: chosen.log_from,
             }),
             backup: base,
         })

@@ -14,19 +14,23 @@ pub enum IndexKind {
     Local,
 }
 
-/// A table's point-in-time recovery (recovery.rs): its window, and the base
-/// its restores start from (a backup of the table at `base_time`, after which
-/// the change log holds every write, from sequence number `log_from` on).
+/// A table's point-in-time recovery (recovery.rs): its window, and the bases
+/// its restores start from, oldest first.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PitrSettings {
     pub recovery_days: u32,
-    /// When the base was taken (seconds): the earliest restorable time.
-    pub base_time: f64,
-    /// The backup holding the table as it was at `base_time`.
-    pub base_backup: u64,
-    /// The first change-log record a restore replays on top of the base
-    /// (replaying a change the base already holds is harmless: each record
-    /// carries the item's whole new image).
+    pub bases: Vec<PitrBase>,
+}
+
+/// One base of a table's recovery: a backup of the table at `time`, after
+/// which the change log holds every write, from sequence number `log_from`
+/// on (replaying a change the base already holds is harmless: each record
+/// carries the item's whole new image).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PitrBase {
+    /// When it was taken (seconds).
+    pub time: f64,
+    pub backup: u64,
     pub log_from: u64,
 }
 

@@ -69,9 +69,13 @@ impl Engine {
                 if let Err(error) = engine.expire_items(engine.now_seconds()) {
                     eprintln!("ferrodyn: TTL sweep failed: {error}");
                 }
-                // SYSTEM backups expire by time too (recovery.rs).
+                // SYSTEM backups expire by time too, and recovery's history
+                // beyond its period goes (recovery.rs).
                 if let Err(error) = engine.expire_backups(engine.now_seconds()) {
                     eprintln!("ferrodyn: expiring backups failed: {error}");
+                }
+                if let Err(error) = engine.maintain_recovery(engine.now_seconds()) {
+                    eprintln!("ferrodyn: keeping recovery's history failed: {error}");
                 }
             });
         if let Err(error) = spawned {

@@ -1085,3 +1085,70 @@ async fn recoverys_base_is_not_a_backup_that_list_backups_shows() {
         .expect("BackupDetails");
     assert_eq!(listed(BackupTypeFilter::All).await, [backup.backup_arn()]);
 }
+
+/// Moves a `--clock manual` server's clock with the CLI (`ferrodyn clock`).
+fn advance_clock(server: &util::ServerProcess, by: &str) {
+    let output = util::cli_command()
+        .args([
+            "clock",
+            "--advance",
+            by,
+            "--endpoint-url",
+            server.endpoint(),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// Records of `table` in the change log, from `GET /ferrodyn/usage`.
+async fn logged_records(server: &util::ServerProcess, table: &str) -> u64 {
+    let response = util::raw::send_to(server.endpoint(), "GET", "/ferrodyn/usage", &[], Vec::new())
+        .await
+        .unwrap();
+    let logs = response.json()["ChangeLogs"].clone();
+    (logs.as_array().into_iter().flatten())
+        .find(|log| log["TableName"] == table)
+        .map_or(0, |log| log["Records"].as_u64().unwrap_or(0))
+}
+
+#[tokio::test]
+async fn history_older_than_the_recovery_period_is_reclaimed_and_the_window_keeps_its_length() {
+    let (server, client) = util::own_server(&["--clock", "manual", "--ttl-interval", "0"]);
+    let table = util::create_table(&client, "pitr-kept", &[("p", T::S), ("c", T::S)]).await;
+    update_recovery(&client, &table, true, Some(1)).await;
+    let mut model = Model::new();
+    fill(&client, &table, &mut model, 0, 1).await;
+    let enabled_at = window(&client, &table).await.0;
+    // Half a period later a second base is taken; once it alone covers a
+    // whole period, the first base and the log before the second go.
+    advance_clock(&server, "13h");
+    fill(&client, &table, &mut model, 1, 2).await;
+    assert_eq!(logged_records(&server, &table).await, 2);
+    advance_clock(&server, "13h");
+    let (earliest, latest) = window(&client, &table).await;
+    let length = latest.as_secs_f64() - earliest.as_secs_f64();
+    assert!(
+        (length - 86_400.0).abs() < 1.0,
+        "a one-day window, not {length} s"
+    );
+    assert!(earliest.as_secs_f64() > enabled_at.as_secs_f64());
+    let at_earliest_model = model.clone();
+    fill(&client, &table, &mut model, 2, 3).await;
+    assert_eq!(logged_records(&server, &table).await, 3);
+    advance_clock(&server, "12h");
+    assert_eq!(
+        logged_records(&server, &table).await,
+        2,
+        "the write before the second base is reclaimed, the two after it kept"
+    );
+    let (earliest, _) = window(&client, &table).await;
+    let restored = restore_at(&client, &table, earliest).await;
+    assert_holds(&client, &restored, &at_earliest_model).await;
+    let restored = restore_latest(&client, &table).await;
+    assert_holds(&client, &restored, &model).await;
+}
