@@ -3,7 +3,8 @@
 # crate's tests (unit tests, the storage crash tests, and the integration
 # tests: one binary, crates/ferrodyn/tests/tests.rs, driving the server Cargo
 # builds for it through the AWS SDK, the client library and the CLI), then
-# a boto3 and AWS CLI smoke test, moto's AWS-verified tests, the packages
+# exports to a real S3-compatible server (moto's), a boto3 and AWS CLI smoke
+# test, moto's AWS-verified tests, the packages
 # installed as users install them, and the console in a browser.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,6 +22,9 @@ cargo test --workspace
 # skipped with a message elsewhere). Those tests are #[ignore]d in the
 # `cargo test --workspace` above and run only here.
 ./scripts/pg-tests.sh
+# Exports to S3 against moto's S3 server (installed from PyPI by the script),
+# read back with boto3 and gzip.
+./scripts/s3-tests.sh
 # The other official clients: boto3 and the AWS CLI (installed locally by the script).
 ./scripts/smoke.sh
 # moto's AWS-verified DynamoDB tests, unchanged, against a fresh server (moto's

@@ -22,6 +22,8 @@
 //! | `'d' backup` | a deleted (or abandoned) backup whose data is being purged |
 //! | `'o' table` | the job restoring table `table` from a backup (`restore`) |
 //! | `"mnext_backup_id"` | the backup-id allocator |
+//! | `'e' export` | an export to S3 (`exports`) |
+//! | `"mnext_export_id"` | the export-id allocator |
 //! | `"mlease"` | shared storage only: which node runs background work, until when |
 //!
 //! Every key of a table's data (`'s'`, `'q'`, `'i'`, `'x'`, `'r'`) starts with
@@ -57,6 +59,12 @@ const BACKUP_DATA: u8 = b'b';
 const BACKUP_PURGE: u8 = b'd';
 /// Restore jobs, by the id of the table they fill.
 const RESTORE_JOB: u8 = b'o';
+
+/// Export records.
+const EXPORT: u8 = b'e';
+
+/// The key of the next export id to hand out.
+pub const NEXT_EXPORT_ID: &[u8] = b"mnext_export_id";
 
 /// The key of the next backup id to hand out.
 pub const NEXT_BACKUP_ID: &[u8] = b"mnext_backup_id";
@@ -269,6 +277,16 @@ pub fn restore_job_key(table_id: u64) -> Vec<u8> {
     with_table(RESTORE_JOB, table_id)
 }
 
+/// An export's record.
+pub fn export_key(export_id: u64) -> Vec<u8> {
+    with_table(EXPORT, export_id)
+}
+
+/// The prefix of every export record.
+pub fn export_records() -> Vec<u8> {
+    vec![EXPORT]
+}
+
 /// The prefix of every restore job.
 pub fn restore_jobs() -> Vec<u8> {
     vec![RESTORE_JOB]
@@ -376,6 +394,7 @@ mod tests {
             backup_data(1),
             backup_purge_key(1),
             restore_job_key(1),
+            export_key(1),
         ];
         let firsts: std::collections::HashSet<u8> = kinds.iter().map(|k| k[0]).collect();
         assert_eq!(firsts.len(), kinds.len(), "one prefix byte per kind");

@@ -7,7 +7,8 @@
 //!   resumed after a restart.
 //! - [`backups`]: on-demand backups (a storage view copied in the
 //!   background); [`restore`]: tables restored from them; [`recovery`]:
-//!   point-in-time recovery (a base backup and the change log replayed).
+//!   point-in-time recovery (a base backup and the change log replayed);
+//!   [`exports`]: full exports to S3 in DynamoDB's layout.
 //! - [`collections`]: item-collection sizes of LSI tables and their limit.
 //! - [`error`]: the engine's error (a client answer, a storage conflict, a
 //!   storage failure) and the one retry loop.
@@ -56,6 +57,7 @@ pub mod clock;
 mod cluster;
 pub mod collections;
 mod error;
+pub mod exports;
 mod idempotency;
 pub mod index;
 mod index_changes;
@@ -144,6 +146,8 @@ pub struct Engine {
     pub clock: Arc<clock::Clock>,
     /// Saved snapshots of namespaces' tables (test harness).
     snapshots: snapshots::Snapshots,
+    /// Where exports are written (`--s3-endpoint`; exports.rs).
+    object_sink: RwLock<Option<Arc<dyn exports::ObjectSink>>>,
 }
 
 /// Engine settings.
@@ -220,6 +224,7 @@ impl Engine {
             cluster: cluster::Cluster::default(),
             clock,
             snapshots: snapshots::Snapshots::default(),
+            object_sink: RwLock::new(None),
         };
 
         engine.load_catalog()?;

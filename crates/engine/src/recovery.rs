@@ -129,9 +129,7 @@ impl Engine {
     /// The earliest and latest restorable instants (seconds, to the ms).
     fn restorable_window(&self, settings: &PitrSettings) -> (f64, f64) {
         let now = (self.now_seconds() * 1000.0).floor() / 1000.0;
-        let period = f64::from(settings.recovery_days) * 86_400.0;
-        let oldest = settings.bases.first().map_or(now, |base| base.time);
-        (oldest.max(now - period), now)
+        (earliest_restorable(settings, now), now)
     }
 
     /// UpdateContinuousBackups: enables recovery (taking its base), changes
@@ -438,7 +436,11 @@ impl Engine {
     }
 
     /// What a point-in-time restore of `source_table` starts from.
-    fn point_in_time_source(&self, source_table: &str, time: RestoreTime) -> Result<RestoreSource> {
+    pub(crate) fn point_in_time_source(
+        &self,
+        source_table: &str,
+        time: RestoreTime,
+    ) -> Result<RestoreSource> {
         let table = self.recovery_table(source_table)?;
         let unavailable = || {
             DynamoError::new(
@@ -561,6 +563,14 @@ impl Engine {
         self.commit_from(&mut planned, ChangeSource::Application)?;
         Ok(())
     }
+}
+
+/// The earliest instant `settings` can restore to at `now`: the oldest
+/// base, or now minus the recovery period if later.
+pub(crate) fn earliest_restorable(settings: &PitrSettings, now: f64) -> f64 {
+    let period = f64::from(settings.recovery_days) * 86_400.0;
+    let oldest = settings.bases.first().map_or(now, |base| base.time);
+    oldest.max(now - period)
 }
 
 /// A log record's change if it was logged for recovery and committed by

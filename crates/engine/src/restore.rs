@@ -402,6 +402,7 @@ impl Engine {
 /// What a restore rebuilds a table from: a backup's data, the schema to
 /// give the table (the backup's, or the source table's now for a
 /// point-in-time restore), and the changes to replay on top.
+#[derive(Clone)]
 pub(crate) struct RestoreSource {
     pub backup: BackupRecord,
     pub schema: CatalogRecord,

@@ -6,6 +6,7 @@
 
 mod cli;
 mod console;
+mod s3;
 mod serve;
 
 use clap::{Parser, Subcommand};

@@ -45,6 +45,12 @@ pub struct ServeArgs {
     /// Region reported in ARNs.
     #[arg(long, default_value = "us-east-1")]
     region: String,
+    /// The S3-compatible store ExportTableToPointInTime writes to (AWS's
+    /// https://s3.<region>.amazonaws.com, MinIO, moto...), with credentials
+    /// from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY. Without it exports
+    /// fail (FAILED, saying so).
+    #[arg(long, value_name = "URL")]
+    s3_endpoint: Option<String>,
     /// Verify request signatures against this access key, given as
     /// ACCESS_KEY_ID:SECRET_ACCESS_KEY (repeatable). Unknown keys then get
     /// UnrecognizedClientException and bad signatures
@@ -227,6 +233,10 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     let storage = open_storage(&args)?;
     let engine =
         Engine::open(storage, engine_options(&args, &faults)).map_err(|e| e.to_string())?;
+    if let Some(endpoint) = &args.s3_endpoint {
+        let sink = crate::s3::S3Sink::new(endpoint, &args.region)?;
+        engine.set_object_sink(std::sync::Arc::new(sink));
+    }
     if args.ttl_interval > 0.0 {
         engine.start_ttl_sweeper(std::time::Duration::from_secs_f64(args.ttl_interval));
     }

@@ -44,6 +44,10 @@ pub enum ErrorKind {
     /// Point-in-time recovery (RestoreTableToPointInTime).
     PointInTimeRecoveryUnavailable,
     InvalidRestoreTime,
+    /// Exports to S3.
+    InvalidExportTime,
+    ExportConflict,
+    ExportNotFound,
     TrimmedDataAccess,
     /// No resource-based policy (or not the expected revision).
     PolicyNotFound,
@@ -85,6 +89,9 @@ impl ErrorKind {
             ErrorKind::BackupInUse => "BackupInUseException",
             ErrorKind::PointInTimeRecoveryUnavailable => "PointInTimeRecoveryUnavailableException",
             ErrorKind::InvalidRestoreTime => "InvalidRestoreTimeException",
+            ErrorKind::InvalidExportTime => "InvalidExportTimeException",
+            ErrorKind::ExportConflict => "ExportConflictException",
+            ErrorKind::ExportNotFound => "ExportNotFoundException",
             ErrorKind::TrimmedDataAccess => "TrimmedDataAccessException",
             ErrorKind::PolicyNotFound => "PolicyNotFoundException",
             ErrorKind::InternalServerError => "InternalServerError",

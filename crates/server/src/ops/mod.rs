@@ -13,6 +13,7 @@ mod create_table;
 mod delete_item;
 mod delete_table;
 mod describe_table;
+mod exports;
 mod get_item;
 mod leniency;
 mod list_tables;

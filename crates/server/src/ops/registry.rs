@@ -127,6 +127,9 @@ operations! {
     ListBackups: TableRead => |engine, _, body| backups::list(engine, parse_body(body)?),
     DeleteBackup: TableChange => |engine, _, body| backups::delete(engine, parse_body(body)?),
     RestoreTableFromBackup: TableChange => |engine, _, body| backups::restore(engine, parse_body(body)?),
+    ExportTableToPointInTime: TableChange => |engine, _, body| exports::export(engine, parse_body(body)?),
+    DescribeExport: TableRead => |engine, _, body| exports::describe(engine, parse_body(body)?),
+    ListExports: TableRead => |engine, _, body| exports::list(engine, parse_body(body)?),
     ExecuteStatement: MultiItem => |engine, _, body| partiql::execute::run(engine, parse_body(body)?),
     BatchExecuteStatement: MultiItem => |engine, _, body| partiql::batch::run(engine, parse_body(body)?),
     ExecuteTransaction: MultiItem => |engine, faults, body| {
@@ -214,7 +217,8 @@ mod tests {
                 "RestoreTableToPointInTime",
                 "CreateBackup",
                 "DeleteBackup",
-                "RestoreTableFromBackup"
+                "RestoreTableFromBackup",
+                "ExportTableToPointInTime"
             ]
         );
         assert!(Operation::TransactGetItems.writes_items());

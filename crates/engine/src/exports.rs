@@ -1,0 +1,759 @@
+//! ExportTableToPointInTime (full exports), DescribeExport and ListExports:
+//! a table's items at one instant written to an S3 bucket in DynamoDB's own
+//! layout, so tools that read real exports read ours:
+//!
+//! ```text
+//! <prefix>/AWSDynamoDB/<export id>/_started
+//! <prefix>/AWSDynamoDB/<export id>/data/<file>.json.gz     (or .ion.gz)
+//! <prefix>/AWSDynamoDB/<export id>/manifest-files.json     one line per data file
+//! <prefix>/AWSDynamoDB/<export id>/manifest-files.md5
+//! <prefix>/AWSDynamoDB/<export id>/manifest-summary.json
+//! <prefix>/AWSDynamoDB/<export id>/manifest-summary.md5
+//! ```
+//!
+//! The engine talks to the bucket through [`ObjectSink`], which the binary
+//! provides (`--s3-endpoint`; object_store), so this crate holds no network
+//! client. An export of "now" reads a storage view opened when the request
+//! arrives; an earlier ExportTime (point-in-time recovery must be on, as on
+//! AWS) first restores the table as of that instant into a hidden namespace
+//! (restore.rs, recovery.rs) and exports that. The job runs in the
+//! background (IN_PROGRESS, then COMPLETED or FAILED with DynamoDB's
+//! FailureCode and FailureMessage). The summary manifest is written last,
+//! so an export cut short by a crash is never a complete-looking one; at
+//! start-up an IN_PROGRESS export is run again from its point in time, or
+//! FAILED when that is no longer restorable.
+
+use crate::keyspace::{self, prefix_end};
+use crate::recovery::RestoreTime;
+use crate::region::{with_request_scope, RequestScope};
+use crate::restore::RestoreOverrides;
+use crate::stored::StoredItem;
+use crate::Engine;
+use ferrodyn_storage::{StorageView, WriteOp};
+use ferrodyn_types::{AttributeValue, DynamoError, ErrorKind, Item, Result};
+use serde::{Deserialize, Serialize};
+use std::io::Write;
+use std::ops::Bound;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Items per data file.
+const ITEMS_PER_FILE: usize = 100_000;
+
+/// The namespace hidden tables of point-in-time exports live in (no
+/// access key is this, so no client ever lists them).
+const EXPORT_NAMESPACE: &str = "ferrodyn-export";
+
+/// Where exports are written: put `bytes` as object `key` of `bucket`,
+/// answering the object's ETag, or why it could not.
+pub trait ObjectSink: Send + Sync {
+    fn put(&self, bucket: &str, key: &str, bytes: Vec<u8>) -> std::result::Result<String, String>;
+}
+
+/// DYNAMODB_JSON or ION.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ExportFormat {
+    DynamodbJson,
+    Ion,
+}
+
+/// A validated ExportTableToPointInTime request.
+#[derive(Clone, Debug)]
+pub struct ExportRequest {
+    pub table_arn: String,
+    pub bucket: String,
+    pub prefix: Option<String>,
+    pub bucket_owner: Option<String>,
+    pub sse_algorithm: Option<String>,
+    pub kms_key_id: Option<String>,
+    pub format: ExportFormat,
+    /// None: now.
+    pub time: Option<f64>,
+    pub client_token: Option<String>,
+}
+
+/// `ExportDescription` in DynamoDB's wire shape.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "PascalCase")]
+pub struct ExportDescription {
+    pub export_arn: String,
+    pub export_status: String,
+    pub start_time: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_time: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub export_manifest: Option<String>,
+    pub table_arn: String,
+    pub table_id: String,
+    pub export_time: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_token: Option<String>,
+    pub s3_bucket: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub s3_bucket_owner: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub s3_prefix: Option<String>,
+    #[serde(
+        rename = "S3SseAlgorithm",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub s3_sse_algorithm: Option<String>,
+    #[serde(
+        rename = "S3SseKmsKeyId",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub s3_sse_kms_key_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure_code: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure_message: Option<String>,
+    pub export_format: ExportFormat,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub billed_size_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub item_count: Option<u64>,
+    pub export_type: String,
+}
+
+/// One entry of ListExports.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+#[serde(rename_all = "PascalCase")]
+pub struct ExportSummary {
+    pub export_arn: String,
+    pub export_status: String,
+    pub export_type: String,
+}
+
+/// An export as stored under `'e' id`.
+#[derive(Clone, Serialize, Deserialize)]
+struct ExportRecord {
+    id: u64,
+    description: ExportDescription,
+    /// The table's name, in the request's region and namespace.
+    table_name: String,
+    region: String,
+    namespace: Option<String>,
+}
+
+impl ExportRecord {
+    fn encode(&self) -> Vec<u8> {
+        serde_json::to_vec(self).expect("plain data always serialises")
+    }
+
+    fn scope(&self) -> RequestScope {
+        RequestScope {
+            region: Some(self.region.clone()),
+            namespace: self.namespace.clone(),
+        }
+    }
+
+    /// `<prefix>/AWSDynamoDB/<export id>/` (no leading slash when no prefix).
+    fn folder(&self) -> String {
+        let id = self
+            .description
+            .export_arn
+            .rsplit('/')
+            .next()
+            .unwrap_or_default();
+        match self
+            .description
+            .s3_prefix
+            .as_deref()
+            .map(|p| p.trim_end_matches('/'))
+        {
+            Some(prefix) if !prefix.is_empty() => format!("{prefix}/AWSDynamoDB/{id}/"),
+            _ => format!("AWSDynamoDB/{id}/"),
+        }
+    }
+}
+
+/// Where the items of an export come from.
+enum ExportSource {
+    /// A view of the table opened when the request arrived.
+    View(Box<dyn StorageView>, u64),
+    /// The table as of the export time, by point-in-time recovery.
+    PointInTime,
+}
+
+/// One written data file, for the file manifest.
+struct DataFile {
+    key: String,
+    items: u64,
+    md5: String,
+    etag: String,
+}
+
+impl Engine {
+    /// Sets where exports are written (the binary's `--s3-endpoint`).
+    pub fn set_object_sink(&self, sink: Arc<dyn ObjectSink>) {
+        *self.object_sink.write() = Some(sink);
+    }
+
+    /// ExportTableToPointInTime: records the export IN_PROGRESS and runs it
+    /// in the background.
+    pub fn export_table(self: &Arc<Self>, request: ExportRequest) -> Result<ExportDescription> {
+        let table = (self.lookup(&request.table_arn))
+            .filter(|table| !table.is_creating())
+            .ok_or_else(|| {
+                DynamoError::new(
+                    ErrorKind::TableNotFound,
+                    format!("Table not found: {}", request.table_arn),
+                )
+            })?;
+        if let Some(existing) = self.export_with_token(&request)? {
+            return Ok(existing);
+        }
+        let settings = table.recovery().ok_or_else(|| {
+            DynamoError::new(
+                ErrorKind::PointInTimeRecoveryUnavailable,
+                format!(
+                    "Point in time recovery is not enabled for table '{}'",
+                    table.name
+                ),
+            )
+        })?;
+        let now = (self.now_seconds() * 1000.0).floor() / 1000.0;
+        let earliest = crate::recovery::earliest_restorable(&settings, now);
+        let at = request.time.unwrap_or(now);
+        if at < earliest || at > now {
+            return Err(DynamoError::new(
+                ErrorKind::InvalidExportTime,
+                "ExportTime must be between the table's EarliestRestorableDateTime and now",
+            ));
+        }
+        let source = if request.time.is_none_or(|t| t >= now) {
+            let items = keyspace::table_items(table.id);
+            let range = (items.clone(), prefix_end(&items));
+            let view = self
+                .storage
+                .open_view(&[range])
+                .map_err(crate::storage_error)?;
+            ExportSource::View(view, table.id)
+        } else {
+            ExportSource::PointInTime
+        };
+        let record = self.commit_new_export(&request, &table, at, now)?;
+        let description = record.description.clone();
+        self.start_export(record.id, source)?;
+        Ok(description)
+    }
+
+    /// The export a ClientToken already started with the same parameters
+    /// (ExportConflictException when the parameters differ).
+    fn export_with_token(&self, request: &ExportRequest) -> Result<Option<ExportDescription>> {
+        let Some(token) = &request.client_token else {
+            return Ok(None);
+        };
+        for record in self.export_records()? {
+            let d = &record.description;
+            if d.client_token.as_ref() != Some(token) {
+                continue;
+            }
+            let same = d.table_arn == request.table_arn
+                && d.s3_bucket == request.bucket
+                && d.s3_prefix == request.prefix
+                && d.export_format == request.format;
+            if !same {
+                return Err(DynamoError::new(
+                    ErrorKind::ExportConflict,
+                    "Export with the same client token and different parameters already exists",
+                ));
+            }
+            return Ok(Some(d.clone()));
+        }
+        Ok(None)
+    }
+
+    fn commit_new_export(
+        &self,
+        request: &ExportRequest,
+        table: &crate::table::Table,
+        at: f64,
+        now: f64,
+    ) -> Result<ExportRecord> {
+        let _catalog = self.catalog_lock.lock();
+        let id = self.next_export_id()?;
+        let described = table.describe();
+        let export_id = format!("{:014}-{id:08x}", (now * 1000.0) as u64);
+        let record = ExportRecord {
+            id,
+            description: ExportDescription {
+                export_arn: format!("{}/export/{export_id}", described.table_arn),
+                export_status: "IN_PROGRESS".into(),
+                start_time: now,
+                end_time: None,
+                export_manifest: None,
+                table_arn: described.table_arn.clone(),
+                table_id: described.table_id.clone(),
+                export_time: at,
+                client_token: request.client_token.clone(),
+                s3_bucket: request.bucket.clone(),
+                s3_bucket_owner: request.bucket_owner.clone(),
+                s3_prefix: request.prefix.clone(),
+                s3_sse_algorithm: request.sse_algorithm.clone(),
+                s3_sse_kms_key_id: request.kms_key_id.clone(),
+                failure_code: None,
+                failure_message: None,
+                export_format: request.format,
+                billed_size_bytes: None,
+                item_count: None,
+                export_type: "FULL_EXPORT".into(),
+            },
+            table_name: table.name.clone(),
+            region: self.request_region(),
+            namespace: crate::region::request_namespace(),
+        };
+        self.write_export(&record)?;
+        Ok(record)
+    }
+
+    /// The next export id (read, bumped, under the catalog lock).
+    fn next_export_id(&self) -> Result<u64> {
+        let stored = self
+            .storage
+            .get(keyspace::NEXT_EXPORT_ID)
+            .map_err(crate::storage_error)?;
+        let id = stored
+            .and_then(|v| v.try_into().ok().map(u64::from_be_bytes))
+            .unwrap_or(1);
+        let bump = WriteOp::Put(
+            keyspace::NEXT_EXPORT_ID.to_vec(),
+            (id + 1).to_be_bytes().to_vec(),
+        );
+        self.write_retrying_conflicts(vec![bump])?;
+        Ok(id)
+    }
+
+    fn write_export(&self, record: &ExportRecord) -> Result<()> {
+        let put = WriteOp::Put(keyspace::export_key(record.id), record.encode());
+        self.write_retrying_conflicts(vec![put])?;
+        Ok(())
+    }
+
+    fn export_records(&self) -> Result<Vec<ExportRecord>> {
+        (self
+            .scan_all_under(&keyspace::export_records())?
+            .into_iter())
+        .map(|(_, bytes)| serde_json::from_slice(&bytes).map_err(crate::storage_error))
+        .collect()
+    }
+
+    fn start_export(self: &Arc<Self>, id: u64, source: ExportSource) -> Result<()> {
+        let engine = Arc::clone(self);
+        self.spawn_job_here(format!("export-{id}"), move |_| {
+            engine.finish_export(id, source)
+        })
+    }
+
+    /// Runs the export and records how it ended.
+    fn finish_export(self: &Arc<Self>, id: u64, source: ExportSource) -> Result<()> {
+        let Some(mut record) = (self.export_records()?.into_iter()).find(|r| r.id == id) else {
+            return Ok(());
+        };
+        let outcome = self.write_export_objects(&record, source);
+        let d = &mut record.description;
+        d.end_time = Some((self.now_seconds() * 1000.0).floor() / 1000.0);
+        match outcome {
+            Ok((items, bytes, manifest)) => {
+                d.export_status = "COMPLETED".into();
+                d.item_count = Some(items);
+                d.billed_size_bytes = Some(bytes);
+                d.export_manifest = Some(manifest);
+            }
+            Err((code, message)) => {
+                d.export_status = "FAILED".into();
+                d.failure_code = Some(code);
+                d.failure_message = Some(message);
+            }
+        }
+        self.write_export(&record)
+    }
+
+    /// Writes `_started`, the data files, the file manifest and last the
+    /// summary manifest: (items, their bytes, the summary's key), or
+    /// DynamoDB's (FailureCode, FailureMessage).
+    fn write_export_objects(
+        self: &Arc<Self>,
+        record: &ExportRecord,
+        source: ExportSource,
+    ) -> std::result::Result<(u64, u64, String), (String, String)> {
+        let sink = self.object_sink.read().clone().ok_or_else(|| {
+            let message = "Ferrodyn has no S3 endpoint: start it with --s3-endpoint URL";
+            ("S3NoSuchBucket".to_string(), message.to_string())
+        })?;
+        let bucket = &record.description.s3_bucket;
+        let folder = record.folder();
+        let put = |key: String, bytes: Vec<u8>| {
+            sink.put(bucket, &key, bytes)
+                .map_err(|message| ("S3AccessDenied".to_string(), message))
+        };
+        put(format!("{folder}_started"), Vec::new())?;
+        let internal = |e: DynamoError| ("UnknownError".to_string(), e.message.clone());
+        let (files, items, bytes) = match source {
+            ExportSource::View(view, table_id) => self
+                .write_data_files(record, &*view, table_id, &put)
+                .map_err(internal)?,
+            ExportSource::PointInTime => {
+                self.export_point_in_time(record, &put).map_err(internal)?
+            }
+        };
+        let manifest: String = (files.iter())
+            .map(|f| {
+                let line = serde_json::json!({
+                    "itemCount": f.items, "md5Checksum": f.md5, "etag": f.etag, "dataFileS3Key": f.key,
+                });
+                format!("{line}\n")
+            })
+            .collect();
+        let files_key = format!("{folder}manifest-files.json");
+        put(
+            format!("{folder}manifest-files.md5"),
+            md5_hex(manifest.as_bytes()).into_bytes(),
+        )?;
+        put(files_key.clone(), manifest.into_bytes())?;
+        let summary = self.summary_manifest(record, &files_key, items, bytes);
+        let summary_key = format!("{folder}manifest-summary.json");
+        put(
+            format!("{folder}manifest-summary.md5"),
+            md5_hex(summary.as_bytes()).into_bytes(),
+        )?;
+        put(summary_key.clone(), summary.into_bytes())?;
+        Ok((items, bytes, summary_key))
+    }
+
+    fn summary_manifest(
+        &self,
+        record: &ExportRecord,
+        files_key: &str,
+        items: u64,
+        bytes: u64,
+    ) -> String {
+        let d = &record.description;
+        let iso = |t: f64| ferrodyn_types::dates::iso8601_utc_millis(t);
+        serde_json::json!({
+            "version": "2020-06-30",
+            "exportArn": d.export_arn,
+            "startTime": iso(d.start_time),
+            "endTime": iso(self.now_seconds()),
+            "tableArn": d.table_arn,
+            "tableId": d.table_id,
+            "exportTime": iso(d.export_time),
+            "s3Bucket": d.s3_bucket,
+            "s3Prefix": d.s3_prefix,
+            "s3SseAlgorithm": d.s3_sse_algorithm.clone().unwrap_or_else(|| "AES256".into()),
+            "s3SseKmsKeyId": d.s3_sse_kms_key_id,
+            "manifestFilesS3Key": files_key,
+            "billedSizeBytes": bytes,
+            "itemCount": items,
+            "outputFormat": d.export_format,
+            "exportType": d.export_type,
+        })
+        .to_string()
+    }
+
+    /// The data files of the items under `table_id` as of `view`.
+    fn write_data_files(
+        &self,
+        record: &ExportRecord,
+        view: &dyn StorageView,
+        table_id: u64,
+        put: &dyn Fn(String, Vec<u8>) -> std::result::Result<String, (String, String)>,
+    ) -> Result<(Vec<DataFile>, u64, u64)> {
+        let prefix = keyspace::table_items(table_id);
+        let end = prefix_end(&prefix);
+        let end = end.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
+        let (mut files, mut items, mut bytes) = (Vec::new(), 0u64, 0u64);
+        let mut file = DataFileWriter::new(record.description.export_format);
+        let mut after: Option<Vec<u8>> = None;
+        loop {
+            let start = after
+                .as_deref()
+                .map_or(Bound::Included(prefix.as_slice()), Bound::Excluded);
+            let page = view
+                .scan(start, end, false, 1000)
+                .map_err(crate::storage_error)?;
+            let Some((last, _)) = page.last() else { break };
+            after = Some(last.clone());
+            for (_, value) in page {
+                let stored = StoredItem::decode(value)?;
+                bytes += stored.size as u64;
+                items += 1;
+                file.push(&stored)?;
+                if file.items == ITEMS_PER_FILE {
+                    files.push(file.finish(record, files.len(), put)?);
+                    file = DataFileWriter::new(record.description.export_format);
+                }
+            }
+        }
+        if file.items > 0 || files.is_empty() {
+            files.push(file.finish(record, files.len(), put)?);
+        }
+        Ok((files, items, bytes))
+    }
+
+    /// A past export time: the table restored as of it into a hidden
+    /// namespace, exported, then dropped.
+    fn export_point_in_time(
+        self: &Arc<Self>,
+        record: &ExportRecord,
+        put: &dyn Fn(String, Vec<u8>) -> std::result::Result<String, (String, String)>,
+    ) -> Result<(Vec<DataFile>, u64, u64)> {
+        let at = RestoreTime::At(record.description.export_time);
+        let source = with_request_scope(record.scope(), || {
+            self.point_in_time_source(&record.table_name, at)
+        })?;
+        let hidden = RequestScope {
+            region: Some(record.region.clone()),
+            namespace: Some(EXPORT_NAMESPACE.into()),
+        };
+        let target = format!("export-{}", record.id);
+        with_request_scope(hidden.clone(), || {
+            if self.lookup(&target).is_some() {
+                self.delete_table(&target)?; // left by a run a crash cut short
+            }
+            self.start_restore(
+                &target,
+                &RestoreOverrides::default(),
+                |_| Ok(source.clone()),
+            )
+        })?;
+        let table = loop {
+            let found = with_request_scope(hidden.clone(), || self.lookup(&target));
+            match found {
+                Some(table) if !table.is_creating() => break table,
+                Some(_) => std::thread::sleep(Duration::from_millis(20)),
+                None => return Err(DynamoError::internal("the export's restore was abandoned")),
+            }
+        };
+        let items = keyspace::table_items(table.id);
+        let view = (self.storage)
+            .open_view(&[(items.clone(), prefix_end(&items))])
+            .map_err(crate::storage_error)?;
+        let written = self.write_data_files(record, &*view, table.id, put);
+        drop(view);
+        with_request_scope(hidden, || self.delete_table(&target))?;
+        written
+    }
+
+    /// DescribeExport.
+    pub fn describe_export(&self, arn: &str) -> Result<ExportDescription> {
+        let namespace = crate::region::request_namespace();
+        (self.export_records()?.into_iter())
+            .find(|r| r.description.export_arn == arn && r.namespace == namespace)
+            .map(|r| r.description)
+            .ok_or_else(|| {
+                DynamoError::new(
+                    ErrorKind::ExportNotFound,
+                    format!("Export not found: {arn}"),
+                )
+            })
+    }
+
+    /// ListExports: this region's and namespace's exports, oldest first,
+    /// after `next` (an export id), at most `max`; the token to go on.
+    pub fn list_exports(
+        &self,
+        table_arn: Option<&str>,
+        max: usize,
+        next: Option<u64>,
+    ) -> Result<(Vec<ExportSummary>, Option<String>)> {
+        let (region, namespace) = (self.request_region(), crate::region::request_namespace());
+        let mut out: Vec<(u64, ExportSummary)> = (self.export_records()?.into_iter())
+            .filter(|r| r.region == region && r.namespace == namespace)
+            .filter(|r| next.is_none_or(|after| r.id > after))
+            .filter(|r| table_arn.is_none_or(|arn| r.description.table_arn == arn))
+            .map(|r| {
+                let d = r.description;
+                (
+                    r.id,
+                    ExportSummary {
+                        export_arn: d.export_arn,
+                        export_status: d.export_status,
+                        export_type: d.export_type,
+                    },
+                )
+            })
+            .collect();
+        let more = out.len() > max;
+        out.truncate(max);
+        let token = more
+            .then(|| out.last().map(|(id, _)| id.to_string()))
+            .flatten();
+        Ok((out.into_iter().map(|(_, s)| s).collect(), token))
+    }
+
+    /// Exports a crash left IN_PROGRESS run again from their point in time.
+    pub(crate) fn resume_exports(self: &Arc<Self>) -> Result<()> {
+        for record in self.export_records()? {
+            if record.description.export_status == "IN_PROGRESS" {
+                self.start_export(record.id, ExportSource::PointInTime)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One gzipped data file being written.
+struct DataFileWriter {
+    format: ExportFormat,
+    gzip: flate2::write::GzEncoder<Vec<u8>>,
+    items: usize,
+}
+
+impl DataFileWriter {
+    fn new(format: ExportFormat) -> DataFileWriter {
+        let mut gzip = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        if format == ExportFormat::Ion {
+            let _ = gzip.write_all(b"$ion_1_0 ");
+        }
+        DataFileWriter {
+            format,
+            gzip,
+            items: 0,
+        }
+    }
+
+    fn push(&mut self, stored: &StoredItem) -> Result<()> {
+        let line = match self.format {
+            ExportFormat::DynamodbJson => {
+                let mut line = Vec::with_capacity(stored.json.len() + 10);
+                line.extend_from_slice(b"{\"Item\":");
+                line.extend_from_slice(&stored.json);
+                line.extend_from_slice(b"}\n");
+                line
+            }
+            ExportFormat::Ion => format!("{{Item:{}}}\n", ion_map(&stored.parse()?)).into_bytes(),
+        };
+        self.gzip.write_all(&line).map_err(crate::storage_error)?;
+        self.items += 1;
+        Ok(())
+    }
+
+    fn finish(
+        self,
+        record: &ExportRecord,
+        number: usize,
+        put: &dyn Fn(String, Vec<u8>) -> std::result::Result<String, (String, String)>,
+    ) -> Result<DataFile> {
+        let bytes = self.gzip.finish().map_err(crate::storage_error)?;
+        let extension = match self.format {
+            ExportFormat::DynamodbJson => "json",
+            ExportFormat::Ion => "ion",
+        };
+        let key = format!(
+            "{}data/{:08x}-{number:05}.{extension}.gz",
+            record.folder(),
+            record.id
+        );
+        let md5 = md5_base64(&bytes);
+        let etag =
+            put(key.clone(), bytes).map_err(|(_, message)| DynamoError::internal(message))?;
+        Ok(DataFile {
+            key,
+            items: self.items as u64,
+            md5,
+            etag,
+        })
+    }
+}
+
+fn md5_digest(bytes: &[u8]) -> Vec<u8> {
+    use md5::Digest;
+    md5::Md5::digest(bytes).to_vec()
+}
+
+fn md5_base64(bytes: &[u8]) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(md5_digest(bytes))
+}
+
+fn md5_hex(bytes: &[u8]) -> String {
+    md5_digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// An item as an Ion struct: DynamoDB's export mapping (strings, decimals,
+/// blobs, booleans, null, structs, lists, and sets as lists annotated
+/// `$dynamodb_SS`, `$dynamodb_NS`, `$dynamodb_BS`).
+fn ion_map(item: &Item) -> String {
+    let fields: Vec<String> = (item.iter())
+        .map(|(name, value)| format!("{}:{}", ion_string(name), ion_value(value)))
+        .collect();
+    format!("{{{}}}", fields.join(","))
+}
+
+fn ion_value(value: &AttributeValue) -> String {
+    use base64::Engine as _;
+    let blob = |b: &[u8]| {
+        format!(
+            "{{{{{}}}}}",
+            base64::engine::general_purpose::STANDARD.encode(b)
+        )
+    };
+    let list = |items: Vec<String>| format!("[{}]", items.join(","));
+    match value {
+        AttributeValue::S(s) => ion_string(s),
+        AttributeValue::N(n) => ion_decimal(&n.to_string()),
+        AttributeValue::B(b) => blob(b),
+        AttributeValue::Bool(b) => b.to_string(),
+        AttributeValue::Null => "null".into(),
+        AttributeValue::M(m) => ion_map(m),
+        AttributeValue::L(l) => list(l.iter().map(ion_value).collect()),
+        AttributeValue::Ss(s) => format!(
+            "$dynamodb_SS::{}",
+            list(s.iter().map(|s| ion_string(s)).collect())
+        ),
+        AttributeValue::Ns(n) => format!(
+            "$dynamodb_NS::{}",
+            list(n.iter().map(|n| ion_decimal(&n.to_string())).collect())
+        ),
+        AttributeValue::Bs(b) => format!(
+            "$dynamodb_BS::{}",
+            list(b.iter().map(|b| blob(b)).collect())
+        ),
+    }
+}
+
+/// An Ion string: JSON's escaping is valid Ion.
+fn ion_string(s: &str) -> String {
+    serde_json::to_string(s).expect("plain data always serialises")
+}
+
+/// A number as an Ion decimal: `1` is an Ion int, so a point is added;
+/// an exponent is written with `d`.
+fn ion_decimal(number: &str) -> String {
+    match number.split_once(['e', 'E']) {
+        Some((mantissa, exponent)) => format!("{mantissa}d{exponent}"),
+        None if number.contains('.') => number.to_string(),
+        None => format!("{number}."),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_are_ion_decimals() {
+        assert_eq!(ion_decimal("12"), "12.");
+        assert_eq!(ion_decimal("-1.5"), "-1.5");
+        assert_eq!(ion_decimal("1E+30"), "1d+30");
+    }
+
+    #[test]
+    fn items_are_ion_structs_with_annotated_sets() {
+        let mut item = Item::new();
+        item.insert("s".into(), AttributeValue::S("a\"b".into()));
+        item.insert("ss".into(), AttributeValue::Ss(vec!["x".into()]));
+        item.insert("b".into(), AttributeValue::B(vec![1, 2]));
+        let text = ion_map(&item);
+        assert!(text.contains("\"s\":\"a\\\"b\""), "{text}");
+        assert!(text.contains("\"ss\":$dynamodb_SS::[\"x\"]"), "{text}");
+        assert!(text.contains("\"b\":{{AQI=}}"), "{text}");
+    }
+}

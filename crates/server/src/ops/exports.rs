@@ -1,0 +1,152 @@
+//! ExportTableToPointInTime, DescribeExport and ListExports: field
+//! constraints here, the export itself in `ferrodyn_engine::exports`.
+
+use crate::ops::common::ResponseBody;
+use crate::validate::Violations;
+use ferrodyn_engine::exports::{ExportFormat, ExportRequest};
+use ferrodyn_engine::Engine;
+use ferrodyn_types::{DynamoError, Result};
+use serde::Deserialize;
+use std::sync::Arc;
+
+/// ListExports' MaxResults bounds.
+const LIST_MAX: (i64, i64) = (1, 25);
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct ExportRequestBody {
+    table_arn: Option<String>,
+    export_time: Option<f64>,
+    client_token: Option<String>,
+    s3_bucket: Option<String>,
+    s3_bucket_owner: Option<String>,
+    s3_prefix: Option<String>,
+    #[serde(rename = "S3SseAlgorithm")]
+    s3_sse_algorithm: Option<String>,
+    #[serde(rename = "S3SseKmsKeyId")]
+    s3_sse_kms_key_id: Option<String>,
+    export_format: Option<String>,
+    export_type: Option<String>,
+    incremental_export_specification: Option<serde_json::Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct DescribeRequest {
+    export_arn: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct ListRequest {
+    table_arn: Option<String>,
+    max_results: Option<i64>,
+    next_token: Option<String>,
+}
+
+fn respond(name: &str, value: impl serde::Serialize) -> Result<Vec<u8>> {
+    let mut body = ResponseBody::default();
+    body.value(
+        name,
+        serde_json::to_value(value).expect("plain data always serialises"),
+    );
+    body.finish()
+}
+
+pub fn export(engine: &Arc<Engine>, request: ExportRequestBody) -> Result<Vec<u8>> {
+    let mut v = Violations::default();
+    if v.not_null("tableArn", &request.table_arn) {
+        v.length("tableArn", request.table_arn.as_deref(), 1, 1024);
+    }
+    if v.not_null("s3Bucket", &request.s3_bucket) {
+        v.length("s3Bucket", request.s3_bucket.as_deref(), 0, 255);
+    }
+    v.length("s3Prefix", request.s3_prefix.as_deref(), 0, 1024);
+    v.length(
+        "s3SseKmsKeyId",
+        request.s3_sse_kms_key_id.as_deref(),
+        1,
+        2048,
+    );
+    v.length("clientToken", request.client_token.as_deref(), 1, 100);
+    v.one_of(
+        "s3SseAlgorithm",
+        request.s3_sse_algorithm.as_deref(),
+        &["AES256", "KMS"],
+    );
+    v.one_of(
+        "exportFormat",
+        request.export_format.as_deref(),
+        &["DYNAMODB_JSON", "ION"],
+    );
+    v.one_of(
+        "exportType",
+        request.export_type.as_deref(),
+        &["FULL_EXPORT", "INCREMENTAL_EXPORT"],
+    );
+    let checked = (|| Some((request.table_arn?, request.s3_bucket?)))();
+    let (table_arn, bucket) = v.finish_with(checked)?;
+    if request.export_type.as_deref() == Some("INCREMENTAL_EXPORT")
+        || request.incremental_export_specification.is_some()
+    {
+        return Err(DynamoError::validation(
+            "INCREMENTAL_EXPORT is not supported by Ferrodyn yet: export the table in full (FULL_EXPORT)",
+        ));
+    }
+    let export = ExportRequest {
+        table_arn,
+        bucket,
+        prefix: request.s3_prefix,
+        bucket_owner: request.s3_bucket_owner,
+        sse_algorithm: request.s3_sse_algorithm,
+        kms_key_id: request.s3_sse_kms_key_id,
+        format: match request.export_format.as_deref() {
+            Some("ION") => ExportFormat::Ion,
+            _ => ExportFormat::DynamodbJson,
+        },
+        time: request.export_time.map(|t| (t * 1000.0).round() / 1000.0),
+        client_token: request.client_token,
+    };
+    respond("ExportDescription", engine.export_table(export)?)
+}
+
+pub fn describe(engine: &Arc<Engine>, request: DescribeRequest) -> Result<Vec<u8>> {
+    let mut v = Violations::default();
+    if v.not_null("exportArn", &request.export_arn) {
+        v.length("exportArn", request.export_arn.as_deref(), 37, 1024);
+    }
+    let arn = v.finish_with(request.export_arn)?;
+    respond("ExportDescription", engine.describe_export(&arn)?)
+}
+
+pub fn list(engine: &Arc<Engine>, request: ListRequest) -> Result<Vec<u8>> {
+    let mut v = Violations::default();
+    v.range(
+        "maxResults",
+        request.max_results,
+        LIST_MAX.0,
+        Some(LIST_MAX.1),
+    );
+    v.finish()?;
+    let next = match request.next_token.as_deref() {
+        Some(token) => Some(
+            token
+                .parse::<u64>()
+                .map_err(|_| DynamoError::validation("Invalid NextToken"))?,
+        ),
+        None => None,
+    };
+    let max = request
+        .max_results
+        .map_or(LIST_MAX.1 as usize, |m| m as usize);
+    let (summaries, token) = engine.list_exports(request.table_arn.as_deref(), max, next)?;
+    let mut body = ResponseBody::default();
+    body.value(
+        "ExportSummaries",
+        serde_json::to_value(summaries).expect("plain data always serialises"),
+    );
+    if let Some(token) = token {
+        body.value("NextToken", serde_json::Value::String(token));
+    }
+    body.finish()
+}

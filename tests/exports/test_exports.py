@@ -1,0 +1,236 @@
+"""ExportTableToPointInTime, DescribeExport and ListExports against a real
+S3-compatible server (moto's, started here): an export read back with boto3
+and gzip as a user would, its manifests and checksums, an ION export of an
+earlier instant, and DynamoDB's refusals. Run by scripts/s3-tests.sh."""
+
+import base64
+import datetime
+import gzip
+import hashlib
+import json
+import os
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import boto3
+import pytest
+from botocore.exceptions import ClientError
+
+ROOT = Path(__file__).resolve().parents[2]
+BINARY = ROOT / "target" / "debug" / "ferrodyn"
+KEYS = dict(region_name="us-east-1", aws_access_key_id="test", aws_secret_access_key="test")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_listening(port, process):
+    for _ in range(200):
+        if process.poll() is not None:
+            raise RuntimeError(f"process on :{port} exited")
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.05)
+    raise RuntimeError(f"nothing listens on :{port}")
+
+
+@pytest.fixture(scope="module")
+def moto():
+    port = free_port()
+    moto_server = Path(os.sys.executable).parent / "moto_server"
+    process = subprocess.Popen([str(moto_server), "-p", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_listening(port, process)
+    yield f"http://127.0.0.1:{port}"
+    process.terminate()
+    process.wait(timeout=10)
+
+
+def start_ferrodyn(s3_endpoint):
+    port = free_port()
+    process = subprocess.Popen([str(BINARY), "serve", "--in-memory", "--port", str(port), "--console", "off",
+                                "--s3-endpoint", s3_endpoint], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_listening(port, process)
+    return process, f"http://127.0.0.1:{port}"
+
+
+@pytest.fixture(scope="module")
+def ferrodyn(moto):
+    process, endpoint = start_ferrodyn(moto)
+    yield endpoint
+    process.terminate()
+    process.wait(timeout=10)
+
+
+@pytest.fixture
+def clients(moto, ferrodyn, request):
+    dynamodb = boto3.client("dynamodb", endpoint_url=ferrodyn, **KEYS)
+    s3 = boto3.client("s3", endpoint_url=moto, **KEYS)
+    bucket = request.node.name.replace("_", "-")[:50]
+    s3.create_bucket(Bucket=bucket)
+    return dynamodb, s3, bucket
+
+
+def table_with_recovery(dynamodb, name, items=0):
+    dynamodb.create_table(TableName=name, BillingMode="PAY_PER_REQUEST",
+                          KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+                          AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}])
+    dynamodb.update_continuous_backups(TableName=name, PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True})
+    put(dynamodb, name, range(items))
+    return dynamodb.describe_table(TableName=name)["Table"]["TableArn"]
+
+
+def put(dynamodb, table, numbers):
+    for i in numbers:
+        dynamodb.put_item(TableName=table, Item={
+            "pk": {"S": f"k{i:04}"}, "n": {"N": str(i)}, "tags": {"SS": ["a", f"t{i}"]}, "raw": {"B": bytes([i % 256])}})
+
+
+def finished(dynamodb, arn, timeout=30):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        description = dynamodb.describe_export(ExportArn=arn)["ExportDescription"]
+        if description["ExportStatus"] != "IN_PROGRESS":
+            return description
+        time.sleep(0.05)
+    raise AssertionError(f"export {arn} still IN_PROGRESS after {timeout} s")
+
+
+def read(s3, bucket, key):
+    return s3.get_object(Bucket=bucket, Key=key)["Body"].read()
+
+
+def data_lines(s3, bucket, summary):
+    files = [json.loads(line) for line in read(s3, bucket, summary["manifestFilesS3Key"]).decode().splitlines()]
+    lines = []
+    for entry in files:
+        body = read(s3, bucket, entry["dataFileS3Key"])
+        assert base64.b64encode(hashlib.md5(body).digest()).decode() == entry["md5Checksum"]
+        text = gzip.decompress(body).decode()
+        assert len(text.splitlines()) == entry["itemCount"], entry
+        lines += text.splitlines()
+    return lines
+
+
+def server_now(dynamodb, table):
+    description = dynamodb.describe_continuous_backups(TableName=table)
+    return description["ContinuousBackupsDescription"]["PointInTimeRecoveryDescription"]["LatestRestorableDateTime"]
+
+
+def test_a_full_export_is_read_back_with_boto3_and_gzip_item_for_item(clients):
+    dynamodb, s3, bucket = clients
+    arn = table_with_recovery(dynamodb, "orders", items=120)
+    started = dynamodb.export_table_to_point_in_time(TableArn=arn, S3Bucket=bucket, S3Prefix="nightly")["ExportDescription"]
+    assert started["ExportStatus"] == "IN_PROGRESS"
+    assert started["ExportArn"].startswith(arn + "/export/")
+    done = finished(dynamodb, started["ExportArn"])
+    assert done["ExportStatus"] == "COMPLETED", done
+    assert done["ItemCount"] == 120 and done["ExportFormat"] == "DYNAMODB_JSON" and done["ExportType"] == "FULL_EXPORT"
+    folder = "nightly/AWSDynamoDB/" + done["ExportArn"].rsplit("/", 1)[1] + "/"
+    assert done["ExportManifest"] == folder + "manifest-summary.json"
+    keys = {o["Key"] for o in s3.list_objects_v2(Bucket=bucket)["Contents"]}
+    for name in ["_started", "manifest-summary.json", "manifest-summary.md5", "manifest-files.json", "manifest-files.md5"]:
+        assert folder + name in keys, (name, keys)
+    summary_bytes = read(s3, bucket, done["ExportManifest"])
+    assert read(s3, bucket, folder + "manifest-summary.md5").decode() == hashlib.md5(summary_bytes).hexdigest()
+    summary = json.loads(summary_bytes)
+    assert (summary["itemCount"], summary["outputFormat"], summary["exportType"]) == (120, "DYNAMODB_JSON", "FULL_EXPORT")
+    assert summary["tableArn"] == arn and summary["s3Bucket"] == bucket and summary["s3Prefix"] == "nightly"
+    exported = sorted(json.loads(line)["Item"]["pk"]["S"] for line in data_lines(s3, bucket, summary))
+    scanned = sorted(i["pk"]["S"] for page in dynamodb.get_paginator("scan").paginate(TableName="orders") for i in page["Items"])
+    assert exported == scanned
+    one = json.loads(data_lines(s3, bucket, summary)[0])["Item"]
+    assert set(one) == {"pk", "n", "tags", "raw"} and "SS" in one["tags"] and "B" in one["raw"]
+
+
+def test_an_ion_export_of_an_earlier_instant_holds_the_items_of_that_instant(clients):
+    dynamodb, s3, bucket = clients
+    arn = table_with_recovery(dynamodb, "ledger", items=30)
+    time.sleep(0.02)
+    then = server_now(dynamodb, "ledger")
+    time.sleep(0.02)
+    put(dynamodb, "ledger", range(30, 45))
+    dynamodb.delete_item(TableName="ledger", Key={"pk": {"S": "k0000"}})
+    started = dynamodb.export_table_to_point_in_time(TableArn=arn, S3Bucket=bucket, ExportTime=then, ExportFormat="ION")
+    done = finished(dynamodb, started["ExportDescription"]["ExportArn"])
+    assert done["ExportStatus"] == "COMPLETED", done
+    assert done["ItemCount"] == 30
+    summary = json.loads(read(s3, bucket, done["ExportManifest"]))
+    lines = data_lines(s3, bucket, summary)
+    assert lines[0].startswith("$ion_1_0 {Item:{")
+    assert any('"pk":"k0000"' in line for line in lines), "the item deleted after the instant is in it"
+    assert all("$dynamodb_SS::[" in line for line in lines)
+    assert "ledger" in dynamodb.list_tables()["TableNames"]
+    assert all(not t.startswith("export-") for t in dynamodb.list_tables()["TableNames"])
+
+
+def test_exports_are_refused_as_dynamodb_refuses_them(clients):
+    dynamodb, s3, bucket = clients
+    dynamodb.create_table(TableName="plain", BillingMode="PAY_PER_REQUEST",
+                          KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+                          AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}])
+    plain = dynamodb.describe_table(TableName="plain")["Table"]["TableArn"]
+    with pytest.raises(ClientError) as refused:
+        dynamodb.export_table_to_point_in_time(TableArn=plain, S3Bucket=bucket)
+    assert refused.value.response["Error"]["Code"] == "PointInTimeRecoveryUnavailableException"
+    assert refused.value.response["Error"]["Message"] == "Point in time recovery is not enabled for table 'plain'"
+    arn = table_with_recovery(dynamodb, "timed", items=1)
+    with pytest.raises(ClientError) as refused:
+        dynamodb.export_table_to_point_in_time(TableArn=arn, S3Bucket=bucket, ExportTime=datetime.datetime(2020, 1, 1))
+    assert refused.value.response["Error"]["Code"] == "InvalidExportTimeException"
+    with pytest.raises(ClientError) as refused:
+        dynamodb.export_table_to_point_in_time(TableArn=arn, S3Bucket=bucket, ExportType="INCREMENTAL_EXPORT")
+    assert refused.value.response["Error"]["Code"] == "ValidationException"
+    with pytest.raises(ClientError) as refused:
+        dynamodb.describe_export(ExportArn=arn + "/export/01796374227026-0000ffff")
+    assert refused.value.response["Error"]["Code"] == "ExportNotFoundException"
+
+
+def test_a_client_token_repeats_an_export_and_conflicts_with_other_parameters(clients):
+    dynamodb, s3, bucket = clients
+    arn = table_with_recovery(dynamodb, "tokened", items=3)
+    first = dynamodb.export_table_to_point_in_time(TableArn=arn, S3Bucket=bucket, ClientToken="nightly-1")
+    again = dynamodb.export_table_to_point_in_time(TableArn=arn, S3Bucket=bucket, ClientToken="nightly-1")
+    assert again["ExportDescription"]["ExportArn"] == first["ExportDescription"]["ExportArn"]
+    with pytest.raises(ClientError) as refused:
+        dynamodb.export_table_to_point_in_time(TableArn=arn, S3Bucket=bucket, ClientToken="nightly-1", S3Prefix="other")
+    assert refused.value.response["Error"]["Code"] == "ExportConflictException"
+    finished(dynamodb, first["ExportDescription"]["ExportArn"])
+    second = dynamodb.export_table_to_point_in_time(TableArn=arn, S3Bucket=bucket)["ExportDescription"]["ExportArn"]
+    page = dynamodb.list_exports(TableArn=arn, MaxResults=1)
+    assert len(page["ExportSummaries"]) == 1 and "NextToken" in page
+    rest = dynamodb.list_exports(TableArn=arn, MaxResults=1, NextToken=page["NextToken"])
+    assert [s["ExportArn"] for s in page["ExportSummaries"] + rest["ExportSummaries"]] == \
+        [first["ExportDescription"]["ExportArn"], second]
+    finished(dynamodb, second)
+
+
+def test_a_missing_bucket_fails_the_export_within_seconds_saying_why(clients):
+    dynamodb, s3, bucket = clients
+    arn = table_with_recovery(dynamodb, "nowhere", items=2)
+    started = time.time()
+    arn = dynamodb.export_table_to_point_in_time(TableArn=arn, S3Bucket="no-such-bucket")["ExportDescription"]["ExportArn"]
+    done = finished(dynamodb, arn, timeout=20)
+    assert done["ExportStatus"] == "FAILED"
+    assert done["FailureCode"] and "no-such-bucket" in done["FailureMessage"], done
+    assert time.time() - started < 20
+
+
+def test_an_unreachable_store_fails_the_export_within_seconds():
+    process, endpoint = start_ferrodyn(f"http://127.0.0.1:{free_port()}")
+    try:
+        dynamodb = boto3.client("dynamodb", endpoint_url=endpoint, **KEYS)
+        arn = table_with_recovery(dynamodb, "offline", items=1)
+        started = time.time()
+        arn = dynamodb.export_table_to_point_in_time(TableArn=arn, S3Bucket="any")["ExportDescription"]["ExportArn"]
+        done = finished(dynamodb, arn, timeout=30)
+        assert done["ExportStatus"] == "FAILED" and done["FailureMessage"], done
+        assert time.time() - started < 30
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
