@@ -1,7 +1,8 @@
-"""ExportTableToPointInTime, DescribeExport and ListExports against a real
-S3-compatible server (moto's, started here): an export read back with boto3
-and gzip as a user would, its manifests and checksums, an ION export of an
-earlier instant, and DynamoDB's refusals. Run by scripts/s3-tests.sh."""
+"""Exports to and imports from a real S3-compatible server (moto's, started
+here): an export read back with boto3 and gzip as a user would, its
+manifests and checksums, an ION export of an earlier instant, an export
+imported back exactly, CSV imports, skipped lines counted, and DynamoDB's
+refusals. Run by scripts/s3-tests.sh."""
 
 import base64
 import datetime
@@ -234,3 +235,98 @@ def test_an_unreachable_store_fails_the_export_within_seconds():
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+# ---------------------------------------------------------------- imports
+
+def imported(dynamodb, arn, timeout=30):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        description = dynamodb.describe_import(ImportArn=arn)["ImportTableDescription"]
+        if description["ImportStatus"] != "IN_PROGRESS":
+            return description
+        time.sleep(0.05)
+    raise AssertionError(f"import {arn} still IN_PROGRESS after {timeout} s")
+
+
+def creation(name, gsi=False):
+    parameters = {"TableName": name, "BillingMode": "PAY_PER_REQUEST",
+                  "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+                  "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}]}
+    if gsi:
+        parameters["AttributeDefinitions"].append({"AttributeName": "n", "AttributeType": "N"})
+        parameters["GlobalSecondaryIndexes"] = [{"IndexName": "by_n", "KeySchema": [{"AttributeName": "n", "KeyType": "HASH"}],
+                                                 "Projection": {"ProjectionType": "ALL"}}]
+    return parameters
+
+
+def scanned(dynamodb, table):
+    items = [i for page in dynamodb.get_paginator("scan").paginate(TableName=table) for i in page["Items"]]
+    return sorted(items, key=lambda i: i["pk"]["S"])
+
+
+def test_an_export_imports_back_exactly_with_its_index(clients):
+    dynamodb, s3, bucket = clients
+    arn = table_with_recovery(dynamodb, "source", items=250)
+    done = finished(dynamodb, dynamodb.export_table_to_point_in_time(TableArn=arn, S3Bucket=bucket)["ExportDescription"]["ExportArn"])
+    data = done["ExportManifest"].rsplit("/", 1)[0] + "/data/"
+    started = dynamodb.import_table(S3BucketSource={"S3Bucket": bucket, "S3KeyPrefix": data}, InputFormat="DYNAMODB_JSON",
+                                    InputCompressionType="GZIP", TableCreationParameters=creation("copy", gsi=True))
+    description = started["ImportTableDescription"]
+    assert description["ImportStatus"] == "IN_PROGRESS" and description["ImportArn"].startswith(description["TableArn"] + "/import/")
+    done = imported(dynamodb, description["ImportArn"])
+    assert done["ImportStatus"] == "COMPLETED", done
+    assert (done["ProcessedItemCount"], done["ImportedItemCount"], done["ErrorCount"]) == (250, 250, 0)
+    assert done["ProcessedSizeBytes"] > 0
+    assert dynamodb.describe_table(TableName="copy")["Table"]["TableStatus"] == "ACTIVE"
+    assert scanned(dynamodb, "copy") == scanned(dynamodb, "source")
+    by_n = dynamodb.query(TableName="copy", IndexName="by_n", KeyConditionExpression="n = :n",
+                          ExpressionAttributeValues={":n": {"N": "7"}})["Items"]
+    assert [i["pk"]["S"] for i in by_n] == ["k0007"]
+    listed = dynamodb.list_imports(TableArn=description["TableArn"])["ImportSummaryList"]
+    assert [i["ImportArn"] for i in listed] == [description["ImportArn"]]
+
+
+def test_a_csv_import_types_its_keys_and_counts_the_lines_it_skips(clients):
+    dynamodb, s3, bucket = clients
+    rows = "pk,city,visits\nu1,Oslo,3\nu2,\"Lima, Peru\",7\n,nowhere,1\nu3,Rome,0\n"
+    s3.put_object(Bucket=bucket, Key="csv/users.csv", Body=rows.encode())
+    s3.put_object(Bucket=bucket, Key="csv/more.csv", Body=b"pk,city\nu4,Kyiv\n")
+    started = dynamodb.import_table(S3BucketSource={"S3Bucket": bucket, "S3KeyPrefix": "csv/"}, InputFormat="CSV",
+                                    TableCreationParameters=creation("users"))
+    done = imported(dynamodb, started["ImportTableDescription"]["ImportArn"])
+    assert done["ImportStatus"] == "COMPLETED", done
+    assert (done["ProcessedItemCount"], done["ImportedItemCount"], done["ErrorCount"]) == (5, 4, 1), done
+    items = {i["pk"]["S"]: i for i in scanned(dynamodb, "users")}
+    assert sorted(items) == ["u1", "u2", "u3", "u4"]
+    assert items["u2"]["city"] == {"S": "Lima, Peru"} and items["u2"]["visits"] == {"S": "7"}
+
+
+def test_unreadable_json_lines_are_skipped_and_counted(clients):
+    dynamodb, s3, bucket = clients
+    lines = '{"Item":{"pk":{"S":"a"}}}\nnot json\n{"Item":{"other":{"S":"no key"}}}\n{"Item":{"pk":{"N":"1"}}}\n{"Item":{"pk":{"S":"b"},"n":{"N":"2"}}}\n'
+    s3.put_object(Bucket=bucket, Key="json/part.json.gz", Body=gzip.compress(lines.encode()))
+    started = dynamodb.import_table(S3BucketSource={"S3Bucket": bucket, "S3KeyPrefix": "json/"}, InputFormat="DYNAMODB_JSON",
+                                    InputCompressionType="GZIP", TableCreationParameters=creation("partly"))
+    done = imported(dynamodb, started["ImportTableDescription"]["ImportArn"])
+    assert done["ImportStatus"] == "COMPLETED"
+    assert (done["ProcessedItemCount"], done["ImportedItemCount"], done["ErrorCount"]) == (5, 2, 3), done
+    assert [i["pk"]["S"] for i in scanned(dynamodb, "partly")] == ["a", "b"]
+
+
+def test_imports_are_refused_or_fail_as_dynamodb_does(clients):
+    dynamodb, s3, bucket = clients
+    for field, value in [("InputFormat", "ION"), ("InputCompressionType", "ZSTD")]:
+        request = dict(S3BucketSource={"S3Bucket": bucket}, InputFormat="DYNAMODB_JSON", TableCreationParameters=creation("never"))
+        request[field] = value
+        with pytest.raises(ClientError) as refused:
+            dynamodb.import_table(**request)
+        assert refused.value.response["Error"]["Code"] == "ValidationException"
+    with pytest.raises(ClientError) as refused:
+        dynamodb.describe_import(ImportArn="arn:aws:dynamodb:us-east-1:000000000000:table/x/import/01796374227026-0000ffff")
+    assert refused.value.response["Error"]["Code"] == "ImportNotFoundException"
+    started = dynamodb.import_table(S3BucketSource={"S3Bucket": "no-such-bucket"}, InputFormat="DYNAMODB_JSON",
+                                    TableCreationParameters=creation("orphan"))
+    done = imported(dynamodb, started["ImportTableDescription"]["ImportArn"])
+    assert done["ImportStatus"] == "FAILED" and "no-such-bucket" in done["FailureMessage"], done
+    assert "orphan" not in dynamodb.list_tables()["TableNames"], "a failed import removes its table"

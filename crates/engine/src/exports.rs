@@ -11,9 +11,8 @@
 //! <prefix>/AWSDynamoDB/<export id>/manifest-summary.md5
 //! ```
 //!
-//! The engine talks to the bucket through [`ObjectSink`], which the binary
-//! provides (`--s3-endpoint`; object_store), so this crate holds no network
-//! client. An export of "now" reads a storage view opened when the request
+//! The engine talks to the bucket through [`crate::objects::Objects`],
+//! which the binary provides (`--s3-endpoint`). An export of "now" reads a storage view opened when the request
 //! arrives; an earlier ExportTime (point-in-time recovery must be on, as on
 //! AWS) first restores the table as of that instant into a hidden namespace
 //! (restore.rs, recovery.rs) and exports that. The job runs in the
@@ -43,12 +42,6 @@ const ITEMS_PER_FILE: usize = 100_000;
 /// The namespace hidden tables of point-in-time exports live in (no
 /// access key is this, so no client ever lists them).
 const EXPORT_NAMESPACE: &str = "ferrodyn-export";
-
-/// Where exports are written: put `bytes` as object `key` of `bucket`,
-/// answering the object's ETag, or why it could not.
-pub trait ObjectSink: Send + Sync {
-    fn put(&self, bucket: &str, key: &str, bytes: Vec<u8>) -> std::result::Result<String, String>;
-}
 
 /// DYNAMODB_JSON or ION.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -187,11 +180,6 @@ struct DataFile {
 }
 
 impl Engine {
-    /// Sets where exports are written (the binary's `--s3-endpoint`).
-    pub fn set_object_sink(&self, sink: Arc<dyn ObjectSink>) {
-        *self.object_sink.write() = Some(sink);
-    }
-
     /// ExportTableToPointInTime: records the export IN_PROGRESS and runs it
     /// in the background.
     pub fn export_table(self: &Arc<Self>, request: ExportRequest) -> Result<ExportDescription> {
@@ -380,7 +368,7 @@ impl Engine {
         record: &ExportRecord,
         source: ExportSource,
     ) -> std::result::Result<(u64, u64, String), (String, String)> {
-        let sink = self.object_sink.read().clone().ok_or_else(|| {
+        let sink = self.objects.read().clone().ok_or_else(|| {
             let message = "Ferrodyn has no S3 endpoint: start it with --s3-endpoint URL";
             ("S3NoSuchBucket".to_string(), message.to_string())
         })?;

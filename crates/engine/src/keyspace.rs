@@ -24,6 +24,8 @@
 //! | `"mnext_backup_id"` | the backup-id allocator |
 //! | `'e' export` | an export to S3 (`exports`) |
 //! | `"mnext_export_id"` | the export-id allocator |
+//! | `'g' import` | an import from S3 (`imports`) |
+//! | `"mnext_import_id"` | the import-id allocator |
 //! | `"mlease"` | shared storage only: which node runs background work, until when |
 //!
 //! Every key of a table's data (`'s'`, `'q'`, `'i'`, `'x'`, `'r'`) starts with
@@ -62,6 +64,12 @@ const RESTORE_JOB: u8 = b'o';
 
 /// Export records.
 const EXPORT: u8 = b'e';
+
+/// Import records.
+const IMPORT: u8 = b'g';
+
+/// The key of the next import id to hand out.
+pub const NEXT_IMPORT_ID: &[u8] = b"mnext_import_id";
 
 /// The key of the next export id to hand out.
 pub const NEXT_EXPORT_ID: &[u8] = b"mnext_export_id";
@@ -287,6 +295,16 @@ pub fn export_records() -> Vec<u8> {
     vec![EXPORT]
 }
 
+/// An import's record.
+pub fn import_key(import_id: u64) -> Vec<u8> {
+    with_table(IMPORT, import_id)
+}
+
+/// The prefix of every import record.
+pub fn import_records() -> Vec<u8> {
+    vec![IMPORT]
+}
+
 /// The prefix of every restore job.
 pub fn restore_jobs() -> Vec<u8> {
     vec![RESTORE_JOB]
@@ -395,6 +413,7 @@ mod tests {
             backup_purge_key(1),
             restore_job_key(1),
             export_key(1),
+            import_key(1),
         ];
         let firsts: std::collections::HashSet<u8> = kinds.iter().map(|k| k[0]).collect();
         assert_eq!(firsts.len(), kinds.len(), "one prefix byte per kind");

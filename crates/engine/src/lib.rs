@@ -8,7 +8,9 @@
 //! - [`backups`]: on-demand backups (a storage view copied in the
 //!   background); [`restore`]: tables restored from them; [`recovery`]:
 //!   point-in-time recovery (a base backup and the change log replayed);
-//!   [`exports`]: full exports to S3 in DynamoDB's layout.
+//!   [`exports`]: full exports to S3 in DynamoDB's layout; [`imports`]:
+//!   tables filled from S3 objects ([`imports_format`]: the line formats);
+//!   [`objects`]: the S3 store both use, provided by the binary.
 //! - [`collections`]: item-collection sizes of LSI tables and their limit.
 //! - [`error`]: the engine's error (a client answer, a storage conflict, a
 //!   storage failure) and the one retry loop.
@@ -59,12 +61,15 @@ pub mod collections;
 mod error;
 pub mod exports;
 mod idempotency;
+pub mod imports;
+pub mod imports_format;
 pub mod index;
 mod index_changes;
 pub mod items;
 pub mod keys;
 mod keyspace;
 pub mod locks;
+pub mod objects;
 pub mod policies;
 pub mod quotas;
 pub mod read;
@@ -146,8 +151,8 @@ pub struct Engine {
     pub clock: Arc<clock::Clock>,
     /// Saved snapshots of namespaces' tables (test harness).
     snapshots: snapshots::Snapshots,
-    /// Where exports are written (`--s3-endpoint`; exports.rs).
-    object_sink: RwLock<Option<Arc<dyn exports::ObjectSink>>>,
+    /// The S3 store exports and imports use (`--s3-endpoint`; objects.rs).
+    objects: RwLock<Option<Arc<dyn objects::Objects>>>,
 }
 
 /// Engine settings.
@@ -224,7 +229,7 @@ impl Engine {
             cluster: cluster::Cluster::default(),
             clock,
             snapshots: snapshots::Snapshots::default(),
-            object_sink: RwLock::new(None),
+            objects: RwLock::new(None),
         };
 
         engine.load_catalog()?;
@@ -266,6 +271,11 @@ impl Engine {
     /// Now, in seconds since the epoch, on the engine's clock.
     pub fn now_seconds(&self) -> f64 {
         self.clock.now_seconds()
+    }
+
+    /// Sets the S3 store exports and imports use (`--s3-endpoint`).
+    pub fn set_objects(&self, objects: Arc<dyn objects::Objects>) {
+        *self.objects.write() = Some(objects);
     }
 
     /// Forces all acknowledged writes to disk (used at shutdown).

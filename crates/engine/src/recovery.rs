@@ -535,7 +535,7 @@ impl Engine {
     /// Puts or deletes each item (its last change in a page only: the
     /// planner reads what the table holds before the page, so the net
     /// change is one write), through the write path, in one commit.
-    fn apply_changes(
+    pub(crate) fn apply_changes(
         &self,
         table: &Arc<Table>,
         changes: BTreeMap<Vec<u8>, (Item, Option<Item>)>,

@@ -1,6 +1,6 @@
-//! The object store exports are written to (`ferrodyn serve --s3-endpoint
+//! The object store exports are written to and imports read from (`ferrodyn serve --s3-endpoint
 //! URL`): any S3-compatible store, through the `object_store` crate. The
-//! engine sees it only as an `ObjectSink`; this module owns the client, its
+//! engine sees it only as `Objects`; this module owns the client, its
 //! credentials and its time limits.
 //!
 //! Credentials come from the usual AWS environment variables
@@ -10,7 +10,7 @@
 //! that does not answer fails the export within seconds (a short retry
 //! budget and request timeout), never hangs it.
 
-use ferrodyn_engine::exports::ObjectSink;
+use ferrodyn_engine::objects::Objects;
 use object_store::aws::{AmazonS3, AmazonS3Builder};
 use object_store::path::Path;
 use object_store::{ClientOptions, ObjectStore, PutPayload, RetryConfig};
@@ -82,7 +82,7 @@ impl S3Sink {
     }
 }
 
-impl ObjectSink for S3Sink {
+impl Objects for S3Sink {
     fn put(&self, bucket: &str, key: &str, bytes: Vec<u8>) -> Result<String, String> {
         let client = self.client(bucket)?;
         let path = Path::from(key);
@@ -95,5 +95,33 @@ impl ObjectSink for S3Sink {
             .unwrap_or_default()
             .trim_matches('"')
             .to_string())
+    }
+
+    fn get(&self, bucket: &str, key: &str) -> Result<Vec<u8>, String> {
+        let client = self.client(bucket)?;
+        let path = Path::from(key);
+        let read = self.runtime.block_on(async {
+            let object = client.get(&path).await?;
+            object.bytes().await
+        });
+        let bytes = read.map_err(|e| format!("cannot read s3://{bucket}/{key}: {e}"))?;
+        Ok(bytes.to_vec())
+    }
+
+    fn list(&self, bucket: &str, prefix: &str) -> Result<Vec<(String, u64)>, String> {
+        use futures::TryStreamExt;
+        let client = self.client(bucket)?;
+        let folder = prefix.trim_end_matches('/');
+        let prefix_path = (!folder.is_empty()).then(|| Path::from(folder));
+        let listed = self
+            .runtime
+            .block_on(client.list(prefix_path.as_ref()).try_collect::<Vec<_>>());
+        let objects = listed.map_err(|e| format!("cannot list s3://{bucket}/{prefix}: {e}"))?;
+        let mut keys: Vec<(String, u64)> = (objects.into_iter())
+            .map(|o| (o.location.to_string(), o.size))
+            .filter(|(key, _)| key.starts_with(prefix))
+            .collect();
+        keys.sort();
+        Ok(keys)
     }
 }

@@ -235,7 +235,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         Engine::open(storage, engine_options(&args, &faults)).map_err(|e| e.to_string())?;
     if let Some(endpoint) = &args.s3_endpoint {
         let sink = crate::s3::S3Sink::new(endpoint, &args.region)?;
-        engine.set_object_sink(std::sync::Arc::new(sink));
+        engine.set_objects(std::sync::Arc::new(sink));
     }
     if args.ttl_interval > 0.0 {
         engine.start_ttl_sweeper(std::time::Duration::from_secs_f64(args.ttl_interval));

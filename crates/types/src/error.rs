@@ -48,6 +48,9 @@ pub enum ErrorKind {
     InvalidExportTime,
     ExportConflict,
     ExportNotFound,
+    /// Imports from S3.
+    ImportConflict,
+    ImportNotFound,
     TrimmedDataAccess,
     /// No resource-based policy (or not the expected revision).
     PolicyNotFound,
@@ -92,6 +95,8 @@ impl ErrorKind {
             ErrorKind::InvalidExportTime => "InvalidExportTimeException",
             ErrorKind::ExportConflict => "ExportConflictException",
             ErrorKind::ExportNotFound => "ExportNotFoundException",
+            ErrorKind::ImportConflict => "ImportConflictException",
+            ErrorKind::ImportNotFound => "ImportNotFoundException",
             ErrorKind::TrimmedDataAccess => "TrimmedDataAccessException",
             ErrorKind::PolicyNotFound => "PolicyNotFoundException",
             ErrorKind::InternalServerError => "InternalServerError",

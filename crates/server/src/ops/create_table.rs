@@ -68,7 +68,7 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
 }
 
 /// The field constraints, then the rules between fields, in DynamoDB's order.
-fn validate(request: Request) -> Result<NewTable> {
+pub(crate) fn validate(request: Request) -> Result<NewTable> {
     let checked = check(request)?;
     if checked.sse_enabled {
         return Err(DynamoError::validation(

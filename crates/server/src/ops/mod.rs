@@ -15,6 +15,7 @@ mod delete_table;
 mod describe_table;
 mod exports;
 mod get_item;
+mod imports;
 mod leniency;
 mod list_tables;
 mod output;

@@ -130,6 +130,9 @@ operations! {
     ExportTableToPointInTime: TableChange => |engine, _, body| exports::export(engine, parse_body(body)?),
     DescribeExport: TableRead => |engine, _, body| exports::describe(engine, parse_body(body)?),
     ListExports: TableRead => |engine, _, body| exports::list(engine, parse_body(body)?),
+    ImportTable: TableChange => |engine, _, body| imports::import(engine, parse_body(body)?),
+    DescribeImport: TableRead => |engine, _, body| imports::describe(engine, parse_body(body)?),
+    ListImports: TableRead => |engine, _, body| imports::list(engine, parse_body(body)?),
     ExecuteStatement: MultiItem => |engine, _, body| partiql::execute::run(engine, parse_body(body)?),
     BatchExecuteStatement: MultiItem => |engine, _, body| partiql::batch::run(engine, parse_body(body)?),
     ExecuteTransaction: MultiItem => |engine, faults, body| {
@@ -218,7 +221,8 @@ mod tests {
                 "CreateBackup",
                 "DeleteBackup",
                 "RestoreTableFromBackup",
-                "ExportTableToPointInTime"
+                "ExportTableToPointInTime",
+                "ImportTable"
             ]
         );
         assert!(Operation::TransactGetItems.writes_items());

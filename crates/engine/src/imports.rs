@@ -1,0 +1,379 @@
+//! ImportTable, DescribeImport and ListImports: a new table filled from the
+//! objects under an S3 prefix (DynamoDB JSON lines, as a DynamoDB export's
+//! `data/` files hold them, or CSV; gzipped or not), as DynamoDB imports do:
+//!
+//! - The table is created at once and stays CREATING while the import runs
+//!   (no client reads or writes it), then ACTIVE; items go in through the
+//!   ordinary write path, so GSIs and statistics follow.
+//! - A line that is not an item of the table (unreadable, no key, a key of
+//!   the wrong type) is skipped and counted in ErrorCount; the import goes on.
+//!   ProcessedItemCount counts lines read, ImportedItemCount items written,
+//!   ProcessedSizeBytes the bytes read from the store.
+//! - A store that cannot be read fails the import (FAILED, its FailureCode
+//!   and FailureMessage) and removes the table, as DynamoDB does.
+//! - ION input and ZSTD compression are refused when the request is made
+//!   (ValidationException), not accepted and ignored.
+
+use crate::imports_format::{parse_lines, InputFormat};
+use crate::keyspace;
+use crate::table::Table;
+use crate::{Engine, NewTable};
+use ferrodyn_storage::WriteOp;
+use ferrodyn_types::{DynamoError, ErrorKind, Item, Result};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::sync::Arc;
+
+/// Items written per commit.
+const IMPORT_BATCH: usize = 100;
+
+/// A validated ImportTable request.
+#[derive(Clone)]
+pub struct ImportRequest {
+    pub bucket: String,
+    pub prefix: String,
+    pub format: InputFormat,
+    pub gzip: bool,
+    pub table: NewTable,
+    pub client_token: Option<String>,
+    /// The request's S3BucketSource, InputFormat, InputFormatOptions,
+    /// InputCompressionType and TableCreationParameters, echoed in the
+    /// description as given.
+    pub echo: serde_json::Map<String, serde_json::Value>,
+}
+
+/// `ImportTableDescription` (the echoed request members are flattened in).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "PascalCase")]
+pub struct ImportDescription {
+    pub import_arn: String,
+    pub import_status: String,
+    pub table_arn: String,
+    pub table_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_token: Option<String>,
+    pub start_time: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_time: Option<f64>,
+    pub processed_size_bytes: u64,
+    pub processed_item_count: u64,
+    pub imported_item_count: u64,
+    pub error_count: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure_code: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure_message: Option<String>,
+    #[serde(flatten)]
+    pub echo: serde_json::Map<String, serde_json::Value>,
+}
+
+/// One entry of ListImports.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+#[serde(rename_all = "PascalCase")]
+pub struct ImportSummary {
+    pub import_arn: String,
+    pub import_status: String,
+    pub table_arn: String,
+    pub start_time: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub end_time: Option<f64>,
+    #[serde(rename = "S3BucketSource", skip_serializing_if = "Option::is_none")]
+    pub s3_bucket_source: Option<serde_json::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input_format: Option<serde_json::Value>,
+}
+
+/// An import as stored under `'g' id`.
+#[derive(Clone, Serialize, Deserialize)]
+struct ImportRecord {
+    id: u64,
+    description: ImportDescription,
+    catalog_name: String,
+    region: String,
+    namespace: Option<String>,
+}
+
+/// What the job needs beyond the record.
+struct ImportJob {
+    bucket: String,
+    prefix: String,
+    format: InputFormat,
+    gzip: bool,
+}
+
+impl Engine {
+    /// ImportTable: creates the table (CREATING), records the import
+    /// IN_PROGRESS and fills the table in the background.
+    pub fn import_table(self: &Arc<Self>, request: ImportRequest) -> Result<ImportDescription> {
+        if let Some(existing) = self.import_with_token(&request)? {
+            return Ok(existing);
+        }
+        let name = request.table.name.clone();
+        self.create_table(request.table.clone())?;
+        let table = self.set_table_creating(&self.table(&name)?, true)?;
+        let record = self.commit_new_import(&request, &table)?;
+        let description = record.description.clone();
+        let job = ImportJob {
+            bucket: request.bucket,
+            prefix: request.prefix,
+            format: request.format,
+            gzip: request.gzip,
+        };
+        let engine = Arc::clone(self);
+        let id = record.id;
+        self.spawn_job_here(format!("import-{id}"), move |_| engine.run_import(id, job))?;
+        Ok(description)
+    }
+
+    fn import_with_token(&self, request: &ImportRequest) -> Result<Option<ImportDescription>> {
+        let Some(token) = &request.client_token else {
+            return Ok(None);
+        };
+        for record in self.import_records()? {
+            if record.description.client_token.as_ref() != Some(token) {
+                continue;
+            }
+            if record.description.echo != request.echo {
+                return Err(DynamoError::new(
+                    ErrorKind::ImportConflict,
+                    "Import with the same client token and different parameters already exists",
+                ));
+            }
+            return Ok(Some(record.description));
+        }
+        Ok(None)
+    }
+
+    fn commit_new_import(&self, request: &ImportRequest, table: &Table) -> Result<ImportRecord> {
+        let _catalog = self.catalog_lock.lock();
+        let stored = self
+            .storage
+            .get(keyspace::NEXT_IMPORT_ID)
+            .map_err(crate::storage_error)?;
+        let id = stored
+            .and_then(|v| v.try_into().ok().map(u64::from_be_bytes))
+            .unwrap_or(1);
+        let now = (self.now_seconds() * 1000.0).floor() / 1000.0;
+        let described = table.describe();
+        let record = ImportRecord {
+            id,
+            description: ImportDescription {
+                import_arn: format!(
+                    "{}/import/{:014}-{id:08x}",
+                    described.table_arn,
+                    (now * 1000.0) as u64
+                ),
+                import_status: "IN_PROGRESS".into(),
+                table_arn: described.table_arn.clone(),
+                table_id: described.table_id.clone(),
+                client_token: request.client_token.clone(),
+                start_time: now,
+                end_time: None,
+                processed_size_bytes: 0,
+                processed_item_count: 0,
+                imported_item_count: 0,
+                error_count: 0,
+                failure_code: None,
+                failure_message: None,
+                echo: request.echo.clone(),
+            },
+            catalog_name: table.catalog_name.clone(),
+            region: self.request_region(),
+            namespace: crate::region::request_namespace(),
+        };
+        let bump = WriteOp::Put(
+            keyspace::NEXT_IMPORT_ID.to_vec(),
+            (id + 1).to_be_bytes().to_vec(),
+        );
+        let put = WriteOp::Put(
+            keyspace::import_key(id),
+            serde_json::to_vec(&record).map_err(crate::storage_error)?,
+        );
+        self.write_retrying_conflicts(vec![bump, put])?;
+        Ok(record)
+    }
+
+    fn import_records(&self) -> Result<Vec<ImportRecord>> {
+        (self
+            .scan_all_under(&keyspace::import_records())?
+            .into_iter())
+        .map(|(_, bytes)| serde_json::from_slice(&bytes).map_err(crate::storage_error))
+        .collect()
+    }
+
+    /// The background half: every object under the prefix, line by line.
+    fn run_import(self: &Arc<Self>, id: u64, job: ImportJob) -> Result<()> {
+        let Some(mut record) = self.import_records()?.into_iter().find(|r| r.id == id) else {
+            return Ok(());
+        };
+        let table = self.tables.read().get(&record.catalog_name).cloned();
+        let Some(table) = table else { return Ok(()) };
+        let outcome = self.import_objects(&table, &job, &mut record.description);
+        let d = &mut record.description;
+        d.end_time = Some((self.now_seconds() * 1000.0).floor() / 1000.0);
+        match outcome {
+            Ok(()) => {
+                d.import_status = "COMPLETED".into();
+                self.set_table_creating(&table, false)?;
+            }
+            Err((code, message)) => {
+                d.import_status = "FAILED".into();
+                d.failure_code = Some(code);
+                d.failure_message = Some(message);
+                let failed = record.clone();
+                self.drop_failed_import(&failed, &table)?;
+            }
+        }
+        let put = WriteOp::Put(
+            keyspace::import_key(id),
+            serde_json::to_vec(&record).map_err(crate::storage_error)?,
+        );
+        self.write_retrying_conflicts(vec![put])?;
+        Ok(())
+    }
+
+    /// Reads and writes every object; counts into `counts`; a store
+    /// failure is (FailureCode, FailureMessage).
+    fn import_objects(
+        &self,
+        table: &Arc<Table>,
+        job: &ImportJob,
+        counts: &mut ImportDescription,
+    ) -> std::result::Result<(), (String, String)> {
+        let objects = self.objects.read().clone().ok_or_else(|| {
+            (
+                "S3NoSuchBucket".to_string(),
+                "Ferrodyn has no S3 endpoint: start it with --s3-endpoint URL".to_string(),
+            )
+        })?;
+        let failed = |message: String| ("S3AccessDenied".to_string(), message);
+        let keys = objects.list(&job.bucket, &job.prefix).map_err(failed)?;
+        let internal = |e: DynamoError| ("UnknownError".to_string(), e.message.clone());
+        for (key, size) in keys {
+            let bytes = objects.get(&job.bucket, &key).map_err(failed)?;
+            counts.processed_size_bytes += size;
+            let text = decompressed(bytes, job.gzip)
+                .map_err(|e| failed(format!("s3://{}/{key}: {e}", job.bucket)))?;
+            let mut pending: BTreeMap<Vec<u8>, (Item, Option<Item>)> = BTreeMap::new();
+            for parsed in parse_lines(&text, &job.format, &table.schema) {
+                counts.processed_item_count += 1;
+                let Ok(item) = parsed else {
+                    counts.error_count += 1;
+                    continue;
+                };
+                let key_item = table.schema.extract(&item);
+                pending.insert(
+                    table.schema.encode(table.id, &key_item),
+                    (key_item, Some(item)),
+                );
+                if pending.len() == IMPORT_BATCH {
+                    counts.imported_item_count += pending.len() as u64;
+                    self.apply_changes(table, std::mem::take(&mut pending))
+                        .map_err(internal)?;
+                }
+            }
+            counts.imported_item_count += pending.len() as u64;
+            self.apply_changes(table, pending).map_err(internal)?;
+        }
+        Ok(())
+    }
+
+    /// Removes the table of a failed import (its data purged).
+    fn drop_failed_import(
+        self: &Arc<Self>,
+        record: &ImportRecord,
+        table: &Arc<Table>,
+    ) -> Result<()> {
+        let active = self.set_table_creating(table, false)?;
+        let scope = crate::region::RequestScope {
+            region: Some(record.region.clone()),
+            namespace: record.namespace.clone(),
+        };
+        crate::region::with_request_scope(scope, || self.delete_table(&active.name)).map(|_| ())
+    }
+
+    /// DescribeImport.
+    pub fn describe_import(&self, arn: &str) -> Result<ImportDescription> {
+        let namespace = crate::region::request_namespace();
+        (self.import_records()?.into_iter())
+            .find(|r| r.description.import_arn == arn && r.namespace == namespace)
+            .map(|r| r.description)
+            .ok_or_else(|| {
+                DynamoError::new(
+                    ErrorKind::ImportNotFound,
+                    format!("Import not found: {arn}"),
+                )
+            })
+    }
+
+    /// ListImports: this region's and namespace's imports, oldest first.
+    pub fn list_imports(
+        &self,
+        table_arn: Option<&str>,
+        max: usize,
+        next: Option<u64>,
+    ) -> Result<(Vec<ImportSummary>, Option<String>)> {
+        let (region, namespace) = (self.request_region(), crate::region::request_namespace());
+        let mut out: Vec<(u64, ImportSummary)> = (self.import_records()?.into_iter())
+            .filter(|r| r.region == region && r.namespace == namespace)
+            .filter(|r| next.is_none_or(|after| r.id > after))
+            .filter(|r| table_arn.is_none_or(|arn| r.description.table_arn == arn))
+            .map(|r| {
+                let d = r.description;
+                let summary = ImportSummary {
+                    s3_bucket_source: d.echo.get("S3BucketSource").cloned(),
+                    input_format: d.echo.get("InputFormat").cloned(),
+                    import_arn: d.import_arn,
+                    import_status: d.import_status,
+                    table_arn: d.table_arn,
+                    start_time: d.start_time,
+                    end_time: d.end_time,
+                };
+                (r.id, summary)
+            })
+            .collect();
+        let more = out.len() > max;
+        out.truncate(max);
+        let token = more
+            .then(|| out.last().map(|(id, _)| id.to_string()))
+            .flatten();
+        Ok((out.into_iter().map(|(_, s)| s).collect(), token))
+    }
+
+    /// Rewrites `table`'s catalog record as CREATING (or ACTIVE again) and
+    /// loads it so: item operations do not see a CREATING table.
+    pub(crate) fn set_table_creating(
+        &self,
+        table: &Arc<Table>,
+        creating: bool,
+    ) -> Result<Arc<Table>> {
+        let _catalog = self.catalog_lock.lock();
+        let mut record = crate::catalog::CatalogRecord::of(table);
+        record.description.table_status = if creating { "CREATING" } else { "ACTIVE" }.into();
+        let bytes = serde_json::to_vec(&record).map_err(crate::storage_error)?;
+        let key = keyspace::catalog_key(&table.catalog_name);
+        let _reload = self.reload_guard();
+        self.commit_catalog(
+            vec![self.catalog_check(table)],
+            vec![WriteOp::Put(key.clone(), bytes.clone())],
+        )?;
+        let fresh = self.table_from_record(&key, bytes)?;
+        self.tables
+            .write()
+            .insert(table.catalog_name.clone(), Arc::clone(&fresh));
+        Ok(fresh)
+    }
+}
+
+/// An object's text, gunzipped when the import says GZIP.
+fn decompressed(bytes: Vec<u8>, gzip: bool) -> std::result::Result<String, String> {
+    if !gzip {
+        return String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_string());
+    }
+    let mut text = String::new();
+    flate2::read::MultiGzDecoder::new(bytes.as_slice())
+        .read_to_string(&mut text)
+        .map_err(|e| format!("not gzip text: {e}"))?;
+    Ok(text)
+}

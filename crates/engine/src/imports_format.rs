@@ -1,0 +1,94 @@
+//! The line formats ImportTable reads (imports.rs): DynamoDB JSON lines
+//! (`{"Item": {...}}`, what an export's data files hold) and CSV (a header
+//! row, or the request's HeaderList; key attributes typed by the table's
+//! AttributeDefinitions, every other value a string, as DynamoDB imports CSV).
+//! Each line is an item of the table or the reason it is not one.
+
+use crate::keys::KeySchema;
+use ferrodyn_types::{AttributeValue, Item, Number, ScalarType};
+
+/// DYNAMODB_JSON or CSV (with its delimiter and optional header).
+#[derive(Clone, Debug, PartialEq)]
+pub enum InputFormat {
+    DynamodbJson,
+    Csv {
+        delimiter: u8,
+        header: Option<Vec<String>>,
+    },
+}
+
+/// The items (or errors) of one object's text.
+pub fn parse_lines(
+    text: &str,
+    format: &InputFormat,
+    schema: &KeySchema,
+) -> Vec<Result<Item, String>> {
+    match format {
+        InputFormat::DynamodbJson => (text.lines())
+            .filter(|line| !line.trim().is_empty())
+            .map(|line| json_item(line).and_then(|item| keyed(item, schema)))
+            .collect(),
+        InputFormat::Csv { delimiter, header } => {
+            csv_items(text, *delimiter, header.as_deref(), schema)
+        }
+    }
+}
+
+fn json_item(line: &str) -> Result<Item, String> {
+    let value: serde_json::Value =
+        serde_json::from_str(line).map_err(|e| format!("not JSON: {e}"))?;
+    let item = value.get("Item").ok_or("no Item member")?;
+    serde_json::from_value(item.clone()).map_err(|e| format!("not a DynamoDB JSON item: {e}"))
+}
+
+/// The item, if it holds the table's key with the right types.
+fn keyed(item: Item, schema: &KeySchema) -> Result<Item, String> {
+    schema.validate_item(&item).map_err(|e| e.message.clone())?;
+    Ok(item)
+}
+
+fn csv_items(
+    text: &str,
+    delimiter: u8,
+    header: Option<&[String]>,
+    schema: &KeySchema,
+) -> Vec<Result<Item, String>> {
+    let mut reader = csv::ReaderBuilder::new()
+        .delimiter(delimiter)
+        .has_headers(header.is_none())
+        .flexible(true)
+        .from_reader(text.as_bytes());
+    let names: Vec<String> = match header {
+        Some(names) => names.to_vec(),
+        None => match reader.headers() {
+            Ok(row) => row.iter().map(str::to_string).collect(),
+            Err(e) => return vec![Err(format!("no header row: {e}"))],
+        },
+    };
+    (reader.records())
+        .map(|record| {
+            let record = record.map_err(|e| format!("unreadable CSV row: {e}"))?;
+            let mut item = Item::new();
+            for (name, field) in names.iter().zip(record.iter()) {
+                let ty = schema.attributes().find(|a| &a.name == name).map(|a| a.ty);
+                item.insert(name.clone(), csv_value(field, ty)?);
+            }
+            keyed(item, schema)
+        })
+        .collect()
+}
+
+/// A CSV field: typed for a key attribute, a string otherwise.
+fn csv_value(field: &str, key_type: Option<ScalarType>) -> Result<AttributeValue, String> {
+    use base64::Engine as _;
+    match key_type {
+        Some(ScalarType::N) => Number::parse(field)
+            .map(AttributeValue::N)
+            .map_err(|_| format!("key value {field:?} is not a number")),
+        Some(ScalarType::B) => base64::engine::general_purpose::STANDARD
+            .decode(field)
+            .map(AttributeValue::B)
+            .map_err(|_| format!("key value {field:?} is not base64")),
+        _ => Ok(AttributeValue::S(field.to_string())),
+    }
+}

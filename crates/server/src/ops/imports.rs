@@ -1,0 +1,209 @@
+//! ImportTable, DescribeImport and ListImports: field constraints here (the
+//! new table's parameters through CreateTable's own checks), the import in
+//! `ferrodyn_engine::imports`.
+
+use crate::ops::common::ResponseBody;
+use crate::ops::create_table;
+use crate::validate::Violations;
+use ferrodyn_engine::imports::ImportRequest;
+use ferrodyn_engine::imports_format::InputFormat;
+use ferrodyn_engine::Engine;
+use ferrodyn_types::{DynamoError, Result};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+use std::sync::Arc;
+
+/// ListImports' PageSize bounds.
+const PAGE_SIZE: (i64, i64) = (1, 25);
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct ImportTableRequest {
+    client_token: Option<String>,
+    #[serde(rename = "S3BucketSource")]
+    s3_bucket_source: Option<Value>,
+    input_format: Option<String>,
+    input_format_options: Option<Value>,
+    input_compression_type: Option<String>,
+    table_creation_parameters: Option<Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct DescribeRequest {
+    import_arn: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct ListRequest {
+    table_arn: Option<String>,
+    page_size: Option<i64>,
+    next_token: Option<String>,
+}
+
+fn respond(name: &str, value: impl serde::Serialize) -> Result<Vec<u8>> {
+    let mut body = ResponseBody::default();
+    body.value(
+        name,
+        serde_json::to_value(value).expect("plain data always serialises"),
+    );
+    body.finish()
+}
+
+pub fn import(engine: &Arc<Engine>, request: ImportTableRequest) -> Result<Vec<u8>> {
+    let mut v = Violations::default();
+    v.not_null("s3BucketSource", &request.s3_bucket_source);
+    v.not_null(
+        "tableCreationParameters",
+        &request.table_creation_parameters,
+    );
+    if v.not_null("inputFormat", &request.input_format) {
+        v.one_of(
+            "inputFormat",
+            request.input_format.as_deref(),
+            &["DYNAMODB_JSON", "ION", "CSV"],
+        );
+    }
+    v.one_of(
+        "inputCompressionType",
+        request.input_compression_type.as_deref(),
+        &["GZIP", "ZSTD", "NONE"],
+    );
+    v.length("clientToken", request.client_token.as_deref(), 1, 100);
+    let source = request.s3_bucket_source.clone().unwrap_or_default();
+    let bucket = source
+        .get("S3Bucket")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    if request.s3_bucket_source.is_some() {
+        v.not_null("s3BucketSource.s3Bucket", &bucket);
+    }
+    v.finish()?;
+    let (format, compression) = (
+        request.input_format.clone().unwrap_or_default(),
+        request.input_compression_type.clone(),
+    );
+    let unsupported =
+        |what: &str| DynamoError::validation(format!("{what} is not supported by Ferrodyn yet"));
+    if format == "ION" {
+        return Err(unsupported("InputFormat ION (DYNAMODB_JSON and CSV are)"));
+    }
+    if compression.as_deref() == Some("ZSTD") {
+        return Err(unsupported("InputCompressionType ZSTD (GZIP and NONE are)"));
+    }
+    let parameters = request
+        .table_creation_parameters
+        .clone()
+        .unwrap_or_default();
+    let table = create_table::validate(
+        serde_json::from_value(parameters.clone())
+            .map_err(|e| DynamoError::validation(format!("TableCreationParameters: {e}")))?,
+    )?;
+    let format = match format.as_str() {
+        "CSV" => csv_format(request.input_format_options.as_ref())?,
+        _ => InputFormat::DynamodbJson,
+    };
+    let mut echo = Map::new();
+    echo.insert("S3BucketSource".into(), source.clone());
+    echo.insert(
+        "InputFormat".into(),
+        Value::String(
+            request
+                .input_format
+                .clone()
+                .unwrap_or_else(|| "DYNAMODB_JSON".into()),
+        ),
+    );
+    if let Some(options) = &request.input_format_options {
+        echo.insert("InputFormatOptions".into(), options.clone());
+    }
+    echo.insert(
+        "InputCompressionType".into(),
+        Value::String(compression.unwrap_or_else(|| "NONE".into())),
+    );
+    echo.insert("TableCreationParameters".into(), parameters);
+    let import = ImportRequest {
+        bucket: bucket.unwrap_or_default(),
+        prefix: source
+            .get("S3KeyPrefix")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string(),
+        format,
+        gzip: request.input_compression_type.as_deref() == Some("GZIP"),
+        table,
+        client_token: request.client_token,
+        echo,
+    };
+    respond("ImportTableDescription", engine.import_table(import)?)
+}
+
+/// CSV's options: a one-character Delimiter (default `,`) and HeaderList.
+fn csv_format(options: Option<&Value>) -> Result<InputFormat> {
+    let csv = options.and_then(|o| o.get("Csv"));
+    let delimiter = csv
+        .and_then(|c| c.get("Delimiter"))
+        .and_then(Value::as_str)
+        .unwrap_or(",");
+    let [delimiter] = delimiter.as_bytes() else {
+        return Err(DynamoError::validation(
+            "InputFormatOptions.Csv.Delimiter must be one character",
+        ));
+    };
+    let header = (csv
+        .and_then(|c| c.get("HeaderList"))
+        .and_then(Value::as_array))
+    .map(|names| {
+        names
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect()
+    });
+    Ok(InputFormat::Csv {
+        delimiter: *delimiter,
+        header,
+    })
+}
+
+pub fn describe(engine: &Arc<Engine>, request: DescribeRequest) -> Result<Vec<u8>> {
+    let mut v = Violations::default();
+    if v.not_null("importArn", &request.import_arn) {
+        v.length("importArn", request.import_arn.as_deref(), 37, 1024);
+    }
+    let arn = v.finish_with(request.import_arn)?;
+    respond("ImportTableDescription", engine.describe_import(&arn)?)
+}
+
+pub fn list(engine: &Arc<Engine>, request: ListRequest) -> Result<Vec<u8>> {
+    let mut v = Violations::default();
+    v.range(
+        "pageSize",
+        request.page_size,
+        PAGE_SIZE.0,
+        Some(PAGE_SIZE.1),
+    );
+    v.finish()?;
+    let next = match request.next_token.as_deref() {
+        Some(token) => Some(
+            token
+                .parse::<u64>()
+                .map_err(|_| DynamoError::validation("Invalid NextToken"))?,
+        ),
+        None => None,
+    };
+    let max = request
+        .page_size
+        .map_or(PAGE_SIZE.1 as usize, |m| m as usize);
+    let (summaries, token) = engine.list_imports(request.table_arn.as_deref(), max, next)?;
+    let mut body = ResponseBody::default();
+    body.value(
+        "ImportSummaryList",
+        serde_json::to_value(summaries).expect("plain data always serialises"),
+    );
+    if let Some(token) = token {
+        body.value("NextToken", Value::String(token));
+    }
+    body.finish()
+}
