@@ -17,10 +17,10 @@ unavailable() {
     echo "s3-tests: SKIPPED: $1 (exports to S3 were NOT tested)" >&2
     exit 0
 }
-if ! "$venv/bin/python" -c 'import moto, boto3, pytest, flask' 2>/dev/null; then
+if ! "$venv/bin/python" -c 'import moto, boto3, pytest, flask, zstandard' 2>/dev/null; then
     python3 -m venv "$venv" || unavailable "cannot create $venv"
-    "$venv/bin/pip" install --quiet --disable-pip-version-check 'moto[server]' boto3 pytest \
-        || unavailable "pip install 'moto[server]' boto3 pytest failed"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check 'moto[server]' boto3 pytest zstandard \
+        || unavailable "pip install 'moto[server]' boto3 pytest zstandard failed"
 fi
 [ -x target/debug/ferrodyn ] || cargo build -p ferrodyn --bin ferrodyn
 "$venv/bin/python" -m pytest -q tests/exports "$@"

@@ -729,11 +729,6 @@ impl Engine {
         }
         // Recovery whose base was just abandoned gets a new one.
         self.resume_recovery_bases()?;
-        // Embedded storage only: on shared storage the node that started an
-        // export runs it, and one cut short stays IN_PROGRESS (ARCHITECTURE.md).
-        if !self.shared() {
-            self.resume_exports()?;
-        }
         for (key, _) in self.scan_all_under(&keyspace::backup_purge_markers())? {
             if let Some(id) = keyspace::id_of(&key) {
                 self.spawn_background(format!("purge-backup-{id}"), move |engine| {

@@ -498,15 +498,17 @@ impl Engine {
             namespace: Some(EXPORT_NAMESPACE.into()),
         };
         let target = format!("export-{}", record.id);
-        with_request_scope(hidden.clone(), || {
-            if self.lookup(&target).is_some() {
-                self.delete_table(&target)?; // left by a run a crash cut short
-            }
-            self.start_restore(
-                &target,
-                &RestoreOverrides::default(),
-                |_| Ok(source.clone()),
-            )
+        // A run a crash cut short left the table (restored to this same
+        // instant, or still being restored by its resumed job): use it.
+        with_request_scope(hidden.clone(), || match self.lookup(&target) {
+            Some(_) => Ok(()),
+            None => self
+                .start_restore(
+                    &target,
+                    &RestoreOverrides::default(),
+                    |_| Ok(source.clone()),
+                )
+                .map(|_| ()),
         })?;
         let table = loop {
             let found = with_request_scope(hidden.clone(), || self.lookup(&target));
@@ -573,8 +575,20 @@ impl Engine {
         Ok((out.into_iter().map(|(_, s)| s).collect(), token))
     }
 
+    /// Exports and imports a crash left IN_PROGRESS run again, once the
+    /// binary has set the S3 store ([`Engine::set_objects`]). Embedded
+    /// storage only: on shared storage the node that started one runs it,
+    /// and one cut short stays IN_PROGRESS.
+    pub fn resume_transfers(self: &Arc<Self>) -> Result<()> {
+        if self.shared() {
+            return Ok(());
+        }
+        self.resume_exports()?;
+        self.resume_imports()
+    }
+
     /// Exports a crash left IN_PROGRESS run again from their point in time.
-    pub(crate) fn resume_exports(self: &Arc<Self>) -> Result<()> {
+    fn resume_exports(self: &Arc<Self>) -> Result<()> {
         for record in self.export_records()? {
             if record.description.export_status == "IN_PROGRESS" {
                 self.start_export(record.id, ExportSource::PointInTime)?;

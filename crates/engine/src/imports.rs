@@ -1,6 +1,6 @@
 //! ImportTable, DescribeImport and ListImports: a new table filled from the
 //! objects under an S3 prefix (DynamoDB JSON lines, as a DynamoDB export's
-//! `data/` files hold them, or CSV; gzipped or not), as DynamoDB imports do:
+//! `data/` files hold them, or CSV; gzipped, zstd-compressed or not), as DynamoDB imports do:
 //!
 //! - The table is created at once and stays CREATING while the import runs
 //!   (no client reads or writes it), then ACTIVE; items go in through the
@@ -11,8 +11,8 @@
 //!   ProcessedSizeBytes the bytes read from the store.
 //! - A store that cannot be read fails the import (FAILED, its FailureCode
 //!   and FailureMessage) and removes the table, as DynamoDB does.
-//! - ION input and ZSTD compression are refused when the request is made
-//!   (ValidationException), not accepted and ignored.
+//! - ION input is refused when the request is made (ValidationException),
+//!   not accepted and ignored.
 
 use crate::imports_format::{parse_lines, InputFormat};
 use crate::keyspace;
@@ -34,7 +34,7 @@ pub struct ImportRequest {
     pub bucket: String,
     pub prefix: String,
     pub format: InputFormat,
-    pub gzip: bool,
+    pub compression: Compression,
     pub table: NewTable,
     pub client_token: Option<String>,
     /// The request's S3BucketSource, InputFormat, InputFormatOptions,
@@ -92,14 +92,17 @@ struct ImportRecord {
     catalog_name: String,
     region: String,
     namespace: Option<String>,
+    /// What to read: kept so that a restart can run the import again.
+    job: ImportJob,
 }
 
-/// What the job needs beyond the record.
+/// What the job reads.
+#[derive(Clone, Serialize, Deserialize)]
 struct ImportJob {
     bucket: String,
     prefix: String,
     format: InputFormat,
-    gzip: bool,
+    compression: Compression,
 }
 
 impl Engine {
@@ -112,18 +115,32 @@ impl Engine {
         let name = request.table.name.clone();
         self.create_table(request.table.clone())?;
         let table = self.set_table_creating(&self.table(&name)?, true)?;
-        let record = self.commit_new_import(&request, &table)?;
-        let description = record.description.clone();
         let job = ImportJob {
-            bucket: request.bucket,
-            prefix: request.prefix,
-            format: request.format,
-            gzip: request.gzip,
+            bucket: request.bucket.clone(),
+            prefix: request.prefix.clone(),
+            format: request.format.clone(),
+            compression: request.compression,
         };
-        let engine = Arc::clone(self);
-        let id = record.id;
-        self.spawn_job_here(format!("import-{id}"), move |_| engine.run_import(id, job))?;
+        let record = self.commit_new_import(&request, &table, job)?;
+        let description = record.description.clone();
+        self.start_import(record.id)?;
         Ok(description)
+    }
+
+    fn start_import(self: &Arc<Self>, id: u64) -> Result<()> {
+        let engine = Arc::clone(self);
+        self.spawn_job_here(format!("import-{id}"), move |_| engine.run_import(id))
+    }
+
+    /// Imports a crash left IN_PROGRESS run again from their first object
+    /// (writing an item twice is harmless; the counts start over).
+    pub(crate) fn resume_imports(self: &Arc<Self>) -> Result<()> {
+        for record in self.import_records()? {
+            if record.description.import_status == "IN_PROGRESS" {
+                self.start_import(record.id)?;
+            }
+        }
+        Ok(())
     }
 
     fn import_with_token(&self, request: &ImportRequest) -> Result<Option<ImportDescription>> {
@@ -145,7 +162,12 @@ impl Engine {
         Ok(None)
     }
 
-    fn commit_new_import(&self, request: &ImportRequest, table: &Table) -> Result<ImportRecord> {
+    fn commit_new_import(
+        &self,
+        request: &ImportRequest,
+        table: &Table,
+        job: ImportJob,
+    ) -> Result<ImportRecord> {
         let _catalog = self.catalog_lock.lock();
         let stored = self
             .storage
@@ -181,6 +203,7 @@ impl Engine {
             catalog_name: table.catalog_name.clone(),
             region: self.request_region(),
             namespace: crate::region::request_namespace(),
+            job,
         };
         let bump = WriteOp::Put(
             keyspace::NEXT_IMPORT_ID.to_vec(),
@@ -203,10 +226,18 @@ impl Engine {
     }
 
     /// The background half: every object under the prefix, line by line.
-    fn run_import(self: &Arc<Self>, id: u64, job: ImportJob) -> Result<()> {
+    fn run_import(self: &Arc<Self>, id: u64) -> Result<()> {
         let Some(mut record) = self.import_records()?.into_iter().find(|r| r.id == id) else {
             return Ok(());
         };
+        let job = record.job.clone();
+        let d = &mut record.description;
+        (
+            d.processed_item_count,
+            d.imported_item_count,
+            d.error_count,
+            d.processed_size_bytes,
+        ) = (0, 0, 0, 0);
         let table = self.tables.read().get(&record.catalog_name).cloned();
         let Some(table) = table else { return Ok(()) };
         let outcome = self.import_objects(&table, &job, &mut record.description);
@@ -253,7 +284,7 @@ impl Engine {
         for (key, size) in keys {
             let bytes = objects.get(&job.bucket, &key).map_err(failed)?;
             counts.processed_size_bytes += size;
-            let text = decompressed(bytes, job.gzip)
+            let text = decompressed(bytes, job.compression)
                 .map_err(|e| failed(format!("s3://{}/{key}: {e}", job.bucket)))?;
             let mut pending: BTreeMap<Vec<u8>, (Item, Option<Item>)> = BTreeMap::new();
             for parsed in parse_lines(&text, &job.format, &table.schema) {
@@ -366,14 +397,28 @@ impl Engine {
     }
 }
 
-/// An object's text, gunzipped when the import says GZIP.
-fn decompressed(bytes: Vec<u8>, gzip: bool) -> std::result::Result<String, String> {
-    if !gzip {
-        return String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_string());
-    }
+/// How the objects of an import are compressed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Compression {
+    None,
+    Gzip,
+    Zstd,
+}
+
+/// An object's text, decompressed as the import says.
+fn decompressed(bytes: Vec<u8>, compression: Compression) -> std::result::Result<String, String> {
     let mut text = String::new();
-    flate2::read::MultiGzDecoder::new(bytes.as_slice())
-        .read_to_string(&mut text)
-        .map_err(|e| format!("not gzip text: {e}"))?;
+    match compression {
+        Compression::None => {
+            return String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_string())
+        }
+        Compression::Gzip => flate2::read::MultiGzDecoder::new(bytes.as_slice())
+            .read_to_string(&mut text)
+            .map_err(|e| format!("not gzip text: {e}"))?,
+        Compression::Zstd => ruzstd::decoding::StreamingDecoder::new(bytes.as_slice())
+            .map_err(|e| format!("not zstd data: {e}"))?
+            .read_to_string(&mut text)
+            .map_err(|e| format!("not zstd text: {e}"))?,
+    };
     Ok(text)
 }

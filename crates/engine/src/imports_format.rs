@@ -8,7 +8,7 @@ use crate::keys::KeySchema;
 use ferrodyn_types::{AttributeValue, Item, Number, ScalarType};
 
 /// DYNAMODB_JSON or CSV (with its delimiter and optional header).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum InputFormat {
     DynamodbJson,
     Csv {

@@ -237,6 +237,8 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         let sink = crate::s3::S3Sink::new(endpoint, &args.region)?;
         engine.set_objects(std::sync::Arc::new(sink));
     }
+    // Exports and imports a stop cut short go on (or fail, without a store).
+    engine.resume_transfers().map_err(|e| e.to_string())?;
     if args.ttl_interval > 0.0 {
         engine.start_ttl_sweeper(std::time::Duration::from_secs_f64(args.ttl_interval));
     }

@@ -5,7 +5,7 @@
 use crate::ops::common::ResponseBody;
 use crate::ops::create_table;
 use crate::validate::Violations;
-use ferrodyn_engine::imports::ImportRequest;
+use ferrodyn_engine::imports::{Compression, ImportRequest};
 use ferrodyn_engine::imports_format::InputFormat;
 use ferrodyn_engine::Engine;
 use ferrodyn_types::{DynamoError, Result};
@@ -89,9 +89,6 @@ pub fn import(engine: &Arc<Engine>, request: ImportTableRequest) -> Result<Vec<u
     if format == "ION" {
         return Err(unsupported("InputFormat ION (DYNAMODB_JSON and CSV are)"));
     }
-    if compression.as_deref() == Some("ZSTD") {
-        return Err(unsupported("InputCompressionType ZSTD (GZIP and NONE are)"));
-    }
     let parameters = request
         .table_creation_parameters
         .clone()
@@ -131,7 +128,11 @@ pub fn import(engine: &Arc<Engine>, request: ImportTableRequest) -> Result<Vec<u
             .unwrap_or_default()
             .to_string(),
         format,
-        gzip: request.input_compression_type.as_deref() == Some("GZIP"),
+        compression: match request.input_compression_type.as_deref() {
+            Some("GZIP") => Compression::Gzip,
+            Some("ZSTD") => Compression::Zstd,
+            _ => Compression::None,
+        },
         table,
         client_token: request.client_token,
         echo,
