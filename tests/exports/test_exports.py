@@ -219,7 +219,7 @@ def test_a_missing_bucket_fails_the_export_within_seconds_saying_why(clients):
     arn = dynamodb.export_table_to_point_in_time(TableArn=arn, S3Bucket="no-such-bucket")["ExportDescription"]["ExportArn"]
     done = finished(dynamodb, arn, timeout=20)
     assert done["ExportStatus"] == "FAILED"
-    assert done["FailureCode"] and "no-such-bucket" in done["FailureMessage"], done
+    assert done["FailureCode"] == "S3NoSuchBucket" and "no-such-bucket" in done["FailureMessage"], done
     assert time.time() - started < 20
 
 
@@ -231,7 +231,7 @@ def test_an_unreachable_store_fails_the_export_within_seconds():
         started = time.time()
         arn = dynamodb.export_table_to_point_in_time(TableArn=arn, S3Bucket="any")["ExportDescription"]["ExportArn"]
         done = finished(dynamodb, arn, timeout=30)
-        assert done["ExportStatus"] == "FAILED" and done["FailureMessage"], done
+        assert done["ExportStatus"] == "FAILED" and done["FailureCode"] == "S3Unavailable" and done["FailureMessage"], done
         assert time.time() - started < 30
     finally:
         process.terminate()
@@ -387,3 +387,23 @@ def test_ten_kill_9_cycles_during_exports_and_imports_leave_each_finished_or_red
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+def test_the_cli_exports_a_table_and_imports_the_export_back(clients, ferrodyn):
+    dynamodb, s3, bucket = clients
+    table_with_recovery(dynamodb, "cli_source", items=12)
+
+    def cli(*args):
+        result = subprocess.run([str(BINARY), *args, "--endpoint-url", ferrodyn, "-o", "json"], capture_output=True, text=True)
+        assert result.returncode == 0, result.stderr
+        return json.loads(result.stdout)
+
+    export = cli("s3", "export", "cli_source", "--bucket", bucket, "--prefix", "cli", "--wait")
+    assert (export["ExportStatus"], export["ItemCount"]) == ("COMPLETED", 12)
+    data = export["ExportManifest"].rsplit("/", 1)[0] + "/data/"
+    imported_table = cli("s3", "import", "cli_copy", "--pk", "pk", "--bucket", bucket, "--prefix", data,
+                         "--compression", "gzip", "--wait")
+    assert (imported_table["ImportStatus"], imported_table["ImportedItemCount"]) == ("COMPLETED", 12)
+    assert scanned(dynamodb, "cli_copy") == scanned(dynamodb, "cli_source")
+    jobs = cli("s3", "list")["Jobs"]
+    assert {export["ExportArn"], imported_table["ImportArn"]} <= {j.get("ExportArn") or j.get("ImportArn") for j in jobs}

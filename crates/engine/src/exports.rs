@@ -376,7 +376,7 @@ impl Engine {
         let folder = record.folder();
         let put = |key: String, bytes: Vec<u8>| {
             sink.put(bucket, &key, bytes)
-                .map_err(|message| ("S3AccessDenied".to_string(), message))
+                .map_err(|message| (failure_code(&message), message))
         };
         put(format!("{folder}_started"), Vec::new())?;
         let internal = |e: DynamoError| ("UnknownError".to_string(), e.message.clone());
@@ -659,6 +659,21 @@ impl DataFileWriter {
             md5,
             etag,
         })
+    }
+}
+
+/// DynamoDB's FailureCode for a store's error message: the S3 error code
+/// it carries (`S3NoSuchBucket`, `S3AccessDenied`...), or `S3Unavailable`
+/// when the store could not be reached.
+pub(crate) fn failure_code(message: &str) -> String {
+    let code = message
+        .split("<Code>")
+        .nth(1)
+        .and_then(|rest| rest.split("</Code>").next())
+        .filter(|code| !code.is_empty() && code.chars().all(|c| c.is_ascii_alphanumeric()));
+    match code {
+        Some(code) => format!("S3{code}"),
+        None => "S3Unavailable".to_string(),
     }
 }
 

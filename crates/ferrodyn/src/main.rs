@@ -72,6 +72,9 @@ enum Command {
     /// Point-in-time recovery: status, on, off, restore to an instant.
     #[command(subcommand)]
     Recovery(cli::backups::RecoveryCommand),
+    /// Exports to and imports from S3 (ExportTableToPointInTime, ImportTable).
+    #[command(subcommand)]
+    S3(cli::s3::S3Command),
     /// Convert between plain JSON and DynamoDB JSON.
     #[command(subcommand)]
     Convert(cli::convert::ConvertCommand),
@@ -101,6 +104,7 @@ fn main() {
         Command::Tables(command) => cli::tables::run(command),
         Command::Backups(command) => cli::backups::backups(command),
         Command::Recovery(command) => cli::backups::recovery(command),
+        Command::S3(command) => cli::s3::run(command),
         Command::Get(args) => cli::items::get(args),
         Command::Put(args) => cli::items::put(args),
         Command::Update(args) => cli::items::update(args),

@@ -18,6 +18,7 @@ pub mod keys;
 pub mod output;
 pub mod patterns;
 pub mod read;
+pub mod s3;
 pub mod sql;
 pub mod tables;
 pub mod usage;

@@ -43,7 +43,7 @@ pub enum TablesCommand {
 #[derive(Args)]
 pub struct CreateArgs {
     /// The new table's name.
-    table: String,
+    pub(crate) table: String,
     /// Partition key as NAME[:TYPE]; TYPE is S (string, the default), N
     /// (number) or B (binary).
     #[arg(long, value_name = "NAME[:TYPE]")]
@@ -61,9 +61,9 @@ pub struct CreateArgs {
     /// Wait until the table is ACTIVE (AWS creates tables asynchronously;
     /// Ferrodyn's are active at once).
     #[arg(long)]
-    wait: bool,
+    pub(crate) wait: bool,
     #[command(flatten)]
-    common: Common,
+    pub(crate) common: Common,
 }
 
 pub fn run(command: TablesCommand) -> CliResult {
@@ -264,7 +264,7 @@ fn gsi(
 }
 
 /// The CreateTable request the flags describe.
-fn create_request(args: &CreateArgs) -> Result<Value, String> {
+pub(crate) fn create_request(args: &CreateArgs) -> Result<Value, String> {
     let mut definitions = Definitions::default();
     let pk = definitions.define(&args.pk)?;
     let sk = args
