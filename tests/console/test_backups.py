@@ -24,8 +24,11 @@ def backup_rows(browser):
 
 
 def wait_active(server, table):
+    """Waits for the table the page asked for (the page's request may land
+    after the first DescribeTable) to be ACTIVE."""
     for _ in range(200):
-        if server.call("DescribeTable", {"TableName": table})["Table"]["TableStatus"] == "ACTIVE":
+        status, answer = server.api("call/DescribeTable", {"TableName": table}, expect_error=True)
+        if status == 200 and answer["Table"]["TableStatus"] == "ACTIVE":
             return
         time.sleep(0.05)
     raise AssertionError(f"{table} never became ACTIVE")
@@ -102,4 +105,24 @@ def test_refusals_are_shown_in_the_dialog_that_caused_them(server, browser):
     at.send_keys("2001-01-01T00:00:00.000Z")
     restore_as(browser, "orders-2001")
     wait(browser, lambda b: "InvalidRestoreTimeException" in b.find_element(By.CSS_SELECTOR, ".dialog .error").text)
+    assert js_errors(browser) == []
+
+
+def test_an_export_without_a_store_shows_failed_with_its_reason(server, browser):
+    seed(server, count=3)
+    server.call("UpdateContinuousBackups", {"TableName": "orders", "PointInTimeRecoverySpecification":
+                                            {"PointInTimeRecoveryEnabled": True}})
+    open_console(browser, server, "#/table/orders/backups")
+    bucket = wait(browser, lambda b: by_label(b, "S3 bucket"))
+    bucket.send_keys("exports")
+    button(browser, "Export now").click()
+    failed = wait(browser, lambda b: [r for r in b.find_elements(By.CSS_SELECTOR, '[aria-label="Exports of this table"] tbody tr')
+                                      if "FAILED" in r.text])[0]
+    assert "no S3 endpoint" in failed.text and "--s3-endpoint" in failed.text
+    button(browser, "Import a new table from S3…").click()
+    by_label(browser, "Import bucket").send_keys("exports")
+    button(browser, "Import").click()
+    wait(browser, lambda b: not b.find_elements(By.CSS_SELECTOR, ".dialog"))
+    listed = server.call("ListImports", {})["ImportSummaryList"]
+    assert len(listed) == 1
     assert js_errors(browser) == []

@@ -376,7 +376,7 @@ impl Engine {
         let folder = record.folder();
         let put = |key: String, bytes: Vec<u8>| {
             sink.put(bucket, &key, bytes)
-                .map_err(|message| (failure_code(&message), message))
+                .map_err(|message| store_failure(&message))
         };
         put(format!("{folder}_started"), Vec::new())?;
         let internal = |e: DynamoError| ("UnknownError".to_string(), e.message.clone());
@@ -662,18 +662,25 @@ impl DataFileWriter {
     }
 }
 
-/// DynamoDB's FailureCode for a store's error message: the S3 error code
-/// it carries (`S3NoSuchBucket`, `S3AccessDenied`...), or `S3Unavailable`
-/// when the store could not be reached.
-pub(crate) fn failure_code(message: &str) -> String {
-    let code = message
-        .split("<Code>")
-        .nth(1)
-        .and_then(|rest| rest.split("</Code>").next())
-        .filter(|code| !code.is_empty() && code.chars().all(|c| c.is_ascii_alphanumeric()));
-    match code {
-        Some(code) => format!("S3{code}"),
-        None => "S3Unavailable".to_string(),
+/// DynamoDB's FailureCode and FailureMessage for a store's error: the S3
+/// error code it carries (`S3NoSuchBucket`, `S3AccessDenied`...) and S3's
+/// own sentence after what was being done ("cannot write s3://b/k: The
+/// specified bucket does not exist"), or `S3Unavailable` and the client's
+/// message when the store could not be reached.
+pub(crate) fn store_failure(message: &str) -> (String, String) {
+    let between = |open: &str, close: &str| {
+        let rest = message.split(open).nth(1)?;
+        rest.split(close).next().filter(|text| !text.is_empty())
+    };
+    let doing = message.split(": ").next().unwrap_or(message);
+    match (
+        between("<Code>", "</Code>"),
+        between("<Message>", "</Message>"),
+    ) {
+        (Some(code), Some(said)) if code.chars().all(|c| c.is_ascii_alphanumeric()) => {
+            (format!("S3{code}"), format!("{doing}: {said}"))
+        }
+        _ => ("S3Unavailable".to_string(), message.to_string()),
     }
 }
 
@@ -754,6 +761,23 @@ fn ion_decimal(number: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn store_errors_become_dynamodbs_failure_code_and_s3s_sentence() {
+        let raw = "cannot write s3://b/k: Generic S3 error: status 404: <?xml version=\"1.0\"?><Error><Code>NoSuchBucket</Code><Message>The specified bucket does not exist</Message></Error>";
+        assert_eq!(
+            store_failure(raw),
+            (
+                "S3NoSuchBucket".into(),
+                "cannot write s3://b/k: The specified bucket does not exist".into()
+            )
+        );
+        let (code, message) = store_failure("cannot write s3://b/k: connection refused");
+        assert_eq!(
+            (code.as_str(), message.as_str()),
+            ("S3Unavailable", "cannot write s3://b/k: connection refused")
+        );
+    }
 
     #[test]
     fn numbers_are_ion_decimals() {

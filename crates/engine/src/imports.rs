@@ -278,7 +278,7 @@ impl Engine {
                 "Ferrodyn has no S3 endpoint: start it with --s3-endpoint URL".to_string(),
             )
         })?;
-        let failed = |message: String| (crate::exports::failure_code(&message), message);
+        let failed = |message: String| crate::exports::store_failure(&message);
         let keys = objects.list(&job.bucket, &job.prefix).map_err(failed)?;
         let internal = |e: DynamoError| ("UnknownError".to_string(), e.message.clone());
         for (key, size) in keys {

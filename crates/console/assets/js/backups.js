@@ -1,25 +1,29 @@
 // A table's Backups tab: point-in-time recovery (on/off, the restorable
-// window, a restore to any instant in it) and on-demand backups (create,
-// restore under a new name, delete), over the DynamoDB API alone, so it
-// works against AWS too. Lists refresh while a backup is still copying.
+// window, a restore to any instant in it), on-demand backups (create,
+// restore under a new name, delete) and exports to S3 (with a new table
+// imported from S3), over the DynamoDB API alone, so it works against AWS
+// too. Lists refresh while a backup, export or import is still running.
 
 import { api } from './api.js';
 import { el, fill, button, dialog, field, errorBox, toast, formatBytes } from './ui.js';
+import { app } from './app.js';
 
 /** The tab's body for `table`; `onRestored(name)` runs when a restore starts. */
 export function backupsView(table, onRestored) {
   const recovery = el('section.card.recovery', { 'aria-label': 'Point-in-time recovery' }, el('p.hint', 'Reading…'));
   const backups = el('section.card.backups', { 'aria-label': 'Backups' }, el('p.hint', 'Reading…'));
-  const view = el('div.backupsview', recovery, backups);
+  const transfers = el('section.card.transfers', { 'aria-label': 'Exports to S3' }, el('p.hint', 'Reading…'));
+  const view = el('div.backupsview', recovery, backups, transfers);
   let timer;
   const load = async () => {
     clearTimeout(timer);
-    const [copying] = await Promise.all([
+    const [copying, , exporting] = await Promise.all([
       drawBackups(backups, table, load, onRestored),
       drawRecovery(recovery, table, load, onRestored),
+      drawExports(transfers, table, load, onRestored),
     ]);
-    // Until every backup is AVAILABLE, while the tab is shown.
-    if (copying && view.isConnected) timer = setTimeout(load, 1000);
+    // Until every backup and export is done, while the tab is shown.
+    if ((copying || exporting) && view.isConnected) timer = setTimeout(load, 1000);
   };
   load();
   return view;
@@ -179,4 +183,97 @@ function pointInTimeDialog(table, description, onRestored) {
       }
       return ['RestoreTableToPointInTime', body];
     }, onRestored, `${table}-at`);
+}
+
+// ---- exports to and imports from S3 -----------------------------------------
+
+/** Draws the table's exports and the export form; true while one runs. */
+async function drawExports(box, table, reload, onRestored) {
+  let exports;
+  try {
+    const arn = (await api('call/DescribeTable', { TableName: table })).Table.TableArn;
+    const listed = (await api('call/ListExports', { TableArn: arn })).ExportSummaries || [];
+    exports = await Promise.all(listed.map(async (s) => (await api('call/DescribeExport', { ExportArn: s.ExportArn })).ExportDescription));
+    box.dataset.tableArn = arn;
+  } catch (e) {
+    fill(box, el('h2', 'Exports to S3'), errorBox(e));
+    return false;
+  }
+  const bucket = el('input', { 'aria-label': 'S3 bucket', placeholder: 'bucket', value: localStorage.getItem('ferrodyn.exportBucket') || '' });
+  const prefix = el('input', { 'aria-label': 'S3 prefix', placeholder: 'prefix (optional)' });
+  const format = el('select', { 'aria-label': 'Export format' }, el('option', { value: 'DYNAMODB_JSON' }, 'DynamoDB JSON'), el('option', { value: 'ION' }, 'Ion'));
+  const start = async () => {
+    localStorage.setItem('ferrodyn.exportBucket', bucket.value.trim());
+    const request = { TableArn: box.dataset.tableArn, S3Bucket: bucket.value.trim(), ExportFormat: format.value };
+    if (prefix.value.trim()) request.S3Prefix = prefix.value.trim();
+    try {
+      await api('call/ExportTableToPointInTime', request);
+      toast(`Exporting ${table} to s3://${request.S3Bucket}`);
+    } catch (e) {
+      toast(`${e.code || 'Error'}: ${e.message}`, 'error');
+    }
+    reload();
+  };
+  const row = (d) => el('tr',
+    el('td', el(`span.pill.s-${d.ExportStatus.toLowerCase().replace('_', '-')}`, d.ExportStatus)),
+    el('td', time(d.ExportTime)),
+    el('td', d.ExportFormat),
+    el('td.num', d.ItemCount === undefined ? '—' : d.ItemCount.toLocaleString()),
+    el('td', d.ExportStatus === 'FAILED' ? el('span.bad', `${d.FailureCode}: ${d.FailureMessage}`)
+      : el('code', `s3://${d.S3Bucket}/${d.ExportManifest || (d.S3Prefix || '')}`)));
+  fill(box,
+    el('header.row', el('h2', 'Exports to S3'), el('span.spacer'),
+      button('Import a new table from S3…', () => importDialog(table, onRestored, reload, latestData(exports)))),
+    el('div.row', field('Bucket', bucket), field('Prefix', prefix), field('Format', format),
+      button('Export now', start, 'primary')),
+    exports.length
+      ? el('table.plain', { 'aria-label': 'Exports of this table' },
+        el('thead', el('tr', ['Status', 'As of', 'Format', 'Items', 'Manifest'].map((h) => el('th', h)))),
+        el('tbody', exports.map(row)))
+      : el('p.hint', 'No exports yet. An export needs point-in-time recovery on, and writes DynamoDB\'s layout (manifests and gzipped data files) to the bucket.'));
+  return exports.some((d) => d.ExportStatus === 'IN_PROGRESS');
+}
+
+/** The newest completed export's bucket and data folder, to import it back. */
+function latestData(exports) {
+  const done = exports.filter((d) => d.ExportStatus === 'COMPLETED' && d.ExportManifest).pop();
+  return done && { bucket: done.S3Bucket, prefix: done.ExportManifest.replace(/manifest-summary\.json$/, 'data/') };
+}
+
+/** ImportTable: a new table from the objects under a prefix (by default
+ * the table's newest export, which imports back as it was). */
+function importDialog(table, onRestored, reload, source) {
+  const described = app.described[table] || {};
+  const key = (described.KeySchema || []).find((k) => k.KeyType === 'HASH')?.AttributeName || 'pk';
+  return dialog('Import a new table from S3', (close) => {
+    const name = el('input', { 'aria-label': 'New table name', value: `${table}-imported`, autofocus: true });
+    const bucket = el('input', { 'aria-label': 'Import bucket', value: source?.bucket || localStorage.getItem('ferrodyn.exportBucket') || '' });
+    const prefix = el('input', { 'aria-label': 'Import prefix', placeholder: 'AWSDynamoDB/<export id>/data/', value: source?.prefix || '' });
+    const format = el('select', { 'aria-label': 'Input format' }, el('option', { value: 'DYNAMODB_JSON' }, 'DynamoDB JSON lines'), el('option', { value: 'CSV' }, 'CSV'));
+    const compression = el('select', { 'aria-label': 'Compression' }, ['GZIP', 'NONE', 'ZSTD'].map((c) => el('option', { value: c }, c)));
+    const problem = el('div');
+    const submit = async (e) => {
+      e.preventDefault();
+      const parameters = {
+        TableName: name.value.trim(), BillingMode: 'PAY_PER_REQUEST',
+        KeySchema: described.KeySchema, AttributeDefinitions: described.AttributeDefinitions,
+      };
+      try {
+        await api('call/ImportTable', {
+          S3BucketSource: { S3Bucket: bucket.value.trim(), S3KeyPrefix: prefix.value.trim() },
+          InputFormat: format.value, InputCompressionType: compression.value, TableCreationParameters: parameters,
+        });
+        toast(`Importing ${parameters.TableName}: it is CREATING until every object is read`);
+        close(true);
+        onRestored(parameters.TableName);
+        reload();
+      } catch (error) {
+        fill(problem, errorBox(error));
+      }
+    };
+    return el('form', { onsubmit: submit },
+      el('p.hint', `A new table with ${table}'s keys (${key}…), filled from every object under the prefix. Lines that are no item of it are skipped and counted.`),
+      field('New table name', name), field('Bucket', bucket), field('Prefix', prefix), field('Format', format), field('Compression', compression),
+      problem, el('div.row', el('span.spacer'), button('Cancel', () => close(false)), el('button.btn.primary', { type: 'submit' }, 'Import')));
+  });
 }
