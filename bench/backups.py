@@ -13,8 +13,11 @@ durable server (the default `--data-dir` storage) driven by wrk:
 
     cargo build --release -p ferrodyn
     python3 bench/backups.py [--items 1000000] [--secs 6] [--binary target/release/ferrodyn]
+        [--s3-endpoint http://127.0.0.1:8103]
 
-Prints markdown. Python 3.11 standard library only, plus wrk (bench/run.py's driver).
+With --s3-endpoint, also an export of the whole table to that store and an
+import of it back (boto3 needed for the bucket). Prints markdown. Python 3.11
+standard library, plus wrk (bench/run.py's driver) and boto3 for the S3 part.
 """
 import argparse
 import json
@@ -27,15 +30,21 @@ import threading
 import time
 import urllib.request
 
+try:
+    import boto3
+except ImportError:  # only the S3 figures need it
+    boto3 = None
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import run  # noqa: E402  (bench/run.py: Client, setup_table, run_wrk)
 
 TABLE = "bench"
 
 
-def start(binary, data_dir):
+def start(binary, data_dir, s3_endpoint):
+    extra = ["--s3-endpoint", s3_endpoint] if s3_endpoint else []
     process = subprocess.Popen([binary, "serve", "--data-dir", data_dir, "--port", "0", "--console", "off",
-                                "--exit-on-stdin-eof"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+                                "--exit-on-stdin-eof", *extra], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     return process, process.stdout.readline().split()[3]
 
 
@@ -125,20 +134,65 @@ def recovery_figures(client, url, data_dir, args):
     print(f"| change log (GET /ferrodyn/usage) | {log['Bytes'] / log['Records']:,.0f} bytes per retained write of a ~100-byte item ({log['Records']:,} records, {log['Bytes'] / 2**20:,.1f} MiB, before compression) | reported |")
 
 
+def transfer_figures(client, url, args):
+    """An export of the whole table to --s3-endpoint's bucket, then an
+    import of it back: items per second, against the Scan above and
+    `ferrodyn import` (31,500 items/s, BENCHMARKS.md "Scale")."""
+    s3 = boto3.client("s3", endpoint_url=args.s3_endpoint, region_name="us-east-1",
+                      aws_access_key_id="bench", aws_secret_access_key="bench")
+    bucket = f"bench-{int(time.time())}"
+    s3.create_bucket(Bucket=bucket)
+    call(client, "UpdateContinuousBackups", {"TableName": TABLE, "PointInTimeRecoverySpecification":
+                                             {"PointInTimeRecoveryEnabled": True}})
+    arn = call(client, "DescribeTable", {"TableName": TABLE})["Table"]["TableArn"]
+    t0 = time.perf_counter()
+    export = call(client, "ExportTableToPointInTime", {"TableArn": arn, "S3Bucket": bucket})["ExportDescription"]
+    state = {}
+
+    def exported():
+        state["d"] = call(client, "DescribeExport", {"ExportArn": export["ExportArn"]})["ExportDescription"]
+        return state["d"]["ExportStatus"] != "IN_PROGRESS"
+    export_secs = wait_for("the export", exported)
+    done = state["d"]
+    if done["ExportStatus"] != "COMPLETED":
+        sys.exit(f"export failed: {done}")
+    data = done["ExportManifest"].rsplit("/", 1)[0] + "/data/"
+    t0 = time.perf_counter()
+    started = call(client, "ImportTable", {
+        "S3BucketSource": {"S3Bucket": bucket, "S3KeyPrefix": data}, "InputFormat": "DYNAMODB_JSON",
+        "InputCompressionType": "GZIP", "TableCreationParameters": {
+            "TableName": "imported", "BillingMode": "PAY_PER_REQUEST",
+            "KeySchema": [{"AttributeName": "PK", "KeyType": "HASH"}, {"AttributeName": "SK", "KeyType": "RANGE"}],
+            "AttributeDefinitions": [{"AttributeName": "PK", "AttributeType": "S"}, {"AttributeName": "SK", "AttributeType": "S"}]}})
+    arn = started["ImportTableDescription"]["ImportArn"]
+
+    def imported():
+        state["i"] = call(client, "DescribeImport", {"ImportArn": arn})["ImportTableDescription"]
+        return state["i"]["ImportStatus"] != "IN_PROGRESS"
+    import_secs = wait_for("the import", imported)
+    items = done["ItemCount"]
+    print(f"| export to S3 ({args.s3_endpoint}) | {items / export_secs:,.0f} items/s ({items:,} items, {export_secs:.1f} s) | at least half of the Scan's |")
+    print(f"| import from S3 | {state['i']['ImportedItemCount'] / import_secs:,.0f} items/s ({import_secs:.1f} s, {state['i']['ErrorCount']} errors) | at least `ferrodyn import`'s 31,500 |")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--items", type=int, default=1_000_000)
     parser.add_argument("--secs", type=int, default=6)
     parser.add_argument("--binary", default="target/release/ferrodyn")
+    parser.add_argument("--s3-endpoint", help="an S3-compatible store for the export and import figures "
+                        "(moto's server, for instance); without it they are not measured")
     args = parser.parse_args()
     data_dir = tempfile.mkdtemp(prefix="ferrodyn-backups-")
-    process, url = start(args.binary, data_dir)
+    process, url = start(args.binary, data_dir, args.s3_endpoint)
     try:
         method, loaded, secs = run.setup_table("ferrodyn", url, TABLE, args.items, 0)
         client = run.Client(url)
         print(f"{loaded:,} items loaded by {method} in {secs:.1f} s\n")
         print("| measure | result | target |\n|---|---|---|")
         backup_figures(client, url, args)
+        if args.s3_endpoint:
+            transfer_figures(client, url, args)
         recovery_figures(client, url, data_dir, args)
     finally:
         process.stdin.close()

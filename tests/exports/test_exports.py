@@ -139,7 +139,8 @@ def test_a_full_export_is_read_back_with_boto3_and_gzip_item_for_item(clients):
     for name in ["_started", "manifest-summary.json", "manifest-summary.md5", "manifest-files.json", "manifest-files.md5"]:
         assert folder + name in keys, (name, keys)
     summary_bytes = read(s3, bucket, done["ExportManifest"])
-    assert read(s3, bucket, folder + "manifest-summary.md5").decode() == hashlib.md5(summary_bytes).hexdigest()
+    # The .md5 files hold the base64 MD5, as DynamoDB writes them.
+    assert read(s3, bucket, folder + "manifest-summary.md5").decode() == base64.b64encode(hashlib.md5(summary_bytes).digest()).decode()
     summary = json.loads(summary_bytes)
     assert (summary["itemCount"], summary["outputFormat"], summary["exportType"]) == (120, "DYNAMODB_JSON", "FULL_EXPORT")
     assert summary["tableArn"] == arn and summary["s3Bucket"] == bucket and summary["s3Prefix"] == "nightly"
@@ -288,31 +289,42 @@ def test_an_export_imports_back_exactly_with_its_index(clients):
     assert [i["ImportArn"] for i in listed] == [description["ImportArn"]]
 
 
-def test_a_csv_import_types_its_keys_and_counts_the_lines_it_skips(clients):
+def test_a_csv_import_types_its_keys_and_quotes_fields(clients):
     dynamodb, s3, bucket = clients
-    rows = "pk,city,visits\nu1,Oslo,3\nu2,\"Lima, Peru\",7\n,nowhere,1\nu3,Rome,0\n"
+    rows = 'pk,city,visits\nu1,Oslo,3\nu2,"Lima, Peru",7\n'
     s3.put_object(Bucket=bucket, Key="csv/users.csv", Body=rows.encode())
-    s3.put_object(Bucket=bucket, Key="csv/more.csv", Body=b"pk,city\nu4,Kyiv\n")
+    s3.put_object(Bucket=bucket, Key="csv/more.csv", Body=b"pk;city\nu4;Kyiv\n")
     started = dynamodb.import_table(S3BucketSource={"S3Bucket": bucket, "S3KeyPrefix": "csv/"}, InputFormat="CSV",
-                                    TableCreationParameters=creation("users"))
+                                    InputFormatOptions={"Csv": {"Delimiter": ";"}}, TableCreationParameters=creation("users"))
     done = imported(dynamodb, started["ImportTableDescription"]["ImportArn"])
-    assert done["ImportStatus"] == "COMPLETED", done
-    assert (done["ProcessedItemCount"], done["ImportedItemCount"], done["ErrorCount"]) == (5, 4, 1), done
-    items = {i["pk"]["S"]: i for i in scanned(dynamodb, "users")}
-    assert sorted(items) == ["u1", "u2", "u3", "u4"]
+    # users.csv read with ';' is one column "pk,city,visits": no key, so an
+    # error that abandons that object; more.csv imports.
+    assert (done["ProcessedItemCount"], done["ImportedItemCount"], done["ErrorCount"]) == (2, 1, 1), done
+    assert [i["pk"]["S"] for i in scanned(dynamodb, "users")] == ["u4"]
+    started = dynamodb.import_table(S3BucketSource={"S3Bucket": bucket, "S3KeyPrefix": "csv/users"}, InputFormat="CSV",
+                                    TableCreationParameters=creation("users_comma"))
+    done = imported(dynamodb, started["ImportTableDescription"]["ImportArn"])
+    assert (done["ImportStatus"], done["ImportedItemCount"]) == ("COMPLETED", 2), done
+    items = {i["pk"]["S"]: i for i in scanned(dynamodb, "users_comma")}
     assert items["u2"]["city"] == {"S": "Lima, Peru"} and items["u2"]["visits"] == {"S": "7"}
 
 
-def test_unreadable_json_lines_are_skipped_and_counted(clients):
+def test_a_bad_unit_abandons_the_rest_of_its_object_and_fails_the_import_keeping_the_valid_items(clients):
     dynamodb, s3, bucket = clients
-    lines = '{"Item":{"pk":{"S":"a"}}}\nnot json\n{"Item":{"other":{"S":"no key"}}}\n{"Item":{"pk":{"N":"1"}}}\n{"Item":{"pk":{"S":"b"},"n":{"N":"2"}}}\n'
-    s3.put_object(Bucket=bucket, Key="json/part.json.gz", Body=gzip.compress(lines.encode()))
+    good = '{"Item":{"pk":{"S":"a"}}}\n\n{"Item":{"pk":{"S":"b"}}}{"Item":{"pk":{"S":"c"}}}\n'
+    bad = '{"Item":{"pk":{"S":"d"}}}\n{"Item":{"pk":{"N":"1"}}}\n{"Item":{"pk":{"S":"never"}}}\n'
+    s3.put_object(Bucket=bucket, Key="json/1-good.json.gz", Body=gzip.compress(good.encode()))
+    s3.put_object(Bucket=bucket, Key="json/2-bad.json.gz", Body=gzip.compress(bad.encode()))
+    s3.put_object(Bucket=bucket, Key="json/3-plain.json", Body=b'{"Item":{"pk":{"S":"e"}}}')
     started = dynamodb.import_table(S3BucketSource={"S3Bucket": bucket, "S3KeyPrefix": "json/"}, InputFormat="DYNAMODB_JSON",
                                     InputCompressionType="GZIP", TableCreationParameters=creation("partly"))
     done = imported(dynamodb, started["ImportTableDescription"]["ImportArn"])
-    assert done["ImportStatus"] == "COMPLETED"
-    assert (done["ProcessedItemCount"], done["ImportedItemCount"], done["ErrorCount"]) == (5, 2, 3), done
-    assert [i["pk"]["S"] for i in scanned(dynamodb, "partly")] == ["a", "b"]
+    assert (done["ImportStatus"], done["FailureCode"]) == ("FAILED", "ItemValidationError"), done
+    # three from the good object, one before the bad unit, and the
+    # uncompressed object under GZIP counts as one more error.
+    assert (done["ProcessedItemCount"], done["ImportedItemCount"], done["ErrorCount"]) == (6, 4, 2), done
+    assert dynamodb.describe_table(TableName="partly")["Table"]["TableStatus"] == "ACTIVE"
+    assert [i["pk"]["S"] for i in scanned(dynamodb, "partly")] == ["a", "b", "c", "d"]
 
 
 def test_imports_are_refused_or_fail_as_dynamodb_does(clients):

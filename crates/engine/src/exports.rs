@@ -209,7 +209,7 @@ impl Engine {
         if at < earliest || at > now {
             return Err(DynamoError::new(
                 ErrorKind::InvalidExportTime,
-                "ExportTime must be between the table's EarliestRestorableDateTime and now",
+                "Export Time is invalid",
             ));
         }
         let source = if request.time.is_none_or(|t| t >= now) {
@@ -243,11 +243,13 @@ impl Engine {
             let same = d.table_arn == request.table_arn
                 && d.s3_bucket == request.bucket
                 && d.s3_prefix == request.prefix
+                && d.s3_bucket_owner == request.bucket_owner
+                && d.s3_sse_algorithm == request.sse_algorithm
                 && d.export_format == request.format;
             if !same {
                 return Err(DynamoError::new(
                     ErrorKind::ExportConflict,
-                    "Export with the same client token and different parameters already exists",
+                    "Export conflict: Duplicate request detected with conflicting parameters",
                 ));
             }
             return Ok(Some(d.clone()));
@@ -399,14 +401,14 @@ impl Engine {
         let files_key = format!("{folder}manifest-files.json");
         put(
             format!("{folder}manifest-files.md5"),
-            md5_hex(manifest.as_bytes()).into_bytes(),
+            md5_base64(manifest.as_bytes()).into_bytes(),
         )?;
         put(files_key.clone(), manifest.into_bytes())?;
         let summary = self.summary_manifest(record, &files_key, items, bytes);
         let summary_key = format!("{folder}manifest-summary.json");
         put(
             format!("{folder}manifest-summary.md5"),
-            md5_hex(summary.as_bytes()).into_bytes(),
+            md5_base64(summary.as_bytes()).into_bytes(),
         )?;
         put(summary_key.clone(), summary.into_bytes())?;
         Ok((items, bytes, summary_key))
@@ -537,7 +539,7 @@ impl Engine {
             .ok_or_else(|| {
                 DynamoError::new(
                     ErrorKind::ExportNotFound,
-                    format!("Export not found: {arn}"),
+                    format!("Export not found: Export not found: {arn}"), // sic: AWS repeats it
                 )
             })
     }
@@ -692,13 +694,6 @@ fn md5_digest(bytes: &[u8]) -> Vec<u8> {
 fn md5_base64(bytes: &[u8]) -> String {
     use base64::Engine as _;
     base64::engine::general_purpose::STANDARD.encode(md5_digest(bytes))
-}
-
-fn md5_hex(bytes: &[u8]) -> String {
-    md5_digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
 }
 
 /// An item as an Ion struct: DynamoDB's export mapping (strings, decimals,

@@ -5,16 +5,19 @@
 //! - The table is created at once and stays CREATING while the import runs
 //!   (no client reads or writes it), then ACTIVE; items go in through the
 //!   ordinary write path, so GSIs and statistics follow.
-//! - A line that is not an item of the table (unreadable, no key, a key of
-//!   the wrong type) is skipped and counted in ErrorCount; the import goes on.
-//!   ProcessedItemCount counts lines read, ImportedItemCount items written,
-//!   ProcessedSizeBytes the bytes read from the store.
+//! - As DynamoDB does (docs/design/exports.md §4): the first unit of an
+//!   object that is no item of the table (unreadable, no key, a key of the
+//!   wrong type, a compression mismatch) abandons the rest of that object
+//!   and counts one error; the import goes on with the next object. With
+//!   any error it ends FAILED (ItemValidationError) and the table ACTIVE
+//!   with the valid items. ProcessedItemCount = ImportedItemCount +
+//!   ErrorCount; ProcessedSizeBytes counts uncompressed bytes.
 //! - A store that cannot be read fails the import (FAILED, its FailureCode
 //!   and FailureMessage) and removes the table, as DynamoDB does.
 //! - ION input is refused when the request is made (ValidationException),
 //!   not accepted and ignored.
 
-use crate::imports_format::{parse_lines, InputFormat};
+use crate::imports_format::{parse_object, InputFormat};
 use crate::keyspace;
 use crate::table::Table;
 use crate::{Engine, NewTable};
@@ -244,8 +247,19 @@ impl Engine {
         let d = &mut record.description;
         d.end_time = Some((self.now_seconds() * 1000.0).floor() / 1000.0);
         match outcome {
-            Ok(()) => {
+            Ok(()) if d.error_count == 0 => {
                 d.import_status = "COMPLETED".into();
+                self.set_table_creating(&table, false)?;
+            }
+            // DynamoDB's outcome when items were skipped: FAILED, with the
+            // table ACTIVE and holding the items that were valid.
+            Ok(()) => {
+                d.import_status = "FAILED".into();
+                d.failure_code = Some("ItemValidationError".into());
+                d.failure_message = Some(
+                    "Some of the items failed validation checks and were not imported. Please check CloudWatch error logs for more details."
+                        .into(),
+                );
                 self.set_table_creating(&table, false)?;
             }
             Err((code, message)) => {
@@ -281,31 +295,30 @@ impl Engine {
         let failed = |message: String| crate::exports::store_failure(&message);
         let keys = objects.list(&job.bucket, &job.prefix).map_err(failed)?;
         let internal = |e: DynamoError| ("UnknownError".to_string(), e.message.clone());
-        for (key, size) in keys {
+        for (key, _) in keys {
             let bytes = objects.get(&job.bucket, &key).map_err(failed)?;
-            counts.processed_size_bytes += size;
-            let text = decompressed(bytes, job.compression)
-                .map_err(|e| failed(format!("s3://{}/{key}: {e}", job.bucket)))?;
-            let mut pending: BTreeMap<Vec<u8>, (Item, Option<Item>)> = BTreeMap::new();
-            for parsed in parse_lines(&text, &job.format, &table.schema) {
+            // A compression mismatch is an item error, as on DynamoDB.
+            let Ok(text) = decompressed(bytes, job.compression) else {
                 counts.processed_item_count += 1;
-                let Ok(item) = parsed else {
-                    counts.error_count += 1;
-                    continue;
-                };
-                let key_item = table.schema.extract(&item);
-                pending.insert(
-                    table.schema.encode(table.id, &key_item),
-                    (key_item, Some(item)),
-                );
-                if pending.len() == IMPORT_BATCH {
-                    counts.imported_item_count += pending.len() as u64;
-                    self.apply_changes(table, std::mem::take(&mut pending))
-                        .map_err(internal)?;
+                counts.error_count += 1;
+                continue;
+            };
+            counts.processed_size_bytes += text.len() as u64;
+            let (items, abandoned) = parse_object(&text, &job.format, &table.schema);
+            counts.processed_item_count += items.len() as u64 + u64::from(abandoned);
+            counts.error_count += u64::from(abandoned);
+            counts.imported_item_count += items.len() as u64;
+            for chunk in items.chunks(IMPORT_BATCH) {
+                let mut batch: BTreeMap<Vec<u8>, (Item, Option<Item>)> = BTreeMap::new();
+                for item in chunk {
+                    let key_item = table.schema.extract(item);
+                    batch.insert(
+                        table.schema.encode(table.id, &key_item),
+                        (key_item, Some(item.clone())),
+                    );
                 }
+                self.apply_changes(table, batch).map_err(internal)?;
             }
-            counts.imported_item_count += pending.len() as u64;
-            self.apply_changes(table, pending).map_err(internal)?;
         }
         Ok(())
     }

@@ -2,7 +2,6 @@
 //! (`{"Item": {...}}`, what an export's data files hold) and CSV (a header
 //! row, or the request's HeaderList; key attributes typed by the table's
 //! AttributeDefinitions, every other value a string, as DynamoDB imports CSV).
-//! Each line is an item of the table or the reason it is not one.
 
 use crate::keys::KeySchema;
 use ferrodyn_types::{AttributeValue, Item, Number, ScalarType};
@@ -17,28 +16,41 @@ pub enum InputFormat {
     },
 }
 
-/// The items (or errors) of one object's text.
-pub fn parse_lines(
-    text: &str,
-    format: &InputFormat,
-    schema: &KeySchema,
-) -> Vec<Result<Item, String>> {
-    match format {
-        InputFormat::DynamodbJson => (text.lines())
-            .filter(|line| !line.trim().is_empty())
-            .map(|line| json_item(line).and_then(|item| keyed(item, schema)))
-            .collect(),
+/// The items of one object's text, and whether it stopped at a unit that
+/// could not become an item: as DynamoDB does, the first such unit
+/// abandons the rest of its object (and counts as one error).
+pub fn parse_object(text: &str, format: &InputFormat, schema: &KeySchema) -> (Vec<Item>, bool) {
+    let units: Box<dyn Iterator<Item = Result<Item, String>>> = match format {
+        InputFormat::DynamodbJson => Box::new(json_items(text, schema)),
         InputFormat::Csv { delimiter, header } => {
-            csv_items(text, *delimiter, header.as_deref(), schema)
+            Box::new(csv_items(text, *delimiter, header.as_deref(), schema).into_iter())
+        }
+    };
+    let mut items = Vec::new();
+    for unit in units {
+        match unit {
+            Ok(item) => items.push(item),
+            Err(_) => return (items, true),
         }
     }
+    (items, false)
 }
 
-fn json_item(line: &str) -> Result<Item, String> {
-    let value: serde_json::Value =
-        serde_json::from_str(line).map_err(|e| format!("not JSON: {e}"))?;
-    let item = value.get("Item").ok_or("no Item member")?;
-    serde_json::from_value(item.clone()).map_err(|e| format!("not a DynamoDB JSON item: {e}"))
+/// DynamoDB JSON input: a stream of `{"Item": ...}` objects (one a line,
+/// or several on one line; blank lines and empty objects yield nothing).
+fn json_items<'a>(
+    text: &'a str,
+    schema: &'a KeySchema,
+) -> impl Iterator<Item = Result<Item, String>> + 'a {
+    (serde_json::Deserializer::from_str(text).into_iter::<serde_json::Value>())
+        .filter(|unit| !matches!(unit, Ok(serde_json::Value::Object(map)) if map.is_empty()))
+        .map(move |unit| {
+            let value = unit.map_err(|e| format!("not JSON: {e}"))?;
+            let item = value.get("Item").ok_or("no Item member")?;
+            let item: Item = serde_json::from_value(item.clone())
+                .map_err(|e| format!("not a DynamoDB JSON item: {e}"))?;
+            keyed(item, schema)
+        })
 }
 
 /// The item, if it holds the table's key with the right types.

@@ -108,14 +108,17 @@ impl Objects for S3Sink {
         Ok(bytes.to_vec())
     }
 
+    /// Keys starting with `prefix` as a plain string (as S3's ListObjects
+    /// reads it: `data` matches `data2/x` and `database.json`), so the
+    /// listing starts at the prefix's last folder and is filtered here.
     fn list(&self, bucket: &str, prefix: &str) -> Result<Vec<(String, u64)>, String> {
         use futures::TryStreamExt;
         let client = self.client(bucket)?;
-        let folder = prefix.trim_end_matches('/');
-        let prefix_path = (!folder.is_empty()).then(|| Path::from(folder));
+        let folder = prefix.rsplit_once('/').map_or("", |(folder, _)| folder);
+        let folder_path = (!folder.is_empty()).then(|| Path::from(folder));
         let listed = self
             .runtime
-            .block_on(client.list(prefix_path.as_ref()).try_collect::<Vec<_>>());
+            .block_on(client.list(folder_path.as_ref()).try_collect::<Vec<_>>());
         let objects = listed.map_err(|e| format!("cannot list s3://{bucket}/{prefix}: {e}"))?;
         let mut keys: Vec<(String, u64)> = (objects.into_iter())
             .map(|o| (o.location.to_string(), o.size))
