@@ -419,3 +419,66 @@ def test_the_cli_exports_a_table_and_imports_the_export_back(clients, ferrodyn):
     assert scanned(dynamodb, "cli_copy") == scanned(dynamodb, "cli_source")
     jobs = cli("s3", "list")["Jobs"]
     assert {export["ExportArn"], imported_table["ImportArn"]} <= {j.get("ExportArn") or j.get("ImportArn") for j in jobs}
+
+
+def test_an_incremental_export_holds_each_changed_item_once_compacted_over_its_window(moto):
+    """With a manual clock: changes at the window's start are in it, those
+    at its end are not; an item inserted and deleted inside it is absent."""
+    port = free_port()
+    process = subprocess.Popen([str(BINARY), "serve", "--in-memory", "--port", str(port), "--console", "off", "--clock", "manual",
+                                "--s3-endpoint", moto], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_listening(port, process)
+    endpoint = f"http://127.0.0.1:{port}"
+
+    def advance(by):
+        subprocess.run([str(BINARY), "clock", "--advance", by, "--endpoint-url", endpoint], check=True, capture_output=True)
+    try:
+        dynamodb = boto3.client("dynamodb", endpoint_url=endpoint, **KEYS)
+        s3 = boto3.client("s3", endpoint_url=moto, **KEYS)
+        s3.create_bucket(Bucket="incremental")
+        arn = table_with_recovery(dynamodb, "changes")
+        item = lambda k, **more: {"pk": {"S": k}, **{n: {"S": v} for n, v in more.items()}}  # noqa: E731
+        for k in ["a1", "a2"]:
+            dynamodb.put_item(TableName="changes", Item=item(k, state="old"))
+        advance("1m")
+        start = server_now(dynamodb, "changes")
+        dynamodb.put_item(TableName="changes", Item=item("b1", state="new"))
+        dynamodb.put_item(TableName="changes", Item=item("a1", state="changed"))
+        dynamodb.delete_item(TableName="changes", Key={"pk": {"S": "a2"}})
+        dynamodb.put_item(TableName="changes", Item=item("c1"))
+        dynamodb.delete_item(TableName="changes", Key={"pk": {"S": "c1"}})
+        advance("20m")
+        end = server_now(dynamodb, "changes")
+        dynamodb.put_item(TableName="changes", Item=item("d1"))
+        with pytest.raises(ClientError) as refused:
+            dynamodb.export_table_to_point_in_time(TableArn=arn, S3Bucket="incremental", ExportType="INCREMENTAL_EXPORT",
+                                                   IncrementalExportSpecification={"ExportFromTime": start,
+                                                                                   "ExportToTime": start + datetime.timedelta(minutes=10)})
+        assert refused.value.response["Error"]["Code"] == "InvalidExportTimeException"
+        assert "less than 15 minutes" in refused.value.response["Error"]["Message"]
+        with pytest.raises(ClientError) as refused:
+            dynamodb.export_table_to_point_in_time(TableArn=arn, S3Bucket="incremental",
+                                                   IncrementalExportSpecification={"ExportFromTime": start})
+        assert refused.value.response["Error"]["Message"].startswith("Invalid Request: Export Type expected to be Incremental")
+        lines = {}
+        for view in ["NEW_AND_OLD_IMAGES", "NEW_IMAGE"]:
+            started = dynamodb.export_table_to_point_in_time(
+                TableArn=arn, S3Bucket="incremental", S3Prefix=view, ExportType="INCREMENTAL_EXPORT",
+                IncrementalExportSpecification={"ExportFromTime": start, "ExportToTime": end, "ExportViewType": view})
+            done = finished(dynamodb, started["ExportDescription"]["ExportArn"])
+            assert (done["ExportStatus"], done["ExportType"], done["ItemCount"]) == ("COMPLETED", "INCREMENTAL_EXPORT", 3), done
+            summary = json.loads(read(s3, "incremental", done["ExportManifest"]))
+            assert summary["exportType"] == "INCREMENTAL_EXPORT" and summary["exportViewType"] == view
+            lines[view] = {json.loads(line)["Keys"]["pk"]["S"]: json.loads(line) for line in data_lines(s3, "incremental", summary)}
+        both = lines["NEW_AND_OLD_IMAGES"]
+        assert sorted(both) == ["a1", "a2", "b1"]
+        assert both["a1"]["OldImage"]["state"] == {"S": "old"} and both["a1"]["NewImage"]["state"] == {"S": "changed"}
+        assert "NewImage" not in both["a2"] and both["a2"]["OldImage"]["state"] == {"S": "old"}
+        assert "OldImage" not in both["b1"]
+        assert int(both["b1"]["Metadata"]["WriteTimestampMicros"]["N"]) >= int(start.timestamp() * 1_000_000) - 1000
+        new_only = lines["NEW_IMAGE"]
+        assert set(new_only["a2"]) == {"Metadata", "Keys"}, "a deleted item: its keys alone"
+        assert "OldImage" not in new_only["a1"]
+    finally:
+        process.terminate()
+        process.wait(timeout=10)

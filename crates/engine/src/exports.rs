@@ -31,6 +31,7 @@ use crate::Engine;
 use ferrodyn_storage::{StorageView, WriteOp};
 use ferrodyn_types::{AttributeValue, DynamoError, ErrorKind, Item, Result};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::ops::Bound;
 use std::sync::Arc;
@@ -64,7 +65,30 @@ pub struct ExportRequest {
     /// None: now.
     pub time: Option<f64>,
     pub client_token: Option<String>,
+    /// An incremental export's window and view; None: a full export.
+    pub incremental: Option<IncrementalSpec>,
 }
+
+/// An incremental export: the changes committed in [from, to), each item
+/// compacted to its state before the window and its last state in it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct IncrementalSpec {
+    #[serde(rename = "ExportFromTime")]
+    pub from: f64,
+    #[serde(
+        rename = "ExportToTime",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub to: Option<f64>,
+    /// NEW_IMAGE or NEW_AND_OLD_IMAGES.
+    #[serde(rename = "ExportViewType")]
+    pub view_type: String,
+}
+
+/// The shortest and longest window of an incremental export.
+const INCREMENTAL_WINDOW: (f64, f64) = (15.0 * 60.0, 24.0 * 3600.0);
 
 /// `ExportDescription` in DynamoDB's wire shape.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -79,7 +103,9 @@ pub struct ExportDescription {
     pub export_manifest: Option<String>,
     pub table_arn: String,
     pub table_id: String,
-    pub export_time: f64,
+    /// The instant of a full export (an incremental one has none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub export_time: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_token: Option<String>,
     pub s3_bucket: String,
@@ -109,6 +135,8 @@ pub struct ExportDescription {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub item_count: Option<u64>,
     pub export_type: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub incremental_export_specification: Option<IncrementalSpec>,
 }
 
 /// One entry of ListExports.
@@ -169,6 +197,58 @@ enum ExportSource {
     View(Box<dyn StorageView>, u64),
     /// The table as of the export time, by point-in-time recovery.
     PointInTime,
+    /// The changes of a window, from the change log.
+    Incremental,
+}
+
+/// One item's changes inside an incremental export's window.
+struct Change {
+    keys: serde_json::Value,
+    /// The item before its first change in the window (None: absent).
+    before: Option<serde_json::Value>,
+    /// After its last change (None: deleted).
+    after: Option<serde_json::Value>,
+    micros: u64,
+}
+
+/// An incremental export's window against DynamoDB's rules: at least 15
+/// minutes, at most 24 hours, inside the recovery window, not in the future.
+fn check_window(spec: &IncrementalSpec, earliest: f64, now: f64) -> Result<()> {
+    let invalid = |message: String| Err(DynamoError::new(ErrorKind::InvalidExportTime, message));
+    let iso = ferrodyn_types::dates::iso8601_utc_millis;
+    let to = spec.to.unwrap_or(now);
+    if spec.from < earliest || spec.from >= to || to - spec.from > INCREMENTAL_WINDOW.1 {
+        return invalid(format!(
+            "Incremental export period from time cannot be less than the table creation time : {}",
+            iso(spec.from)
+        ));
+    }
+    if to > now {
+        return invalid(format!(
+            "Incremental export period to time cannot be greater than the current time : {}",
+            iso(to)
+        ));
+    }
+    if to - spec.from < INCREMENTAL_WINDOW.0 {
+        return invalid("Difference between export period from time and export period to time is less than 15 minutes".into());
+    }
+    Ok(())
+}
+
+/// An incremental record as Ion: its Metadata, Keys and images.
+fn ion_change(line: &serde_json::Value) -> Result<String> {
+    let mut fields = Vec::new();
+    let micros = line["Metadata"]["WriteTimestampMicros"]["N"]
+        .as_str()
+        .unwrap_or("0");
+    fields.push(format!("Metadata:{{WriteTimestampMicros:{micros}}}"));
+    for member in ["Keys", "NewImage", "OldImage"] {
+        if let Some(image) = line.get(member) {
+            let item: Item = serde_json::from_value(image.clone()).map_err(crate::storage_error)?;
+            fields.push(format!("{member}:{}", ion_map(&item)));
+        }
+    }
+    Ok(format!("{{{}}}", fields.join(",")))
 }
 
 /// One written data file, for the file manifest.
@@ -205,6 +285,13 @@ impl Engine {
         })?;
         let now = (self.now_seconds() * 1000.0).floor() / 1000.0;
         let earliest = crate::recovery::earliest_restorable(&settings, now);
+        if let Some(spec) = &request.incremental {
+            check_window(spec, earliest, now)?;
+            let record = self.commit_new_export(&request, &table, None, now)?;
+            let description = record.description.clone();
+            self.start_export(record.id, ExportSource::Incremental)?;
+            return Ok(description);
+        }
         let at = request.time.unwrap_or(now);
         if at < earliest || at > now {
             return Err(DynamoError::new(
@@ -223,7 +310,7 @@ impl Engine {
         } else {
             ExportSource::PointInTime
         };
-        let record = self.commit_new_export(&request, &table, at, now)?;
+        let record = self.commit_new_export(&request, &table, Some(at), now)?;
         let description = record.description.clone();
         self.start_export(record.id, source)?;
         Ok(description)
@@ -261,7 +348,7 @@ impl Engine {
         &self,
         request: &ExportRequest,
         table: &crate::table::Table,
-        at: f64,
+        at: Option<f64>,
         now: f64,
     ) -> Result<ExportRecord> {
         let _catalog = self.catalog_lock.lock();
@@ -290,7 +377,14 @@ impl Engine {
                 export_format: request.format,
                 billed_size_bytes: None,
                 item_count: None,
-                export_type: "FULL_EXPORT".into(),
+                export_type: match request.incremental {
+                    Some(_) => "INCREMENTAL_EXPORT".into(),
+                    None => "FULL_EXPORT".into(),
+                },
+                incremental_export_specification: (request.incremental.clone()).map(|mut spec| {
+                    spec.to = Some(spec.to.unwrap_or(now));
+                    spec
+                }),
             },
             table_name: table.name.clone(),
             region: self.request_region(),
@@ -389,6 +483,7 @@ impl Engine {
             ExportSource::PointInTime => {
                 self.export_point_in_time(record, &put).map_err(internal)?
             }
+            ExportSource::Incremental => self.export_changes(record, &put).map_err(internal)?,
         };
         let manifest: String = (files.iter())
             .map(|f| {
@@ -430,7 +525,10 @@ impl Engine {
             "endTime": iso(self.now_seconds()),
             "tableArn": d.table_arn,
             "tableId": d.table_id,
-            "exportTime": iso(d.export_time),
+            "exportTime": d.export_time.map(iso),
+            "exportFromTime": d.incremental_export_specification.as_ref().map(|i| iso(i.from)),
+            "exportToTime": d.incremental_export_specification.as_ref().and_then(|i| i.to).map(iso),
+            "exportViewType": d.incremental_export_specification.as_ref().map(|i| i.view_type.clone()),
             "s3Bucket": d.s3_bucket,
             "s3Prefix": d.s3_prefix,
             "s3SseAlgorithm": d.s3_sse_algorithm.clone().unwrap_or_else(|| "AES256".into()),
@@ -491,7 +589,12 @@ impl Engine {
         record: &ExportRecord,
         put: &dyn Fn(String, Vec<u8>) -> std::result::Result<String, (String, String)>,
     ) -> Result<(Vec<DataFile>, u64, u64)> {
-        let at = RestoreTime::At(record.description.export_time);
+        let at = RestoreTime::At(
+            record
+                .description
+                .export_time
+                .unwrap_or_else(|| self.now_seconds()),
+        );
         let source = with_request_scope(record.scope(), || {
             self.point_in_time_source(&record.table_name, at)
         })?;
@@ -528,6 +631,97 @@ impl Engine {
         drop(view);
         with_request_scope(hidden, || self.delete_table(&target))?;
         written
+    }
+
+    /// An incremental export's data: every change logged in its window,
+    /// compacted per item to the image before the window (kept for
+    /// NEW_AND_OLD_IMAGES) and the last one in it; an item created and
+    /// deleted inside the window leaves nothing.
+    fn export_changes(
+        &self,
+        record: &ExportRecord,
+        put: &dyn Fn(String, Vec<u8>) -> std::result::Result<String, (String, String)>,
+    ) -> Result<(Vec<DataFile>, u64, u64)> {
+        let d = &record.description;
+        let spec = d
+            .incremental_export_specification
+            .clone()
+            .ok_or_else(|| DynamoError::internal("no window"))?;
+        let table = with_request_scope(record.scope(), || self.lookup(&record.table_name))
+            .ok_or_else(|| DynamoError::internal("the exported table is gone"))?;
+        let log_from = (table
+            .recovery()
+            .and_then(|s| s.bases.first().map(|b| b.log_from)))
+        .unwrap_or(0);
+        let (from_ms, to_ms) = (
+            (spec.from * 1000.0).round() as u64,
+            (spec.to.unwrap_or(spec.from) * 1000.0).round() as u64,
+        );
+        let mut changed: BTreeMap<String, Change> = BTreeMap::new();
+        let start = keyspace::stream_record_key(table.id, log_from);
+        let end = keyspace::stream_record_key(table.id, u64::MAX);
+        let mut after = None;
+        loop {
+            let low = after
+                .as_ref()
+                .map_or(Bound::Included(&start), Bound::Excluded);
+            let page = self
+                .storage
+                .scan(low.map(Vec::as_slice), Bound::Included(&end), false, 1000)
+                .map_err(crate::storage_error)?;
+            let Some((last, _)) = page.last() else { break };
+            after = Some(last.clone());
+            for (_, value) in &page {
+                let record: serde_json::Value =
+                    serde_json::from_slice(value).map_err(crate::storage_error)?;
+                let Some(at) = record[crate::streams::RECOVERY_MEMBER]["commitMillis"].as_u64()
+                else {
+                    continue;
+                };
+                if at < from_ms || at >= to_ms {
+                    continue;
+                }
+                let body = &record["dynamodb"];
+                let key = body["Keys"].to_string();
+                let entry = changed.entry(key).or_insert_with(|| Change {
+                    keys: body["Keys"].clone(),
+                    before: body.get("OldImage").cloned(),
+                    after: None,
+                    micros: 0,
+                });
+                entry.after = body.get("NewImage").cloned();
+                entry.micros = at * 1000;
+            }
+            if page.len() < 1000 {
+                break;
+            }
+        }
+        let both = spec.view_type == "NEW_AND_OLD_IMAGES";
+        let mut file = DataFileWriter::new(d.export_format);
+        let (mut items, mut bytes) = (0u64, 0u64);
+        for change in changed
+            .into_values()
+            .filter(|c| c.before.is_some() || c.after.is_some())
+        {
+            let mut line = serde_json::json!({
+                "Metadata": { "WriteTimestampMicros": { "N": change.micros.to_string() } },
+                "Keys": change.keys,
+            });
+            if let Some(new) = change.after {
+                line["NewImage"] = new;
+            }
+            if let (true, Some(old)) = (both, change.before) {
+                line["OldImage"] = old;
+            }
+            let text = match d.export_format {
+                ExportFormat::DynamodbJson => format!("{line}\n"),
+                ExportFormat::Ion => format!("{}\n", ion_change(&line)?),
+            };
+            bytes += text.len() as u64;
+            items += 1;
+            file.push_line(text.as_bytes())?;
+        }
+        Ok((vec![file.finish(record, 0, put)?], items, bytes))
     }
 
     /// DescribeExport.
@@ -593,7 +787,11 @@ impl Engine {
     fn resume_exports(self: &Arc<Self>) -> Result<()> {
         for record in self.export_records()? {
             if record.description.export_status == "IN_PROGRESS" {
-                self.start_export(record.id, ExportSource::PointInTime)?;
+                let source = match record.description.incremental_export_specification {
+                    Some(_) => ExportSource::Incremental,
+                    None => ExportSource::PointInTime,
+                };
+                self.start_export(record.id, source)?;
             }
         }
         Ok(())
@@ -618,6 +816,13 @@ impl DataFileWriter {
             gzip,
             items: 0,
         }
+    }
+
+    /// One line already in the file's format.
+    fn push_line(&mut self, line: &[u8]) -> Result<()> {
+        self.gzip.write_all(line).map_err(crate::storage_error)?;
+        self.items += 1;
+        Ok(())
     }
 
     fn push(&mut self, stored: &StoredItem) -> Result<()> {

@@ -3,7 +3,7 @@
 
 use crate::ops::common::ResponseBody;
 use crate::validate::Violations;
-use ferrodyn_engine::exports::{ExportFormat, ExportRequest};
+use ferrodyn_engine::exports::{ExportFormat, ExportRequest, IncrementalSpec};
 use ferrodyn_engine::Engine;
 use ferrodyn_types::{DynamoError, Result};
 use serde::Deserialize;
@@ -86,11 +86,13 @@ pub fn export(engine: &Arc<Engine>, request: ExportRequestBody) -> Result<Vec<u8
     );
     let checked = (|| Some((request.table_arn?, request.s3_bucket?)))();
     let (table_arn, bucket) = v.finish_with(checked)?;
-    if request.export_type.as_deref() == Some("INCREMENTAL_EXPORT")
-        || request.incremental_export_specification.is_some()
-    {
+    let incremental = incremental_spec(
+        request.export_type.as_deref(),
+        request.incremental_export_specification,
+    )?;
+    if incremental.is_some() && request.export_time.is_some() {
         return Err(DynamoError::validation(
-            "INCREMENTAL_EXPORT is not supported by Ferrodyn yet: export the table in full (FULL_EXPORT)",
+            "Invalid Request: ExportTime cannot be provided for an Incremental Export",
         ));
     }
     let export = ExportRequest {
@@ -106,8 +108,35 @@ pub fn export(engine: &Arc<Engine>, request: ExportRequestBody) -> Result<Vec<u8
         },
         time: request.export_time.map(|t| (t * 1000.0).round() / 1000.0),
         client_token: request.client_token,
+        incremental,
     };
     respond("ExportDescription", engine.export_table(export)?)
+}
+
+/// ExportType against IncrementalExportSpecification, with DynamoDB's
+/// wording (docs/design/exports.md §2).
+fn incremental_spec(
+    export_type: Option<&str>,
+    spec: Option<serde_json::Value>,
+) -> Result<Option<IncrementalSpec>> {
+    let invalid = |m: &str| Err(DynamoError::validation(format!("Invalid Request: {m}")));
+    match (export_type, spec) {
+        (None | Some("FULL_EXPORT"), None) => Ok(None),
+        (None, Some(_)) => invalid("Export Type expected to be Incremental Export when incremental export specification is provided"),
+        (Some("FULL_EXPORT"), Some(_)) => invalid("When Export Type is Full Export , Incremental Export Specification should not be provided"),
+        (_, None) => invalid("Incremental Export Specification expected when export type is set as Incremental Export"),
+        (_, Some(spec)) => {
+            let seconds = |name: &str| spec.get(name).and_then(serde_json::Value::as_f64).map(|t| (t * 1000.0).round() / 1000.0);
+            let Some(from) = seconds("ExportFromTime") else {
+                return invalid("ExportFromTime must be provided in IncrementalExportSpecification");
+            };
+            let view_type = spec.get("ExportViewType").and_then(serde_json::Value::as_str).unwrap_or("NEW_AND_OLD_IMAGES");
+            let mut v = Violations::default();
+            v.one_of("incrementalExportSpecification.exportViewType", Some(view_type), &["NEW_IMAGE", "NEW_AND_OLD_IMAGES"]);
+            v.finish()?;
+            Ok(Some(IncrementalSpec { from, to: seconds("ExportToTime"), view_type: view_type.to_string() }))
+        }
+    }
 }
 
 pub fn describe(engine: &Arc<Engine>, request: DescribeRequest) -> Result<Vec<u8>> {
