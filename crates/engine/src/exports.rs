@@ -780,7 +780,8 @@ impl Engine {
             return Ok(());
         }
         self.resume_exports()?;
-        self.resume_imports()
+        self.resume_imports()?;
+        self.resume_bulk_puts()
     }
 
     /// Exports a crash left IN_PROGRESS run again from their point in time.

@@ -419,7 +419,10 @@ pub enum Compression {
 }
 
 /// An object's text, decompressed as the import says.
-fn decompressed(bytes: Vec<u8>, compression: Compression) -> std::result::Result<String, String> {
+pub(crate) fn decompressed(
+    bytes: Vec<u8>,
+    compression: Compression,
+) -> std::result::Result<String, String> {
     let mut text = String::new();
     match compression {
         Compression::None => {

@@ -26,6 +26,8 @@
 //! | `"mnext_export_id"` | the export-id allocator |
 //! | `'g' import` | an import from S3 (`imports`) |
 //! | `"mnext_import_id"` | the import-id allocator |
+//! | `'u' bulk operation` | a bulk put from S3 (`bulk_loads`) |
+//! | `"mnext_bulk_id"` | the bulk-operation-id allocator |
 //! | `"mlease"` | shared storage only: which node runs background work, until when |
 //!
 //! Every key of a table's data (`'s'`, `'q'`, `'i'`, `'x'`, `'r'`) starts with
@@ -70,6 +72,12 @@ const IMPORT: u8 = b'g';
 
 /// The key of the next import id to hand out.
 pub const NEXT_IMPORT_ID: &[u8] = b"mnext_import_id";
+
+/// Bulk operation records.
+const BULK: u8 = b'u';
+
+/// The key of the next bulk operation id to hand out.
+pub const NEXT_BULK_ID: &[u8] = b"mnext_bulk_id";
 
 /// The key of the next export id to hand out.
 pub const NEXT_EXPORT_ID: &[u8] = b"mnext_export_id";
@@ -305,6 +313,16 @@ pub fn import_records() -> Vec<u8> {
     vec![IMPORT]
 }
 
+/// A bulk operation's record.
+pub fn bulk_key(bulk_id: u64) -> Vec<u8> {
+    with_table(BULK, bulk_id)
+}
+
+/// The prefix of every bulk operation record.
+pub fn bulk_records() -> Vec<u8> {
+    vec![BULK]
+}
+
 /// The prefix of every restore job.
 pub fn restore_jobs() -> Vec<u8> {
     vec![RESTORE_JOB]
@@ -414,6 +432,7 @@ mod tests {
             restore_job_key(1),
             export_key(1),
             import_key(1),
+            bulk_key(1),
         ];
         let firsts: std::collections::HashSet<u8> = kinds.iter().map(|k| k[0]).collect();
         assert_eq!(firsts.len(), kinds.len(), "one prefix byte per kind");

@@ -10,7 +10,8 @@
 //!   point-in-time recovery (a base backup and the change log replayed);
 //!   [`exports`]: full exports to S3 in DynamoDB's layout; [`imports`]:
 //!   tables filled from S3 objects ([`imports_format`]: the line formats);
-//!   [`objects`]: the S3 store both use, provided by the binary.
+//!   [`bulk_loads`]: StartBulkPutItems into existing tables;
+//!   [`objects`]: the S3 store they use, provided by the binary.
 //! - [`collections`]: item-collection sizes of LSI tables and their limit.
 //! - [`error`]: the engine's error (a client answer, a storage conflict, a
 //!   storage failure) and the one retry loop.
@@ -53,6 +54,7 @@
 pub mod api;
 mod background;
 pub mod backups;
+pub mod bulk_loads;
 pub mod capacity;
 mod catalog;
 pub mod clock;

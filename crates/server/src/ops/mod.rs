@@ -6,6 +6,7 @@
 mod backups;
 mod batch_get_item;
 mod batch_write_item;
+mod bulk_loads;
 mod choice;
 mod common;
 mod conditional_write;

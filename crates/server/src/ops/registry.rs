@@ -133,6 +133,10 @@ operations! {
     ImportTable: TableChange => |engine, _, body| imports::import(engine, parse_body(body)?),
     DescribeImport: TableRead => |engine, _, body| imports::describe(engine, parse_body(body)?),
     ListImports: TableRead => |engine, _, body| imports::list(engine, parse_body(body)?),
+    StartBulkPutItems: TableChange => |engine, _, body| bulk_loads::start(engine, parse_body(body)?),
+    DescribeBulkOperation: TableRead => |engine, _, body| bulk_loads::describe(engine, parse_body(body)?),
+    ListBulkOperations: TableRead => |engine, _, body| bulk_loads::list(engine, parse_body(body)?),
+    CancelBulkOperation: TableChange => |engine, _, body| bulk_loads::cancel(engine, parse_body(body)?),
     ExecuteStatement: MultiItem => |engine, _, body| partiql::execute::run(engine, parse_body(body)?),
     BatchExecuteStatement: MultiItem => |engine, _, body| partiql::batch::run(engine, parse_body(body)?),
     ExecuteTransaction: MultiItem => |engine, faults, body| {
@@ -222,7 +226,9 @@ mod tests {
                 "DeleteBackup",
                 "RestoreTableFromBackup",
                 "ExportTableToPointInTime",
-                "ImportTable"
+                "ImportTable",
+                "StartBulkPutItems",
+                "CancelBulkOperation"
             ]
         );
         assert!(Operation::TransactGetItems.writes_items());
