@@ -15,8 +15,9 @@ durable server (the default `--data-dir` storage) driven by wrk:
     python3 bench/backups.py [--items 1000000] [--secs 6] [--binary target/release/ferrodyn]
         [--s3-endpoint http://127.0.0.1:8103]
 
-With --s3-endpoint, also an export of the whole table to that store and an
-import of it back (boto3 needed for the bucket). Prints markdown. Python 3.11
+With --s3-endpoint, also an export of the whole table to that store, an
+import of it back and a bulk put of it into an empty table, each with the
+server's peak resident memory (boto3 needed for the bucket). Prints markdown. Python 3.11
 standard library, plus wrk (bench/run.py's driver) and boto3 for the S3 part.
 """
 import argparse
@@ -141,6 +142,8 @@ def transfer_figures(client, url, args):
     s3 = boto3.client("s3", endpoint_url=args.s3_endpoint, region_name="us-east-1",
                       aws_access_key_id="bench", aws_secret_access_key="bench")
     bucket = f"bench-{int(time.time())}"
+    memory = PeakMemory(args.server_pid)
+    print(f"| server's resident memory before the export | {memory.rss() / 2**20:,.0f} MiB | |")
     s3.create_bucket(Bucket=bucket)
     call(client, "UpdateContinuousBackups", {"TableName": TABLE, "PointInTimeRecoverySpecification":
                                              {"PointInTimeRecoveryEnabled": True}})
@@ -153,6 +156,7 @@ def transfer_figures(client, url, args):
         state["d"] = call(client, "DescribeExport", {"ExportArn": export["ExportArn"]})["ExportDescription"]
         return state["d"]["ExportStatus"] != "IN_PROGRESS"
     export_secs = wait_for("the export", exported)
+    export_peak = memory.peak_and_reset()
     done = state["d"]
     if done["ExportStatus"] != "COMPLETED":
         sys.exit(f"export failed: {done}")
@@ -170,9 +174,59 @@ def transfer_figures(client, url, args):
         state["i"] = call(client, "DescribeImport", {"ImportArn": arn})["ImportTableDescription"]
         return state["i"]["ImportStatus"] != "IN_PROGRESS"
     import_secs = wait_for("the import", imported)
+    import_peak = memory.peak_and_reset()
+    bulk_secs, bulk = bulk_put_figures(client, bucket, data)
+    bulk_peak = memory.peak_and_reset()
     items = done["ItemCount"]
-    print(f"| export to S3 ({args.s3_endpoint}) | {items / export_secs:,.0f} items/s ({items:,} items, {export_secs:.1f} s) | at least half of the Scan's |")
-    print(f"| import from S3 | {state['i']['ImportedItemCount'] / import_secs:,.0f} items/s ({import_secs:.1f} s, {state['i']['ErrorCount']} errors) | at least `ferrodyn import`'s 31,500 |")
+    print(f"| export to S3 ({args.s3_endpoint}) | {items / export_secs:,.0f} items/s ({items:,} items, {export_secs:.1f} s); server's peak RSS {export_peak} | at least half of the Scan's; memory bounded |")
+    print(f"| import from S3 | {state['i']['ImportedItemCount'] / import_secs:,.0f} items/s ({import_secs:.1f} s, {state['i']['ErrorCount']} errors); peak RSS {import_peak} | at least `ferrodyn import`'s 31,500; memory bounded |")
+    print(f"| bulk put from S3 (StartBulkPutItems, the export's data into an existing table) | {bulk['ProcessedItemCount'] / bulk_secs:,.0f} items/s ({bulk_secs:.1f} s, {bulk['FailedItemCount']} failed); peak RSS {bulk_peak} | (none set) |")
+
+
+def bulk_put_figures(client, bucket, data):
+    """StartBulkPutItems of the export's data files into a new, empty table."""
+    call(client, "CreateTable", {
+        "TableName": "bulk", "BillingMode": "PAY_PER_REQUEST",
+        "KeySchema": [{"AttributeName": "PK", "KeyType": "HASH"}, {"AttributeName": "SK", "KeyType": "RANGE"}],
+        "AttributeDefinitions": [{"AttributeName": "PK", "AttributeType": "S"}, {"AttributeName": "SK", "AttributeType": "S"}]})
+    t0 = time.perf_counter()
+    arn = call(client, "StartBulkPutItems", {
+        "TableName": "bulk", "InputS3Configuration": {"S3Bucket": bucket, "S3KeyPrefix": data, "InputFormat": "DYNAMODB_JSON",
+                                                      "InputCompressionType": "GZIP"},
+        "OutputS3Configuration": {"OutputType": ["ERROR"]}})["BulkOperationDescription"]["BulkOperationArn"]
+    state = {}
+
+    def finished():
+        state["d"] = call(client, "DescribeBulkOperation", {"BulkOperationArn": arn})["BulkOperationDescription"]
+        return state["d"]["BulkOperationStatus"] not in ("IN_PROGRESS", "CANCELLING")
+    secs = wait_for("the bulk put", finished)
+    if state["d"]["BulkOperationStatus"] != "COMPLETED":
+        sys.exit(f"bulk put failed: {state['d']}")
+    return secs, state["d"]
+
+
+class PeakMemory:
+    """The server's peak resident memory, sampled every 50 ms (Linux /proc)."""
+
+    def __init__(self, pid):
+        self.pid, self.peak, self.stopped = pid, 0, False
+        threading.Thread(target=self.sample, daemon=True).start()
+
+    def rss(self):
+        with open(f"/proc/{self.pid}/status") as status:
+            return next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmRSS:"))
+
+    def sample(self):
+        while not self.stopped:
+            try:
+                self.peak = max(self.peak, self.rss())
+            except (OSError, StopIteration):
+                return
+            time.sleep(0.05)
+
+    def peak_and_reset(self):
+        peak, self.peak = self.peak, 0
+        return f"{peak / 2**20:,.0f} MiB"
 
 
 def main():
@@ -192,6 +246,7 @@ def main():
         print("| measure | result | target |\n|---|---|---|")
         backup_figures(client, url, args)
         if args.s3_endpoint:
+            args.server_pid = process.pid
             transfer_figures(client, url, args)
         recovery_figures(client, url, data_dir, args)
     finally:

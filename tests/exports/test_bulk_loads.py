@@ -188,11 +188,14 @@ def test_a_missing_bucket_fails_the_operation_saying_why(clients):
     assert done["BulkOperationStatus"] == "FAILED" and done["FailureCode"] == "S3NoSuchBucket", done
 
 
-def test_a_kill_9_in_the_middle_resumes_and_loses_nothing(moto, tmp_path):
+def test_ten_kill_9_cycles_in_the_middle_resume_and_lose_nothing(moto, tmp_path):
+    """kill -9 ten times while a paced bulk put runs (progress is saved per
+    object): after the last restart it completes with every item, counted
+    once."""
     s3 = boto3.client("s3", endpoint_url=moto, **KEYS)
     s3.create_bucket(Bucket="bulk-resume")
-    for part in range(4):
-        upload(s3, "bulk-resume", f"r/{part}.json", [line(f"r{part}-{i:04}") for i in range(1024)])
+    for part in range(24):  # a quarter of a second each at 1,024 units a second
+        upload(s3, "bulk-resume", f"r/{part:02}.json", [line(f"r{part:02}-{i:03}") for i in range(256)])
     data_dir = str(tmp_path / "data")
 
     def serve():
@@ -205,16 +208,21 @@ def test_a_kill_9_in_the_middle_resumes_and_loses_nothing(moto, tmp_path):
     process, dynamodb = serve()
     try:
         dynamodb.create_table(**creation("bulk_resumed"))
-        arn = start(dynamodb, "bulk_resumed", "bulk-resume", "r/", MaxWriteRequestUnits=2048)["BulkOperationArn"]
-        time.sleep(1.2)
-        midway = dynamodb.describe_bulk_operation(BulkOperationArn=arn)["BulkOperationDescription"]
-        assert midway["BulkOperationStatus"] == "IN_PROGRESS" and 0 < midway["ProcessedItemCount"] < 4096, midway
-        process.kill()
-        process.wait()
-        process, dynamodb = serve()
+        arn = start(dynamodb, "bulk_resumed", "bulk-resume", "r/", MaxWriteRequestUnits=1024)["BulkOperationArn"]
+        processed = 0
+        for cycle in range(10):
+            time.sleep(0.3 + 0.05 * (cycle % 5))
+            midway = dynamodb.describe_bulk_operation(BulkOperationArn=arn)["BulkOperationDescription"]
+            assert midway["BulkOperationStatus"] == "IN_PROGRESS", (cycle, midway)
+            processed = max(processed, midway["ProcessedItemCount"])
+            process.kill()
+            process.wait()
+            process, dynamodb = serve()
+        assert 0 < processed
         done = ended(dynamodb, arn)
-        assert done["BulkOperationStatus"] == "COMPLETED" and done["ProcessedItemCount"] >= 4096, done
-        assert dynamodb.describe_table(TableName="bulk_resumed")["Table"]["ItemCount"] == 4096
+        assert done["BulkOperationStatus"] == "COMPLETED" and done["ProcessedItemCount"] == 6144, done
+        assert dynamodb.describe_table(TableName="bulk_resumed")["Table"]["ItemCount"] == 6144
+        assert len(scanned(dynamodb, "bulk_resumed")) == 6144
     finally:
         process.terminate()
         process.wait(timeout=10)

@@ -23,7 +23,8 @@
 //!   `<prefix>/AWSDynamoDB/BulkOperation/<id>/errors/` and
 //!   `.../condition-check-failures/`, one file per input object with any.
 //! - Progress is saved after every object: a stop resumes the job at its
-//!   first unfinished object (that object's items are put again).
+//!   first unfinished object (that object's items are put again, and its
+//!   counts start over, so the final counts are exact).
 
 use crate::capacity::write_units;
 use crate::imports::Compression;
@@ -76,8 +77,11 @@ struct BulkRecord {
     max_write_units: Option<u64>,
     client_token: Option<String>,
     cancel: bool,
-    /// Input objects finished, in key order, and the counts after them.
+    /// Input objects finished, in key order, and the counts after them
+    /// (where a resumed job starts from).
     objects_done: usize,
+    checkpoint: Counts,
+    /// The counts now, for DescribeBulkOperation.
     counts: Counts,
 }
 
@@ -179,6 +183,7 @@ impl Engine {
             client_token: request.client_token.clone(),
             cancel: false,
             objects_done: 0,
+            checkpoint: Counts::default(),
             counts: Counts::default(),
         };
         let bump = WriteOp::Put(
@@ -519,7 +524,7 @@ struct Job {
 
 impl Job {
     fn new(record: &BulkRecord, total_bytes: u64) -> Job {
-        let mut counts = record.counts.clone();
+        let mut counts = record.checkpoint.clone();
         counts.total_bytes = Some(total_bytes);
         // The pace counts from now: units of a run before a stop are spent.
         counts.write_units = 0.0;
@@ -539,10 +544,11 @@ impl Job {
     fn save(&mut self, engine: &Engine, objects_done: Option<usize>) {
         let counts = self.counts.clone();
         let saved = engine.update_bulk(self.id, |record| {
-            record.counts = counts;
             if let Some(done) = objects_done {
                 record.objects_done = done;
+                record.checkpoint = counts.clone();
             }
+            record.counts = counts;
         });
         self.cancelled = matches!(saved, Ok(Some(record)) if record.cancel);
         self.saved = Instant::now();
