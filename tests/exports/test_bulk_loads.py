@@ -226,3 +226,23 @@ def test_ten_kill_9_cycles_in_the_middle_resume_and_lose_nothing(moto, tmp_path)
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+def test_the_cli_puts_lists_describes_and_cancels(clients, ferrodyn):
+    dynamodb, s3, bucket = clients
+    dynamodb.create_table(**creation("bulk_cli"))
+    upload(s3, bucket, "cli/items.json.gz", [line(f"c{i:03}") for i in range(40)], compress=True)
+
+    def cli(*args, ok=True):
+        result = subprocess.run([str(BINARY), "s3", *args, "--endpoint-url", ferrodyn, "-o", "json"], capture_output=True, text=True)
+        assert (result.returncode == 0) == ok, result.stderr
+        return json.loads(result.stdout) if ok else result.stderr
+
+    done = cli("put", "bulk_cli", "--bucket", bucket, "--prefix", "cli/", "--compression", "gzip", "--max-units", "1024", "--wait")
+    assert (done["BulkOperationStatus"], done["ProcessedItemCount"], done["MaxWriteRequestUnits"]) == ("COMPLETED", 40, 1024)
+    assert len(scanned(dynamodb, "bulk_cli")) == 40
+    assert cli("describe", done["BulkOperationArn"])["BulkOperationStatus"] == "COMPLETED"
+    listed = cli("list", "bulk_cli")["Jobs"]
+    assert [j["BulkOperationArn"] for j in listed] == [done["BulkOperationArn"]]
+    assert cli("cancel", done["BulkOperationArn"])["BulkOperationStatus"] == "COMPLETED"
+    assert "Member must have value greater than or equal to 1024" in cli("put", "bulk_cli", "--bucket", bucket, "--max-units", "5", ok=False)
