@@ -7,7 +7,8 @@
 #   - three nodes on one database (the `cluster::` tests), and a policy read
 #     through a second node,
 #   - failover under load: a primary with two synchronous standbys on
-#     25430-25432, stopped with an immediate shutdown, a standby promoted.
+#     25430-25432, stopped with an immediate shutdown, a standby promoted,
+#   - S3 transfers taken up by another node (tests/exports/test_shared_transfers.py).
 # The PostgreSQL tests are #[ignore]d in a plain `cargo test` and run here with
 # --ignored / --include-ignored; run without PostgreSQL they fail, never pass.
 # Everything started here is stopped on exit, Ctrl-C or kill.
@@ -72,3 +73,6 @@ cargo test -p ferrodyn --test tests -- items:: transactions:: batches:: query:: 
 # The tests that need PostgreSQL themselves (ignored in a plain cargo test).
 cargo test -p ferrodyn --test tests -- --ignored cluster:: resource_policies::
 FERRODYN_TEST_FAILOVER_PORT=$failover_port cargo test -p ferrodyn --test tests -- --ignored failover:: --nocapture
+# S3 transfers (exports, imports, bulk puts) taken up by another node when
+# theirs is killed: against moto's S3, through scripts/s3-tests.sh.
+scripts/s3-tests.sh

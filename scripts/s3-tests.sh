@@ -2,7 +2,7 @@
 # Exports to S3 against a real S3-compatible server, as scripts/test.sh runs
 # it: moto's server (from PyPI, in target/s3-venv) on a free port, a
 # `ferrodyn serve --in-memory --s3-endpoint` beside it, and
-# tests/exports/test_exports.py driving both with boto3 (reading the export
+# tests/exports/*.py driving both with boto3 (reading the export
 # back with gzip, as a user would). Everything started here is stopped on
 # exit. If moto cannot be installed: with CI=true the run fails; elsewhere
 # the stage is skipped with a message saying so.
@@ -23,4 +23,10 @@ if ! "$venv/bin/python" -c 'import moto, boto3, pytest, flask, zstandard' 2>/dev
         || unavailable "pip install 'moto[server]' boto3 pytest zstandard failed"
 fi
 [ -x target/debug/ferrodyn ] || cargo build -p ferrodyn --bin ferrodyn
-"$venv/bin/python" -m pytest -q tests/exports "$@"
+# With FERRODYN_TEST_POSTGRES set (scripts/pg-tests.sh), only the test of
+# transfers on shared storage; without it, every other one.
+if [[ -n ${FERRODYN_TEST_POSTGRES:-} ]]; then
+    "$venv/bin/python" -m pytest -q tests/exports/test_shared_transfers.py "$@"
+else
+    "$venv/bin/python" -m pytest -q tests/exports --ignore=tests/exports/test_shared_transfers.py "$@"
+fi

@@ -228,16 +228,16 @@ impl Engine {
 
     fn start_bulk(self: &Arc<Self>, id: u64) -> Result<()> {
         let engine = Arc::clone(self);
-        self.spawn_job_here(format!("bulk-put-{id}"), move |_| engine.run_bulk(id))
+        self.spawn_transfer(format!("bulk-put-{id}"), move || engine.run_bulk(id))
     }
 
-    /// Bulk operations a stop cut short go on from their first unfinished
-    /// object (embedded storage only, as exports and imports: the binary
-    /// calls it once the store is set).
-    pub(crate) fn resume_bulk_puts(self: &Arc<Self>) -> Result<()> {
+    /// Bulk operations left running that `take` picks (transfers.rs) go on
+    /// from their first unfinished object.
+    pub(crate) fn resume_bulk_puts(self: &Arc<Self>, take: &dyn Fn(&str) -> bool) -> Result<()> {
         for record in self.bulk_records()? {
             let status = &record.description["BulkOperationStatus"];
-            if *status == json!("IN_PROGRESS") || *status == json!("CANCELLING") {
+            let running = *status == json!("IN_PROGRESS") || *status == json!("CANCELLING");
+            if running && take(&format!("bulk-put-{}", record.id)) {
                 self.start_bulk(record.id)?;
             }
         }

@@ -38,9 +38,10 @@
 //!   (transactions.rs). This module keeps what is only about nodes: their
 //!   ids and sequence numbers, read sets, the lease and the upkeep.
 //! - A lease (`"mlease"`, renewed every second, valid five) picks the one
-//!   node that runs TTL sweeps, GSI backfills, purges, the statistics fold
-//!   and (every minute) the sweep of orphaned index keys; another node
-//!   takes it over when the holder stops renewing.
+//!   node that runs TTL sweeps, GSI backfills, purges, the statistics fold,
+//!   (every minute) the sweep of orphaned index keys and the take-up of S3
+//!   transfers whose node stopped (transfers.rs); another node takes it over
+//!   when the holder stops renewing.
 
 use crate::items::PlannedWrite;
 use crate::keyspace::LEASE;
@@ -287,6 +288,7 @@ impl Engine {
 
     fn upkeep(self: &Arc<Self>) -> Result<()> {
         self.reload_catalog()?;
+        self.beat_transfers()?;
         if !self.renew_lease()? {
             return Ok(());
         }
@@ -316,6 +318,7 @@ impl Engine {
         }
         self.resume_table_purges()?;
         self.resume_backup_work()?;
+        self.resume_stalled_transfers()?;
         self.resume_backfills(tables)
     }
 }

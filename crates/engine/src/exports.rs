@@ -427,7 +427,7 @@ impl Engine {
 
     fn start_export(self: &Arc<Self>, id: u64, source: ExportSource) -> Result<()> {
         let engine = Arc::clone(self);
-        self.spawn_job_here(format!("export-{id}"), move |_| {
+        self.spawn_transfer(format!("export-{id}"), move || {
             engine.finish_export(id, source)
         })
     }
@@ -771,23 +771,13 @@ impl Engine {
         Ok((out.into_iter().map(|(_, s)| s).collect(), token))
     }
 
-    /// Exports and imports a crash left IN_PROGRESS run again, once the
-    /// binary has set the S3 store ([`Engine::set_objects`]). Embedded
-    /// storage only: on shared storage the node that started one runs it,
-    /// and one cut short stays IN_PROGRESS.
-    pub fn resume_transfers(self: &Arc<Self>) -> Result<()> {
-        if self.shared() {
-            return Ok(());
-        }
-        self.resume_exports()?;
-        self.resume_imports()?;
-        self.resume_bulk_puts()
-    }
-
-    /// Exports a crash left IN_PROGRESS run again from their point in time.
-    fn resume_exports(self: &Arc<Self>) -> Result<()> {
+    /// Exports left IN_PROGRESS that `take` picks (transfers.rs) run again
+    /// from their point in time.
+    pub(crate) fn resume_exports(self: &Arc<Self>, take: &dyn Fn(&str) -> bool) -> Result<()> {
         for record in self.export_records()? {
-            if record.description.export_status == "IN_PROGRESS" {
+            if record.description.export_status == "IN_PROGRESS"
+                && take(&format!("export-{}", record.id))
+            {
                 let source = match record.description.incremental_export_specification {
                     Some(_) => ExportSource::Incremental,
                     None => ExportSource::PointInTime,

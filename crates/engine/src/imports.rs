@@ -132,14 +132,16 @@ impl Engine {
 
     fn start_import(self: &Arc<Self>, id: u64) -> Result<()> {
         let engine = Arc::clone(self);
-        self.spawn_job_here(format!("import-{id}"), move |_| engine.run_import(id))
+        self.spawn_transfer(format!("import-{id}"), move || engine.run_import(id))
     }
 
     /// Imports a crash left IN_PROGRESS run again from their first object
     /// (writing an item twice is harmless; the counts start over).
-    pub(crate) fn resume_imports(self: &Arc<Self>) -> Result<()> {
+    pub(crate) fn resume_imports(self: &Arc<Self>, take: &dyn Fn(&str) -> bool) -> Result<()> {
         for record in self.import_records()? {
-            if record.description.import_status == "IN_PROGRESS" {
+            if record.description.import_status == "IN_PROGRESS"
+                && take(&format!("import-{}", record.id))
+            {
                 self.start_import(record.id)?;
             }
         }

@@ -29,6 +29,7 @@
 //! | `'u' bulk operation` | a bulk put from S3 (`bulk_loads`) |
 //! | `"mnext_bulk_id"` | the bulk-operation-id allocator |
 //! | `"mlease"` | shared storage only: which node runs background work, until when |
+//! | `"mtransfer/" job` | shared storage only: a running S3 transfer's heartbeat (`transfers`) |
 //!
 //! Every key of a table's data (`'s'`, `'q'`, `'i'`, `'x'`, `'r'`) starts with
 //! its prefix byte and table id, so it can be re-homed under another id
@@ -311,6 +312,11 @@ pub fn import_key(import_id: u64) -> Vec<u8> {
 /// The prefix of every import record.
 pub fn import_records() -> Vec<u8> {
     vec![IMPORT]
+}
+
+/// The heartbeat of a running transfer job (`export-7`, `bulk-put-2`).
+pub fn transfer_heartbeat_key(job: &str) -> Vec<u8> {
+    [b"mtransfer/".as_slice(), job.as_bytes()].concat()
 }
 
 /// A bulk operation's record.

@@ -10,7 +10,8 @@
 //!   point-in-time recovery (a base backup and the change log replayed);
 //!   [`exports`]: full exports to S3 in DynamoDB's layout; [`imports`]:
 //!   tables filled from S3 objects ([`imports_format`]: the line formats);
-//!   [`bulk_loads`]: StartBulkPutItems into existing tables;
+//!   [`bulk_loads`]: StartBulkPutItems into existing tables; [`transfers`]:
+//!   where those three kinds of job run and how they resume;
 //!   [`objects`]: the S3 store they use, provided by the binary.
 //! - [`collections`]: item-collection sizes of LSI tables and their limit.
 //! - [`error`]: the engine's error (a client answer, a storage conflict, a
@@ -88,6 +89,7 @@ pub mod table;
 pub mod tags;
 pub mod throughput;
 pub mod transactions;
+mod transfers;
 mod ttl;
 pub mod usage;
 
