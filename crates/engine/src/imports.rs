@@ -1,6 +1,7 @@
 //! ImportTable, DescribeImport and ListImports: a new table filled from the
-//! objects under an S3 prefix (DynamoDB JSON lines, as a DynamoDB export's
-//! `data/` files hold them, or CSV; gzipped, zstd-compressed or not), as DynamoDB imports do:
+//! objects under an S3 prefix (DynamoDB JSON or Amazon Ion lines, as a
+//! DynamoDB export's `data/` files hold them, or CSV; gzipped,
+//! zstd-compressed or not), as DynamoDB imports do:
 //!
 //! - The table is created at once and stays CREATING while the import runs
 //!   (no client reads or writes it), then ACTIVE; items go in through the
@@ -14,8 +15,6 @@
 //!   ErrorCount; ProcessedSizeBytes counts uncompressed bytes.
 //! - A store that cannot be read fails the import (FAILED, its FailureCode
 //!   and FailureMessage) and removes the table, as DynamoDB does.
-//! - ION input is refused when the request is made (ValidationException),
-//!   not accepted and ignored.
 
 use crate::imports_format::{parse_object, InputFormat};
 use crate::keyspace;

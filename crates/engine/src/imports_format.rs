@@ -1,15 +1,20 @@
 //! The line formats ImportTable reads (imports.rs): DynamoDB JSON lines
-//! (`{"Item": {...}}`, what an export's data files hold) and CSV (a header
-//! row, or the request's HeaderList; key attributes typed by the table's
-//! AttributeDefinitions, every other value a string, as DynamoDB imports CSV).
+//! (`{"Item": {...}}`, what an export's data files hold), Amazon Ion
+//! (`$ion_1_0 {Item:{...}}`, what an ION export's hold; [`ion`]) and CSV (a
+//! header row, or the request's HeaderList; key attributes typed by the
+//! table's AttributeDefinitions, every other value a string, as DynamoDB
+//! imports CSV).
 
 use crate::keys::KeySchema;
 use ferrodyn_types::{AttributeValue, Item, Number, ScalarType};
 
-/// DYNAMODB_JSON or CSV (with its delimiter and optional header).
+mod ion;
+
+/// DYNAMODB_JSON, ION or CSV (with its delimiter and optional header).
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum InputFormat {
     DynamodbJson,
+    Ion,
     Csv {
         delimiter: u8,
         header: Option<Vec<String>>,
@@ -22,6 +27,7 @@ pub enum InputFormat {
 pub fn parse_object(text: &str, format: &InputFormat, schema: &KeySchema) -> (Vec<Item>, bool) {
     let units: Box<dyn Iterator<Item = Result<Item, String>>> = match format {
         InputFormat::DynamodbJson => Box::new(json_items(text, schema)),
+        InputFormat::Ion => Box::new(ion::ion_items(text, schema)),
         InputFormat::Csv { delimiter, header } => {
             Box::new(csv_items(text, *delimiter, header.as_deref(), schema).into_iter())
         }

@@ -57,6 +57,7 @@ enum ExportFormatArg {
 #[derive(Clone, Copy, ValueEnum)]
 enum InputFormatArg {
     DynamodbJson,
+    Ion,
     Csv,
 }
 
@@ -229,7 +230,11 @@ fn import(args: ImportArgs) -> CliResult {
     let parameters = create_request(&args.table)?;
     let request = json!({
         "S3BucketSource": { "S3Bucket": args.bucket, "S3KeyPrefix": args.prefix },
-        "InputFormat": match args.format { InputFormatArg::DynamodbJson => "DYNAMODB_JSON", InputFormatArg::Csv => "CSV" },
+        "InputFormat": match args.format {
+            InputFormatArg::DynamodbJson => "DYNAMODB_JSON",
+            InputFormatArg::Ion => "ION",
+            InputFormatArg::Csv => "CSV",
+        },
         "InputCompressionType": compression_name(args.compression),
         "TableCreationParameters": parameters,
     });

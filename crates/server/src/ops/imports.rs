@@ -84,11 +84,6 @@ pub fn import(engine: &Arc<Engine>, request: ImportTableRequest) -> Result<Vec<u
         request.input_format.clone().unwrap_or_default(),
         request.input_compression_type.clone(),
     );
-    let unsupported =
-        |what: &str| DynamoError::validation(format!("{what} is not supported by Ferrodyn yet"));
-    if format == "ION" {
-        return Err(unsupported("InputFormat ION (DYNAMODB_JSON and CSV are)"));
-    }
     let parameters = request
         .table_creation_parameters
         .clone()
@@ -99,6 +94,7 @@ pub fn import(engine: &Arc<Engine>, request: ImportTableRequest) -> Result<Vec<u
     )?;
     let format = match format.as_str() {
         "CSV" => csv_format(request.input_format_options.as_ref())?,
+        "ION" => InputFormat::Ion,
         _ => InputFormat::DynamodbJson,
     };
     let mut echo = Map::new();
