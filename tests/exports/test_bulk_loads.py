@@ -246,3 +246,26 @@ def test_the_cli_puts_lists_describes_and_cancels(clients, ferrodyn):
     assert [j["BulkOperationArn"] for j in listed] == [done["BulkOperationArn"]]
     assert cli("cancel", done["BulkOperationArn"])["BulkOperationStatus"] == "COMPLETED"
     assert "Member must have value greater than or equal to 1024" in cli("put", "bulk_cli", "--bucket", bucket, "--max-units", "5", ok=False)
+
+
+def test_ion_input_puts_items_and_checks_conditions(clients):
+    dynamodb, s3, bucket = clients
+    dynamodb.create_table(**creation("bulk_ion"))
+    dynamodb.put_item(TableName="bulk_ion", Item={"pk": {"S": "taken"}, "v": {"N": "5"}})
+    s3.put_object(Bucket=bucket, Key="ion/part.ion", Body=gzip.compress(b"""$ion_1_0
+{Item:{pk:"i1", n:1.50, tags:$dynamodb_SS::["a","b"], raw:{{aGk=}}, deep:{l:[true, null]}}}
+{Item:{pk:"i2"}, ConditionExpression:"attribute_not_exists(pk)"}
+{Item:{pk:"taken", v:1}, ConditionExpression:"#v < :v", ExpressionAttributeNames:{'#v':"v"}, ExpressionAttributeValues:{':v':3}}
+{Item:{pk:"bad"}, ConditionExpression:sym}
+{Item:{pk:"i3"}}
+"""))
+    done = ended(dynamodb, start(dynamodb, "bulk_ion", bucket, "ion/", InputS3Configuration={
+        "S3Bucket": bucket, "S3KeyPrefix": "ion/", "InputFormat": "ION", "InputCompressionType": "GZIP"})["BulkOperationArn"])
+    assert (done["BulkOperationStatus"], done["ProcessedItemCount"], done["FailedItemCount"]) == ("COMPLETED_WITH_ERRORS", 5, 1), done
+    items = {i["pk"]["S"]: i for i in scanned(dynamodb, "bulk_ion")}
+    assert set(items) == {"i1", "i2", "i3", "taken"}
+    assert items["i1"] == {"pk": {"S": "i1"}, "n": {"N": "1.5"}, "tags": {"SS": ["a", "b"]}, "raw": {"B": b"hi"},
+                           "deep": {"M": {"l": {"L": [{"BOOL": True}, {"NULL": True}]}}}}
+    assert items["taken"]["v"] == {"N": "5"}
+    failures = report_lines(s3, bucket, done["BulkOperationArn"], "condition-check-failures")
+    assert [f["Item"]["pk"]["S"] for f in failures] == ["taken"]

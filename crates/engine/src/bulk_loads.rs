@@ -6,8 +6,9 @@
 //!
 //! - Input: DYNAMODB_JSON lines shaped like a PutItem request,
 //!   `{"Item": {...}}` with optional `ConditionExpression`,
-//!   `ExpressionAttributeNames` and `ExpressionAttributeValues`; optionally
-//!   GZIP or ZSTD. A unit that is unreadable, has no Item, or lacks the
+//!   `ExpressionAttributeNames` and `ExpressionAttributeValues`, or the same
+//!   as Ion structs (ION, read as ImportTable reads Ion); optionally GZIP or
+//!   ZSTD. A unit that is unreadable, has no Item, or lacks the
 //!   table's key abandons the rest of its object (as an import); a unit
 //!   with a bad condition or an unknown member is one failed item.
 //! - A condition is checked against the stored item, as PutItem checks it;
@@ -55,6 +56,8 @@ pub struct BulkPutRequest {
     pub bucket: String,
     pub prefix: String,
     pub compression: Compression,
+    /// InputFormat ION (else DYNAMODB_JSON).
+    pub ion: bool,
     pub max_write_units: Option<u64>,
     pub client_token: Option<String>,
     /// The request's input and output configurations and performance tier,
@@ -74,6 +77,8 @@ struct BulkRecord {
     bucket: String,
     prefix: String,
     compression: Compression,
+    #[serde(default)]
+    ion: bool,
     max_write_units: Option<u64>,
     client_token: Option<String>,
     cancel: bool,
@@ -179,6 +184,7 @@ impl Engine {
             bucket: request.bucket.clone(),
             prefix: request.prefix.clone(),
             compression: request.compression,
+            ion: request.ion,
             max_write_units: request.max_write_units,
             client_token: request.client_token.clone(),
             cancel: false,
@@ -299,7 +305,7 @@ impl Engine {
             job.counts.read_bytes += size;
             let mut report = Report::default();
             let stopped = match crate::imports::decompressed(bytes, record.compression) {
-                Ok(text) => self.bulk_object(table, &text, &mut job, &mut report),
+                Ok(text) => self.bulk_object(table, &text, record.ion, &mut job, &mut report),
                 Err(why) => {
                     job.counts.failed_unit(&mut report, &why, &Value::Null);
                     false
@@ -323,11 +329,12 @@ impl Engine {
         &self,
         table: &Arc<Table>,
         text: &str,
+        ion: bool,
         job: &mut Job,
         report: &mut Report,
     ) -> bool {
         let mut batch: Vec<Item> = Vec::new();
-        for unit in bulk_units(text, table) {
+        for unit in bulk_units(text, ion, table) {
             match unit {
                 Ok(Unit::Put(item, None)) => batch.push(item),
                 Ok(Unit::Put(item, Some(condition))) => {
@@ -676,15 +683,24 @@ fn with_object(line: &Value, object: &str) -> Value {
     line
 }
 
-/// The units of a DYNAMODB_JSON object; an `Err` ends the object.
+/// The units of a DYNAMODB_JSON or ION object (an Ion unit is mapped to
+/// its DynamoDB JSON form first); an `Err` ends the object.
 fn bulk_units<'a>(
     text: &'a str,
+    ion: bool,
     table: &'a Table,
 ) -> impl Iterator<Item = std::result::Result<Unit, String>> + 'a {
-    (serde_json::Deserializer::from_str(text).into_iter::<Value>())
+    let units: Box<dyn Iterator<Item = std::result::Result<Value, String>>> = match ion {
+        true => Box::new(crate::imports_format::ion_units(text)),
+        false => Box::new(
+            (serde_json::Deserializer::from_str(text).into_iter::<Value>())
+                .map(|unit| unit.map_err(|e| format!("not JSON: {e}"))),
+        ),
+    };
+    units
         .filter(|unit| !matches!(unit, Ok(Value::Object(map)) if map.is_empty()))
         .map(move |unit| {
-            let unit = unit.map_err(|e| format!("not JSON: {e}"))?;
+            let unit = unit?;
             let item = unit.get("Item").ok_or("a unit with no Item member")?;
             let item: Item = serde_json::from_value(item.clone())
                 .map_err(|e| format!("not a DynamoDB JSON item: {e}"))?;

@@ -10,6 +10,8 @@ use ferrodyn_types::{AttributeValue, Item, Number, ScalarType};
 
 mod ion;
 
+pub(crate) use ion::ion_units;
+
 /// DYNAMODB_JSON, ION or CSV (with its delimiter and optional header).
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum InputFormat {

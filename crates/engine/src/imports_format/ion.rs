@@ -36,6 +36,63 @@ pub(super) fn ion_items<'a>(
     text: &'a str,
     schema: &'a KeySchema,
 ) -> impl Iterator<Item = Result<Item, String>> + 'a {
+    (elements(text))
+        .filter(|unit| !matches!(unit, Ok(e) if e.as_struct().is_some_and(|s| s.is_empty())))
+        .map(move |unit| keyed(ion_item(&unit?)?, schema))
+}
+
+/// The units of an Ion object as DynamoDB JSON units, for bulk puts
+/// (bulk_loads.rs, which checks them as it checks JSON ones): a struct's
+/// `Item` and `ExpressionAttributeValues` mapped as items are, a struct of
+/// strings (`ExpressionAttributeNames`) and strings kept as they are.
+pub(crate) fn ion_units(text: &str) -> impl Iterator<Item = Result<Json, String>> + '_ {
+    elements(text).map(|unit| {
+        let unit = unit?;
+        let fields = unit.as_struct().ok_or("not an Ion struct")?;
+        let mut json = Map::new();
+        for (name, value) in fields.fields() {
+            let name = name.text().ok_or("a member name without text")?;
+            let member = match unit_member(name, value) {
+                Ok(member) => member,
+                // An unreadable item ends the object, as in JSON; any other
+                // member that maps to nothing is kept as a list holding why,
+                // which no member accepts: that unit alone fails.
+                Err(why) if name == "Item" => return Err(why),
+                Err(why) => Json::Array(vec![Json::from(why)]),
+            };
+            json.insert(name.to_string(), member);
+        }
+        Ok(Json::Object(json))
+    })
+}
+
+/// One member of a bulk unit in DynamoDB JSON.
+fn unit_member(name: &str, value: &Element) -> Result<Json, String> {
+    match (name, value.value()) {
+        ("Item" | "ExpressionAttributeValues", Value::Struct(fields)) => {
+            Ok(Json::Object(attributes(fields)?))
+        }
+        (_, Value::String(text)) => Ok(Json::from(text.text())),
+        (_, Value::Struct(fields)) => {
+            let strings = fields
+                .fields()
+                .map(|(key, value)| match (key.text(), value.value()) {
+                    (Some(key), Value::String(text)) => {
+                        Ok((key.to_string(), Json::from(text.text())))
+                    }
+                    _ => Err(format!("{name} holds a member that is no string")),
+                });
+            Ok(Json::Object(
+                strings.collect::<Result<Map<String, Json>, String>>()?,
+            ))
+        }
+        (_, other) => Err(format!("{name} is an Ion {}", other.ion_type())),
+    }
+}
+
+/// The top-level values of an Ion object, cut at the first one nested too
+/// deep for ion-rs to read safely (which then counts as a bad unit).
+fn elements(text: &str) -> impl Iterator<Item = Result<Element, String>> + '_ {
     let cut = too_deep(text, MAX_ION_DEPTH);
     let readable = &text[..cut.unwrap_or(text.len())];
     let units: Box<dyn Iterator<Item = Result<Element, String>>> =
@@ -46,9 +103,7 @@ pub(super) fn ion_items<'a>(
             Err(e) => Box::new(std::iter::once(Err(format!("not Ion: {e}")))),
         };
     let too_deep = cut.map(|_| Err(format!("nested deeper than {MAX_ION_DEPTH} levels")));
-    (units.chain(too_deep))
-        .filter(|unit| !matches!(unit, Ok(e) if e.as_struct().is_some_and(|s| s.is_empty())))
-        .map(move |unit| keyed(ion_item(&unit?)?, schema))
+    units.chain(too_deep)
 }
 
 /// A top-level unit's `Item`, through the DynamoDB JSON decoder.

@@ -109,11 +109,6 @@ pub fn start(engine: &Arc<Engine>, request: StartRequest) -> Result<Vec<u8>> {
         v.pattern("clientToken", token, "^[^\\$]+$");
     }
     v.finish()?;
-    if text(&request.input, "InputFormat") == Some("ION") {
-        return Err(DynamoError::validation(
-            "InputFormat ION for bulk operations is not supported by Ferrodyn yet (DYNAMODB_JSON is)",
-        ));
-    }
     let mut echo = Map::new();
     echo.insert(
         "InputS3Configuration".into(),
@@ -139,6 +134,7 @@ pub fn start(engine: &Arc<Engine>, request: StartRequest) -> Result<Vec<u8>> {
         prefix: text(&request.input, "S3KeyPrefix")
             .unwrap_or_default()
             .to_string(),
+        ion: text(&request.input, "InputFormat") == Some("ION"),
         compression: match text(&request.input, "InputCompressionType") {
             Some("GZIP") => Compression::Gzip,
             Some("ZSTD") => Compression::Zstd,
