@@ -107,9 +107,12 @@ pub struct PutArgs {
     table: String,
     #[arg(long)]
     bucket: String,
-    /// Every object under this prefix is read (DynamoDB JSON lines).
+    /// Every object under this prefix is read.
     #[arg(long, default_value = "")]
     prefix: String,
+    /// DynamoDB JSON lines or Ion structs, each an item with an optional condition.
+    #[arg(long, value_enum, default_value_t = ExportFormatArg::DynamodbJson)]
+    format: ExportFormatArg,
     #[arg(long, value_enum, default_value_t = CompressionArg::None)]
     compression: CompressionArg,
     /// The most write units a second the load may use (at least 1024).
@@ -258,7 +261,8 @@ fn put(args: PutArgs) -> CliResult {
     let mut request = json!({
         "TableName": args.table,
         "InputS3Configuration": {
-            "S3Bucket": args.bucket, "S3KeyPrefix": args.prefix, "InputFormat": "DYNAMODB_JSON",
+            "S3Bucket": args.bucket, "S3KeyPrefix": args.prefix,
+            "InputFormat": match args.format { ExportFormatArg::DynamodbJson => "DYNAMODB_JSON", ExportFormatArg::Ion => "ION" },
             "InputCompressionType": compression_name(args.compression),
         },
         "OutputS3Configuration": output,
