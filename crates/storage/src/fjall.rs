@@ -78,9 +78,10 @@ use std::time::Duration;
 use ::fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode, Readable};
 
 use crate::group_sync::{ActiveJournal, GroupSync};
+use crate::overlay::{self, Overlays, PreImages};
 use crate::{
-    first_failed_check, storable_bounds, validate_ops, view_covers, view_covers_key, Durability,
-    Key, KeyRange, ReadCheck, Storage, StorageError, StorageView, Value, WriteOp, MAX_KEY_LEN,
+    first_failed_check, range_is_empty, storable_bounds, validate_ops, Durability, Key, KeyRange,
+    ReadCheck, Storage, StorageError, StorageView, Value, WriteOp, MAX_KEY_LEN,
 };
 
 /// The single keyspace all of Ferrodyn's data lives in; the engine prefixes
@@ -137,6 +138,8 @@ pub struct FjallStorage {
     syncer: Option<(mpsc::Sender<()>, JoinHandle<()>)>,
     /// Taken by checked writes from check to commit.
     commit_lock: parking_lot::Mutex<()>,
+    /// The views open now (pre-image overlays, overlay.rs).
+    overlays: std::sync::Arc<Overlays>,
     /// The data directory, whose `ferrodyn.pid` names this process.
     dir: std::path::PathBuf,
 }
@@ -203,6 +206,7 @@ impl FjallStorage {
             group,
             syncer,
             commit_lock: parking_lot::Mutex::new(()),
+            overlays: Default::default(),
             dir: path.to_path_buf(),
         })
     }
@@ -214,6 +218,11 @@ impl FjallStorage {
         if ops.is_empty() {
             return Ok(());
         }
+        // Held to the commit: no view opens between the records and it.
+        let views = self.overlays.writing();
+        if !views.is_empty() {
+            overlay::record(&views, ops.iter().map(WriteOp::key), &|key| self.get(key))?;
+        }
         let mut batch = self.db.batch().durability(self.persist);
         for op in last_op_per_key(ops) {
             match op {
@@ -222,6 +231,7 @@ impl FjallStorage {
             }
         }
         batch.commit()?;
+        drop(views);
         if let Some((group, journal)) = &self.group {
             // fdatasync: the journal's data and the metadata needed to read
             // it back (its blocks), as the journal syncer uses.
@@ -314,6 +324,11 @@ impl Storage for FjallStorage {
     /// inside the range are removed from the tree (their files deleted).
     fn reclaim_range(&self, start: &[u8], end: Option<&[u8]>) -> Result<(), StorageError> {
         use ::fjall::AbstractTree;
+        // Dropping files bypasses the writes views record: not while a view
+        // covers the range (best effort allows doing nothing).
+        if self.overlays.any_overlaps(start, end) {
+            return Ok(());
+        }
         let start = Bound::Included(start.to_vec());
         let end = end.map_or(Bound::Unbounded, |e| Bound::Excluded(e.to_vec()));
         self.keyspace
@@ -323,14 +338,15 @@ impl Storage for FjallStorage {
         Ok(())
     }
 
-    /// A fjall snapshot: the last published sequence number, pinned. It
-    /// keeps every version newer than it (of any key) from compaction while
-    /// it lives, which is why views are short-lived (docs/design/backups.md).
+    /// A pre-image overlay (overlay.rs), not a fjall snapshot: a snapshot
+    /// held for a backup's copy keeps every memtable written meanwhile in
+    /// memory.
     fn open_view(&self, ranges: &[KeyRange]) -> Result<Box<dyn StorageView>, StorageError> {
         Ok(Box::new(FjallView {
-            snapshot: self.db.snapshot(),
+            pre: self.overlays.open(ranges),
+            overlays: std::sync::Arc::clone(&self.overlays),
+            db: self.db.clone(),
             keyspace: self.keyspace.clone(),
-            ranges: ranges.to_vec(),
         }))
     }
 }
@@ -382,19 +398,22 @@ fn scan_snapshot(
     Ok(out)
 }
 
-/// A pinned fjall snapshot, restricted to the ranges it was opened for.
+/// Live data with a view's pre-images laid over it, restricted to the
+/// ranges it was opened for.
 struct FjallView {
-    snapshot: ::fjall::Snapshot,
+    pre: std::sync::Arc<PreImages>,
+    overlays: std::sync::Arc<Overlays>,
+    db: Database,
     keyspace: Keyspace,
-    ranges: Vec<KeyRange>,
 }
 
 impl StorageView for FjallView {
     fn get(&self, key: &[u8]) -> Result<Option<Value>, StorageError> {
-        if !view_covers_key(&self.ranges, key) {
+        if !self.pre.covers(Bound::Included(key), Bound::Included(key)) {
             return Err(StorageError::OutsideView);
         }
-        get_snapshot(&self.snapshot, &self.keyspace, key)
+        let live = get_snapshot(&self.db.snapshot(), &self.keyspace, key)?;
+        Ok(self.pre.get(key, live))
     }
 
     fn scan(
@@ -404,10 +423,28 @@ impl StorageView for FjallView {
         reverse: bool,
         limit: usize,
     ) -> Result<Vec<(Key, Value)>, StorageError> {
-        if !view_covers(&self.ranges, start, end) {
+        if !self.pre.covers(start, end) {
             return Err(StorageError::OutsideView);
         }
-        scan_snapshot(&self.snapshot, &self.keyspace, (start, end), reverse, limit)
+        if limit == 0 || range_is_empty(start, end) {
+            return Ok(Vec::new());
+        }
+        let live = |start: Bound<&[u8]>, end: Bound<&[u8]>, limit: usize| {
+            scan_snapshot(
+                &self.db.snapshot(),
+                &self.keyspace,
+                (start, end),
+                reverse,
+                limit,
+            )
+        };
+        self.pre.scan((start, end), reverse, limit, &live)
+    }
+}
+
+impl Drop for FjallView {
+    fn drop(&mut self) {
+        self.overlays.close(&self.pre);
     }
 }
 

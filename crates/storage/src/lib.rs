@@ -28,6 +28,7 @@ mod format;
 mod group_sync;
 mod holder;
 mod memory;
+mod overlay;
 
 pub use crate::error::StorageError;
 pub use crate::fjall::{FjallOptions, FjallStorage};
