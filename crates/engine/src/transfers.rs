@@ -54,6 +54,17 @@ impl Engine {
         self.resume_bulk_puts(&every)
     }
 
+    /// The S3 store the jobs use, or DynamoDB's (FailureCode, FailureMessage)
+    /// for a server started without one.
+    pub(crate) fn object_store(
+        &self,
+    ) -> std::result::Result<Arc<dyn crate::objects::Objects>, (String, String)> {
+        self.objects.read().clone().ok_or_else(|| {
+            let message = "Ferrodyn has no S3 endpoint: start it with --s3-endpoint URL";
+            ("S3NoSuchBucket".to_string(), message.to_string())
+        })
+    }
+
     /// Runs a transfer job on a thread of its own; on shared storage,
     /// registered and heartbeating until it ends (not started twice here).
     pub(crate) fn spawn_transfer(
