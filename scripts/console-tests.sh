@@ -17,9 +17,10 @@ if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; the
   fi
 fi
 venv=target/console-venv
-if ! "$venv/bin/python" -c 'import selenium, pytest' 2>/dev/null; then
+# boto3 and moto's server: the Backups tab's bulk loads read a real S3.
+if ! "$venv/bin/python" -c 'import selenium, pytest, boto3, moto, flask' 2>/dev/null; then
   python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet --disable-pip-version-check selenium pytest
+  "$venv/bin/pip" install --quiet --disable-pip-version-check selenium pytest boto3 'moto[server]'
 fi
 [ -x target/debug/ferrodyn ] || cargo build -p ferrodyn --bin ferrodyn
 "$venv/bin/python" -m pytest -q tests/console "$@"

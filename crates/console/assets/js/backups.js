@@ -1,11 +1,13 @@
 // A table's Backups tab: point-in-time recovery (on/off, the restorable
 // window, a restore to any instant in it), on-demand backups (create,
-// restore under a new name, delete) and exports to S3 (with a new table
-// imported from S3), over the DynamoDB API alone, so it works against AWS
-// too. Lists refresh while a backup, export or import is still running.
+// restore under a new name, delete), exports to S3 (with a new table
+// imported from S3) and bulk loads from S3 into this table
+// (StartBulkPutItems, their counts and reports, cancel), over the DynamoDB
+// API alone, so it works against AWS too. Lists refresh while a backup,
+// export or bulk load is still running.
 
 import { api } from './api.js';
-import { el, fill, button, dialog, field, errorBox, toast, formatBytes } from './ui.js';
+import { el, fill, button, dialog, field, select, errorBox, toast, formatBytes } from './ui.js';
 import { app } from './app.js';
 
 /** The tab's body for `table`; `onRestored(name)` runs when a restore starts. */
@@ -13,18 +15,25 @@ export function backupsView(table, onRestored) {
   const recovery = el('section.card.recovery', { 'aria-label': 'Point-in-time recovery' }, el('p.hint', 'Reading…'));
   const backups = el('section.card.backups', { 'aria-label': 'Backups' }, el('p.hint', 'Reading…'));
   const transfers = el('section.card.transfers', { 'aria-label': 'Exports to S3' }, el('p.hint', 'Reading…'));
-  const view = el('div.backupsview', recovery, backups, transfers);
+  const bulk = el('section.card.bulkloads', { 'aria-label': 'Bulk loads from S3' });
+  const view = el('div.backupsview', recovery, backups, transfers, bulk);
   let timer;
-  const load = async () => {
+  // Every card at first and after an action; then, once a second while the
+  // tab is shown, only the cards with a job still running, so that what is
+  // typed into the other cards' forms is not redrawn away.
+  const load = async (cards = all) => {
     clearTimeout(timer);
-    const [copying, , exporting] = await Promise.all([
-      drawBackups(backups, table, load, onRestored),
-      drawRecovery(recovery, table, load, onRestored),
-      drawExports(transfers, table, load, onRestored),
-    ]);
-    // Until every backup and export is done, while the tab is shown.
-    if ((copying || exporting) && view.isConnected) timer = setTimeout(load, 1000);
+    const running = await Promise.all(cards.map((draw) => draw()));
+    const busy = cards.filter((_, i) => running[i]);
+    if (busy.length && view.isConnected) timer = setTimeout(() => load(busy), 1000);
   };
+  const reload = () => load();
+  const all = [
+    () => drawBackups(backups, table, reload, onRestored),
+    () => drawRecovery(recovery, table, reload, onRestored),
+    () => drawExports(transfers, table, reload, onRestored),
+    bulkLoadsCard(bulk, table, reload),
+  ];
   load();
   return view;
 }
@@ -276,4 +285,176 @@ function importDialog(table, onRestored, reload, source) {
       field('New table name', name), field('Bucket', bucket), field('Prefix', prefix), field('Format', format), field('Compression', compression),
       problem, el('div.row', el('span.spacer'), button('Cancel', () => close(false)), el('button.btn.primary', { type: 'submit' }, 'Import')));
   });
+}
+
+// ---- bulk loads from S3 into this table -------------------------------------
+
+const BULK_RUNNING = ['IN_PROGRESS', 'CANCELLING'];
+
+/** Fills the Bulk loads card once (its form keeps what is typed while the
+ * list refreshes) and returns the list's redraw, true while one runs. */
+function bulkLoadsCard(box, table, reload) {
+  const list = el('div', el('p.hint', 'Reading…'));
+  // Ended operations never change: each is described once.
+  const state = { table, reload, arn: null, ended: new Map() };
+  fill(box,
+    el('header.row', el('h2', 'Bulk loads from S3')),
+    el('p.hint', `Puts the items of every object under the prefix (DynamoDB JSON lines, {"Item": {…}}) into ${table} `
+      + 'through the normal write path: indexes, streams and recovery history follow, and an item with a stored item\'s key overwrites it. '
+      + 'A line may carry a ConditionExpression (with its ExpressionAttributeNames and ExpressionAttributeValues), checked against the stored item; '
+      + `what fails it, or is no item of ${table}, goes to the report.`),
+    bulkForm(table, reload),
+    list);
+  return () => drawBulkLoads(list, state);
+}
+
+function bulkForm(table, reload) {
+  const remembered = localStorage.getItem('ferrodyn.bulkBucket') || localStorage.getItem('ferrodyn.exportBucket') || '';
+  const inputs = {
+    bucket: el('input', { 'aria-label': 'Bulk load bucket', placeholder: 'bucket', value: remembered }),
+    prefix: el('input', { 'aria-label': 'Bulk load prefix', placeholder: 'prefix (optional)' }),
+    compression: select(['NONE', 'GZIP', 'ZSTD'], 'NONE', { 'aria-label': 'Bulk load compression' }),
+    units: el('input', { type: 'number', min: 1024, step: 1, 'aria-label': 'Max write units per second', placeholder: 'no limit (≥ 1024)' }),
+    reports: el('input', { 'aria-label': 'Report prefix', value: 'bulk-reports' }),
+  };
+  const problem = el('div');
+  const go = button(`Load into ${table}`, async () => {
+    fill(problem);
+    go.disabled = true; // one click, one operation
+    try {
+      await startBulkLoad(table, inputs);
+      reload();
+    } catch (e) {
+      fill(problem, errorBox(e));
+    } finally {
+      go.disabled = false;
+    }
+  }, 'primary');
+  return el('div',
+    el('div.row', field('Bucket', inputs.bucket), field('Prefix', inputs.prefix), field('Compression', inputs.compression),
+      field('Max write units/s', inputs.units), field('Report prefix', inputs.reports), go),
+    problem);
+}
+
+async function startBulkLoad(table, inputs) {
+  const request = bulkRequest(table, inputs);
+  await api('call/StartBulkPutItems', request);
+  localStorage.setItem('ferrodyn.bulkBucket', request.InputS3Configuration.S3Bucket);
+  toast(`Loading s3://${request.InputS3Configuration.S3Bucket}/${request.InputS3Configuration.S3KeyPrefix || ''} into ${table}`);
+}
+
+/** StartBulkPutItems' request from the form: reports of both kinds, in the
+ * input's bucket. The server checks the values (a rate under 1024 is its
+ * ValidationException); only what a number field would hide is caught here. */
+function bulkRequest(table, { bucket, prefix, compression, units, reports }) {
+  const input = { S3Bucket: bucket.value.trim(), InputFormat: 'DYNAMODB_JSON', InputCompressionType: compression.value };
+  if (prefix.value.trim()) input.S3KeyPrefix = prefix.value.trim();
+  const output = { OutputType: ['ERROR', 'CONDITION_CHECK_FAILURE'], S3Bucket: input.S3Bucket };
+  if (reports.value.trim()) output.S3KeyPrefix = reports.value.trim();
+  const request = { TableName: table, InputS3Configuration: input, OutputS3Configuration: output };
+  // A number field reads '' for text that is no number: say so, not "no limit".
+  if (units.validity.badInput) throw { code: 'Invalid rate', message: 'Max write units/s must be a whole number (at least 1024), or empty for no limit' };
+  if (units.value !== '') request.MaxWriteRequestUnits = Number(units.value);
+  return request;
+}
+
+/** Draws this table's bulk operations; true while one runs. */
+async function drawBulkLoads(box, state) {
+  let operations;
+  try {
+    state.arn ||= (await api('call/DescribeTable', { TableName: state.table })).Table.TableArn;
+    const mine = await bulkOperationsOf(state.arn);
+    operations = await Promise.all(mine.map((s) => describeBulk(s.BulkOperationArn, state.ended)));
+  } catch (e) {
+    fill(box, errorBox(e));
+    return false;
+  }
+  fill(box, operations.length
+    ? el('div.scrollx', el('table.plain', { 'aria-label': 'Bulk loads into this table' },
+      el('thead', el('tr', ['Status', 'Started', 'Processed', 'Failed', 'Input read', 'S3', ''].map((h) => el('th', h)))),
+      el('tbody', operations.map((d) => bulkRow(d, state)))))
+    : el('p.hint', `No bulk loads into ${state.table} yet.`));
+  return operations.some((d) => BULK_RUNNING.includes(d.BulkOperationStatus));
+}
+
+/** The table's bulk operations, newest first. ListBulkOperations has no
+ * table filter, so every page is read and the ARNs under the table's kept. */
+async function bulkOperationsOf(tableArn) {
+  const mine = [];
+  let token;
+  do {
+    const request = { MaxResults: 25 };
+    if (token) request.NextToken = token;
+    const page = await api('call/ListBulkOperations', request);
+    mine.push(...(page.BulkOperationsSummaryList || []).filter((s) => s.BulkOperationArn.startsWith(`${tableArn}/bulk-operation/`)));
+    token = page.NextToken;
+  } while (token);
+  return mine;
+}
+
+/** DescribeBulkOperation (the summary has no counts), kept once ended. */
+async function describeBulk(arn, ended) {
+  if (ended.has(arn)) return ended.get(arn);
+  const description = (await api('call/DescribeBulkOperation', { BulkOperationArn: arn })).BulkOperationDescription;
+  if (!BULK_RUNNING.includes(description.BulkOperationStatus)) ended.set(arn, description);
+  return description;
+}
+
+function bulkRow(d, state) {
+  const status = d.BulkOperationStatus;
+  const count = (n) => (n === undefined ? '—' : n.toLocaleString());
+  return el('tr', { dataset: { arn: d.BulkOperationArn } },
+    el('td', el(`span.pill.s-${status.toLowerCase().replaceAll('_', '-')}`, status)),
+    el('td', time(d.StartTime), d.EndTime ? el('small.hint.took', `took ${took(d.EndTime - d.StartTime)}`) : null),
+    el('td.num', { 'data-field': 'processed' }, count(d.ProcessedItemCount)),
+    el('td.num', { 'data-field': 'failed', class: d.FailedItemCount ? 'bad' : null }, count(d.FailedItemCount)),
+    el('td', inputRead(d)),
+    el('td.where', el('div', 'from ', path(s3Url(d.InputS3Configuration?.S3Bucket, d.InputS3Configuration?.S3KeyPrefix || ''))),
+      d.FailureCode ? el('div.bad', `${d.FailureCode}: ${d.FailureMessage || ''}`) : el('div', 'reports ', path(reportFolder(d)))),
+    el('td.actions', status === 'IN_PROGRESS' ? button('Cancel…', () => cancelBulk(d, state), 'small danger') : null));
+}
+
+const s3Url = (bucket, key) => `s3://${bucket}/${key}`;
+
+/** An S3 URL that wraps after a slash, not inside a name. */
+const path = (url) => el('code', url.split(/(?<=\/)/).map((part) => [part, el('wbr')]));
+
+/** "4 s", "2 min 5 s": how long an ended operation ran. */
+function took(seconds) {
+  const s = Math.max(0, Math.round(seconds));
+  return s < 60 ? `${s} s` : `${Math.floor(s / 60)} min ${s % 60} s`;
+}
+
+/** ProcessedInputBytes of TotalInputBytes, a bar once the total is known
+ * (DynamoDB omits it until the input's size has been measured). */
+function inputRead(d) {
+  const read = d.ProcessedInputBytes || 0;
+  if (!d.TotalInputBytes) return `${formatBytes(read)} read`;
+  const share = Math.min(100, (100 * read) / d.TotalInputBytes);
+  const bar = el('div.bar-fill');
+  bar.style.width = `${share}%`;
+  return el('div.progress', { title: 'Bytes of the input objects read from S3: an object counts once it is read, before its items are written' },
+    el('div.bar', { role: 'progressbar', 'aria-label': 'Input read', 'aria-valuemin': 0, 'aria-valuemax': 100, 'aria-valuenow': Math.floor(share) }, bar),
+    el('small', `${Math.floor(share)}% · ${formatBytes(read)} of ${formatBytes(d.TotalInputBytes)}`));
+}
+
+/** Where the server writes this operation's reports: the output prefix
+ * (trailing slashes dropped) / AWSDynamoDB/BulkOperation/<id>/, in the
+ * output bucket, or the input's when none was given. */
+function reportFolder(d) {
+  const output = d.OutputS3Configuration || {};
+  const prefix = output.S3KeyPrefix === undefined ? '' : `${output.S3KeyPrefix.replace(/\/+$/, '')}/`;
+  const id = d.BulkOperationArn.split('/').pop();
+  return s3Url(output.S3Bucket || d.InputS3Configuration?.S3Bucket, `${prefix}AWSDynamoDB/BulkOperation/${id}/`);
+}
+
+async function cancelBulk(d, state) {
+  if (!confirm(`Cancel this bulk load into ${state.table}? Items it has already written stay in the table.`)) return;
+  try {
+    await api('call/CancelBulkOperation', { BulkOperationArn: d.BulkOperationArn });
+    toast(`Cancelling the bulk load into ${state.table}: CANCELLING until its current batch is written`);
+  } catch (e) {
+    toast(`${e.code || 'Error'}: ${e.message}`, 'error');
+  }
+  state.reload();
 }
