@@ -35,7 +35,7 @@ use crate::table::Table;
 use crate::throughput::Capacity;
 use crate::Engine;
 use ferrodyn_expr::{parse_condition, Condition, ExpressionContext};
-use ferrodyn_storage::WriteOp;
+use ferrodyn_storage::{ReadCheck, WriteOp};
 use ferrodyn_types::{item_size, AttributeValue, DynamoError, ErrorKind, Item, Result};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
@@ -217,19 +217,30 @@ impl Engine {
     }
 
     /// Reads, changes and saves one record, serialized with every other
-    /// change of a bulk record (the job's progress, a cancellation).
-    fn update_bulk(
-        &self,
-        id: u64,
-        change: impl FnOnce(&mut BulkRecord),
-    ) -> Result<Option<BulkRecord>> {
+    /// change of a bulk record (the job's progress, a cancellation): in this
+    /// process by the catalog lock, across nodes by checking the record
+    /// unchanged at commit and trying again if it was not (a cancellation
+    /// on another node is never overwritten by this node's progress).
+    fn update_bulk(&self, id: u64, change: impl Fn(&mut BulkRecord)) -> Result<Option<BulkRecord>> {
         let _catalog = self.catalog_lock.lock();
-        let Some(mut record) = self.bulk_record(id)? else {
-            return Ok(None);
-        };
-        change(&mut record);
-        self.write_retrying_conflicts(vec![bulk_put_op(&record)?])?;
-        Ok(Some(record))
+        let key = keyspace::bulk_key(id);
+        loop {
+            let Some(stored) = self.storage.get(&key).map_err(crate::storage_error)? else {
+                return Ok(None);
+            };
+            let mut record: BulkRecord =
+                serde_json::from_slice(&stored).map_err(crate::storage_error)?;
+            change(&mut record);
+            let check = ReadCheck {
+                key: key.clone(),
+                expected: Some(stored),
+            };
+            match self.commit_catalog(vec![check], vec![bulk_put_op(&record)?]) {
+                Ok(()) => return Ok(Some(record)),
+                Err(crate::error::EngineError::Conflict) => continue,
+                Err(error) => return Err(error.into()),
+            }
+        }
     }
 
     fn start_bulk(self: &Arc<Self>, id: u64) -> Result<()> {
@@ -544,13 +555,13 @@ impl Job {
     /// Saves the counts (and, after an object, how many are done); learns
     /// whether the operation was cancelled meanwhile.
     fn save(&mut self, engine: &Engine, objects_done: Option<usize>) {
-        let counts = self.counts.clone();
+        let counts = &self.counts;
         let saved = engine.update_bulk(self.id, |record| {
             if let Some(done) = objects_done {
                 record.objects_done = done;
                 record.checkpoint = counts.clone();
             }
-            record.counts = counts;
+            record.counts = counts.clone();
         });
         self.cancelled = matches!(saved, Ok(Some(record)) if record.cancel);
         self.saved = Instant::now();
