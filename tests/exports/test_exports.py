@@ -8,11 +8,15 @@ import base64
 import datetime
 import gzip
 import hashlib
+import http.client
+import http.server
 import json
 import os
 import socket
 import subprocess
+import threading
 import time
+import urllib.parse
 from pathlib import Path
 
 import boto3
@@ -119,6 +123,13 @@ def data_lines(s3, bucket, summary):
     return lines
 
 
+def refusal(call, **request):
+    """The (code, message) DynamoDB refuses `call(**request)` with."""
+    with pytest.raises(ClientError) as refused:
+        call(**request)
+    return refused.value.response["Error"]["Code"], refused.value.response["Error"]["Message"]
+
+
 def server_now(dynamodb, table):
     description = dynamodb.describe_continuous_backups(TableName=table)
     return description["ContinuousBackupsDescription"]["PointInTimeRecoveryDescription"]["LatestRestorableDateTime"]
@@ -132,7 +143,8 @@ def test_a_full_export_is_read_back_with_boto3_and_gzip_item_for_item(clients):
     assert started["ExportArn"].startswith(arn + "/export/")
     done = finished(dynamodb, started["ExportArn"])
     assert done["ExportStatus"] == "COMPLETED", done
-    assert done["ItemCount"] == 120 and done["ExportFormat"] == "DYNAMODB_JSON" and done["ExportType"] == "FULL_EXPORT"
+    assert done["ItemCount"] == 120 and done["ExportFormat"] == "DYNAMODB_JSON"
+    assert "ExportType" not in started and "ExportType" not in done, "DynamoDB echoes ExportType only when requested"
     folder = "nightly/AWSDynamoDB/" + done["ExportArn"].rsplit("/", 1)[1] + "/"
     assert done["ExportManifest"] == folder + "manifest-summary.json"
     keys = {o["Key"] for o in s3.list_objects_v2(Bucket=bucket)["Contents"]}
@@ -142,7 +154,8 @@ def test_a_full_export_is_read_back_with_boto3_and_gzip_item_for_item(clients):
     # The .md5 files hold the base64 MD5, as DynamoDB writes them.
     assert read(s3, bucket, folder + "manifest-summary.md5").decode() == base64.b64encode(hashlib.md5(summary_bytes).digest()).decode()
     summary = json.loads(summary_bytes)
-    assert (summary["itemCount"], summary["outputFormat"], summary["exportType"]) == (120, "DYNAMODB_JSON", "FULL_EXPORT")
+    assert (summary["itemCount"], summary["outputFormat"]) == (120, "DYNAMODB_JSON")
+    assert not {"exportType", "outputView", "exportFromTime", "exportToTime"} & set(summary), "incremental members only"
     assert summary["tableArn"] == arn and summary["s3Bucket"] == bucket and summary["s3Prefix"] == "nightly"
     exported = sorted(json.loads(line)["Item"]["pk"]["S"] for line in data_lines(s3, bucket, summary))
     scanned = sorted(i["pk"]["S"] for page in dynamodb.get_paginator("scan").paginate(TableName="orders") for i in page["Items"])
@@ -189,9 +202,11 @@ def test_exports_are_refused_as_dynamodb_refuses_them(clients):
     with pytest.raises(ClientError) as refused:
         dynamodb.export_table_to_point_in_time(TableArn=arn, S3Bucket=bucket, ExportType="INCREMENTAL_EXPORT")
     assert refused.value.response["Error"]["Code"] == "ValidationException"
+    missing = arn + "/export/01796374227026-0000ffff"
     with pytest.raises(ClientError) as refused:
-        dynamodb.describe_export(ExportArn=arn + "/export/01796374227026-0000ffff")
-    assert refused.value.response["Error"]["Code"] == "ExportNotFoundException"
+        dynamodb.describe_export(ExportArn=missing)
+    assert refused.value.response["Error"] == {"Code": "ExportNotFoundException",
+                                               "Message": f"Export not found: Export not found: {missing}"}
 
 
 def test_a_client_token_repeats_an_export_and_conflicts_with_other_parameters(clients):
@@ -209,8 +224,24 @@ def test_a_client_token_repeats_an_export_and_conflicts_with_other_parameters(cl
     assert len(page["ExportSummaries"]) == 1 and "NextToken" in page
     rest = dynamodb.list_exports(TableArn=arn, MaxResults=1, NextToken=page["NextToken"])
     assert [s["ExportArn"] for s in page["ExportSummaries"] + rest["ExportSummaries"]] == \
-        [first["ExportDescription"]["ExportArn"], second]
+        [second, first["ExportDescription"]["ExportArn"]], "newest first"
     finished(dynamodb, second)
+
+
+def test_export_type_is_echoed_only_when_requested_and_always_listed(clients):
+    """DDB-EXPORT-017: an ExportDescription carries ExportType only when the
+    request gave it; ListExports' summaries always carry it."""
+    dynamodb, s3, bucket = clients
+    arn = table_with_recovery(dynamodb, "typed", items=2)
+    plain = dynamodb.export_table_to_point_in_time(TableArn=arn, S3Bucket=bucket)["ExportDescription"]["ExportArn"]
+    typed = dynamodb.export_table_to_point_in_time(TableArn=arn, S3Bucket=bucket, ExportType="FULL_EXPORT")
+    assert typed["ExportDescription"]["ExportType"] == "FULL_EXPORT"
+    typed = typed["ExportDescription"]["ExportArn"]
+    assert "ExportType" not in finished(dynamodb, plain)
+    assert finished(dynamodb, typed)["ExportType"] == "FULL_EXPORT"
+    listed = dynamodb.list_exports(TableArn=arn)["ExportSummaries"]
+    assert listed == [{"ExportArn": typed, "ExportStatus": "COMPLETED", "ExportType": "FULL_EXPORT"},
+                      {"ExportArn": plain, "ExportStatus": "COMPLETED", "ExportType": "FULL_EXPORT"}]
 
 
 def test_a_missing_bucket_fails_the_export_within_seconds_saying_why(clients):
@@ -388,14 +419,176 @@ def test_imports_are_refused_or_fail_as_dynamodb_does(clients):
         with pytest.raises(ClientError) as refused:
             dynamodb.import_table(**request)
         assert refused.value.response["Error"]["Code"] == "ValidationException"
+    missing = "arn:aws:dynamodb:us-east-1:000000000000:table/xyz/import/01796374227026-0000ffff"
     with pytest.raises(ClientError) as refused:
-        dynamodb.describe_import(ImportArn="arn:aws:dynamodb:us-east-1:000000000000:table/x/import/01796374227026-0000ffff")
-    assert refused.value.response["Error"]["Code"] == "ImportNotFoundException"
+        dynamodb.describe_import(ImportArn=missing)
+    assert refused.value.response["Error"] == {"Code": "ImportNotFoundException",
+                                               "Message": f"Import not found: Import not found: {missing}"}
     started = dynamodb.import_table(S3BucketSource={"S3Bucket": "no-such-bucket"}, InputFormat="DYNAMODB_JSON",
                                     TableCreationParameters=creation("orphan"))
     done = imported(dynamodb, started["ImportTableDescription"]["ImportArn"])
     assert done["ImportStatus"] == "FAILED" and "no-such-bucket" in done["FailureMessage"], done
     assert "orphan" not in dynamodb.list_tables()["TableNames"], "a failed import removes its table"
+
+
+def test_describe_export_and_import_check_the_arn_as_dynamodb_does(clients, ferrodyn):
+    """DDB-EXPORT-006, DDB-IMPORT-010: a well-formed ARN of nothing is not
+    found (an id of 0 is well-formed); a table ARN, the other kind's ARN,
+    junk or a bad table name is `Invalid Export ARN`; another region's ARN,
+    or a real one through another region, is `Invalid export arn`; another
+    account's is AccessDeniedException."""
+    dynamodb, s3, bucket = clients
+    arn = table_with_recovery(dynamodb, "described", items=1)
+    export_arn = dynamodb.export_table_to_point_in_time(TableArn=arn, S3Bucket=bucket)["ExportDescription"]["ExportArn"]
+    finished(dynamodb, export_arn)
+    import_arn = dynamodb.import_table(S3BucketSource={"S3Bucket": bucket, "S3KeyPrefix": "nothing/"}, InputFormat="DYNAMODB_JSON",
+                                       TableCreationParameters=creation("described_copy"))["ImportTableDescription"]["ImportArn"]
+    imported(dynamodb, import_arn)
+    account = arn.split(":")[4]
+    for describe, word, own, other in [(dynamodb.describe_export, "export", export_arn, import_arn),
+                                       (dynamodb.describe_import, "import", import_arn, export_arn)]:
+        title, member = word.capitalize(), word.capitalize() + "Arn"
+        assert describe(**{member: own})
+        missing = f"{arn}/{word}/0"
+        assert refusal(describe, **{member: missing}) == (f"{title}NotFoundException", f"{title} not found: {title} not found: {missing}")
+        short_name = arn.rsplit("/", 1)[0] + f"/xy/{word}/01796374227026-0000ffff"
+        for junk in [arn, other, "x" * 40, short_name]:
+            assert refusal(describe, **{member: junk}) == ("ValidationException", f"Invalid {title} ARN"), junk
+        elsewhere = own.replace(":us-east-1:", ":us-west-2:")
+        assert refusal(describe, **{member: elsewhere}) == (f"{title}NotFoundException", f"{title} not found: Invalid {word} arn")
+        foreign = own.replace(f":{account}:", ":111111111111:")
+        assert refusal(describe, **{member: foreign}) == ("AccessDeniedException", "Access is denied")
+    west = boto3.client("dynamodb", endpoint_url=ferrodyn, **{**KEYS, "region_name": "us-west-2"})
+    assert refusal(west.describe_export, ExportArn=export_arn) == ("ExportNotFoundException", "Export not found: Invalid export arn")
+
+
+def test_listings_run_newest_first_ten_to_a_page_and_exports_follow_the_current_table(clients):
+    """DDB-IMPORT-016: newest first, 10 a page; DDB-EXPORT-006: a token of
+    the other listing, or junk, is refused; DDB-EXPORT-020: after DeleteTable
+    or a re-create under the same name, ListExports(TableArn) lists none of
+    the old exports (DescribeExport still works), while ListImports(TableArn)
+    still lists an import whose table is gone (DDB-IMPORT-008)."""
+    dynamodb, s3, bucket = clients
+    arn = table_with_recovery(dynamodb, "listed")
+    exports = [dynamodb.export_table_to_point_in_time(TableArn=arn, S3Bucket=bucket, S3Prefix=f"e{i}")["ExportDescription"]["ExportArn"]
+               for i in range(12)]
+    for export in exports:
+        finished(dynamodb, export)
+    page = dynamodb.list_exports(TableArn=arn)
+    assert [s["ExportArn"] for s in page["ExportSummaries"]] == exports[::-1][:10]
+    rest = dynamodb.list_exports(TableArn=arn, NextToken=page["NextToken"])
+    assert [s["ExportArn"] for s in rest["ExportSummaries"]] == exports[::-1][10:] and "NextToken" not in rest
+    imports = [dynamodb.import_table(S3BucketSource={"S3Bucket": bucket, "S3KeyPrefix": "none/"}, InputFormat="DYNAMODB_JSON",
+                                     TableCreationParameters=creation(f"listed_{i}"))["ImportTableDescription"]["ImportArn"]
+               for i in range(11)]
+    for arn_of_import in imports:
+        imported(dynamodb, arn_of_import)
+    first = dynamodb.list_imports()
+    assert [s["ImportArn"] for s in first["ImportSummaryList"]] == imports[::-1][:10]
+    # botocore sends ListImports a token only of at least 112 characters.
+    after = dynamodb.list_imports(PageSize=25, NextToken=first["NextToken"])["ImportSummaryList"]
+    assert after[0]["ImportArn"] == imports[0]
+    for listing, token in [(dynamodb.list_imports, page["NextToken"]), (dynamodb.list_exports, first["NextToken"]),
+                           (dynamodb.list_exports, "bogus")]:
+        assert refusal(listing, NextToken=token) == ("ValidationException", f"Invalid Request: Provided nextToken is invalid: {token}")
+    dynamodb.delete_table(TableName="listed")
+    assert dynamodb.list_exports(TableArn=arn)["ExportSummaries"] == []
+    assert dynamodb.describe_export(ExportArn=exports[0])["ExportDescription"]["ExportStatus"] == "COMPLETED"
+    assert table_with_recovery(dynamodb, "listed") == arn
+    assert dynamodb.list_exports(TableArn=arn)["ExportSummaries"] == []
+    anew = dynamodb.export_table_to_point_in_time(TableArn=arn, S3Bucket=bucket)["ExportDescription"]["ExportArn"]
+    assert [s["ExportArn"] for s in dynamodb.list_exports(TableArn=arn)["ExportSummaries"]] == [anew]
+    finished(dynamodb, anew)
+    gone = dynamodb.describe_import(ImportArn=imports[0])["ImportTableDescription"]["TableArn"]
+    dynamodb.delete_table(TableName="listed_0")
+    assert [s["ImportArn"] for s in dynamodb.list_imports(TableArn=gone)["ImportSummaryList"]] == [imports[0]]
+
+
+class GatedS3:
+    """A proxy in front of moto's S3 that holds every GET of an object under
+    `gated/` until `release` is set: an import stays IN_PROGRESS for as long
+    as a test needs it to."""
+
+    def __init__(self, upstream):
+        self.release = threading.Event()
+        target, release = urllib.parse.urlsplit(upstream), self.release
+
+        class Relay(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def relay(self):
+                if self.command == "GET" and "/gated/" in urllib.parse.urlsplit(self.path).path:
+                    release.wait(60)
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else None
+                headers = {k: v for k, v in self.headers.items() if k.lower() != "host"}
+                upstream = http.client.HTTPConnection(target.hostname, target.port, timeout=30)
+                upstream.request(self.command, self.path, body=body, headers=headers)
+                answer = upstream.getresponse()
+                data = answer.read()
+                self.send_response(answer.status)
+                for name, value in answer.getheaders():
+                    if name.lower() not in ("transfer-encoding", "content-length", "connection"):
+                        self.send_header(name, value)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+                upstream.close()
+
+            do_GET = do_PUT = do_POST = do_DELETE = relay
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Relay)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.endpoint = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+
+def test_an_import_client_token_conflicts_only_on_the_table_name_and_yields_to_the_table_check(moto):
+    """DDB-IMPORT-017, [ScyI] point 1: while the import runs, a replay gets it
+    back whatever its source says, and only another TableName conflicts;
+    once it has ended, the table check comes first (ResourceInUseException);
+    once its table is deleted, the token gives the old import back and
+    creates nothing."""
+    proxy = GatedS3(moto)
+    process, endpoint = start_ferrodyn(proxy.endpoint)
+    try:
+        dynamodb = boto3.client("dynamodb", endpoint_url=endpoint, **KEYS)
+        s3 = boto3.client("s3", endpoint_url=moto, **KEYS)
+        s3.create_bucket(Bucket="tokens")
+        s3.put_object(Bucket="tokens", Key="gated/data.json", Body=b'{"Item":{"pk":{"S":"a"}}}\n')
+        request = dict(ClientToken="import-1", S3BucketSource={"S3Bucket": "tokens", "S3KeyPrefix": "gated/"},
+                       InputFormat="DYNAMODB_JSON", TableCreationParameters=creation("tokened"))
+        first = dynamodb.import_table(**request)["ImportTableDescription"]
+        assert dynamodb.import_table(**request)["ImportTableDescription"]["ImportArn"] == first["ImportArn"]
+        for change in [{"S3BucketSource": {"S3Bucket": "other-bucket", "S3KeyPrefix": "elsewhere/"}},
+                       {"InputFormat": "CSV"}, {"InputCompressionType": "GZIP"}]:
+            replay = dynamodb.import_table(**{**request, **change})["ImportTableDescription"]
+            assert replay["ImportArn"] == first["ImportArn"], change
+            assert (replay["S3BucketSource"], replay["InputFormat"], replay["InputCompressionType"]) == \
+                (first["S3BucketSource"], "DYNAMODB_JSON", "NONE"), change
+        conflict = ("ImportConflictException", "Import conflict: Duplicate request detected with conflicting parameters")
+        assert refusal(dynamodb.import_table, **{**request, "TableCreationParameters": creation("elsewhere")}) == conflict
+        # Another token for the name: Ferrodyn reserves it at once (AWS lets
+        # the second import run and fail TableAlreadyExists; §4).
+        taken = ("ResourceInUseException", "Table already exists: tokened")
+        assert refusal(dynamodb.import_table, **{**request, "ClientToken": "import-2"}) == taken
+        assert dynamodb.describe_import(ImportArn=first["ImportArn"])["ImportTableDescription"]["ImportStatus"] == "IN_PROGRESS"
+        proxy.release.set()
+        assert imported(dynamodb, first["ImportArn"])["ImportStatus"] == "COMPLETED"
+        assert refusal(dynamodb.import_table, **request) == taken
+        dynamodb.delete_table(TableName="tokened")
+        again = dynamodb.import_table(**request)["ImportTableDescription"]
+        assert (again["ImportArn"], again["ImportStatus"]) == (first["ImportArn"], "COMPLETED")
+        assert "tokened" not in dynamodb.list_tables()["TableNames"]
+        assert refusal(dynamodb.import_table, **{**request, "TableCreationParameters": creation("elsewhere")}) == conflict
+        assert dynamodb.list_tables()["TableNames"] == []
+    finally:
+        proxy.release.set()
+        process.terminate()
+        process.wait(timeout=10)
+        proxy.server.shutdown()
 
 
 def test_a_zstd_compressed_object_imports(clients):
@@ -521,7 +714,8 @@ def test_an_incremental_export_holds_each_changed_item_once_compacted_over_its_w
             done = finished(dynamodb, started["ExportDescription"]["ExportArn"])
             assert (done["ExportStatus"], done["ExportType"], done["ItemCount"]) == ("COMPLETED", "INCREMENTAL_EXPORT", 3), done
             summary = json.loads(read(s3, "incremental", done["ExportManifest"]))
-            assert summary["exportType"] == "INCREMENTAL_EXPORT" and summary["exportViewType"] == view
+            assert summary["exportType"] == "INCREMENTAL_EXPORT" and summary["outputView"] == view
+            assert summary["exportFromTime"] and summary["exportToTime"]
             lines[view] = {json.loads(line)["Keys"]["pk"]["S"]: json.loads(line) for line in data_lines(s3, "incremental", summary)}
         both = lines["NEW_AND_OLD_IMAGES"]
         assert sorted(both) == ["a1", "a2", "b1"]

@@ -65,6 +65,8 @@ pub struct ExportRequest {
     /// None: now.
     pub time: Option<f64>,
     pub client_token: Option<String>,
+    /// ExportType as the request gave it: DynamoDB echoes it only then.
+    pub export_type: Option<String>,
     /// An incremental export's window and view; None: a full export.
     pub incremental: Option<IncrementalSpec>,
 }
@@ -134,7 +136,10 @@ pub struct ExportDescription {
     pub billed_size_bytes: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub item_count: Option<u64>,
-    pub export_type: String,
+    /// Only when the request gave it (DDB-EXPORT-017); ListExports'
+    /// summaries always carry the type.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub export_type: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub incremental_export_specification: Option<IncrementalSpec>,
 }
@@ -377,10 +382,7 @@ impl Engine {
                 export_format: request.format,
                 billed_size_bytes: None,
                 item_count: None,
-                export_type: match request.incremental {
-                    Some(_) => "INCREMENTAL_EXPORT".into(),
-                    None => "FULL_EXPORT".into(),
-                },
+                export_type: request.export_type.clone(),
                 incremental_export_specification: (request.incremental.clone()).map(|mut spec| {
                     spec.to = Some(spec.to.unwrap_or(now));
                     spec
@@ -509,6 +511,9 @@ impl Engine {
         Ok((items, bytes, summary_key))
     }
 
+    /// `manifest-summary.json`: [Out]'s members, plus the window, the view
+    /// (`outputView`) and `exportType` for an incremental export only, as
+    /// DynamoDB writes them (docs/design/exports.md §1).
     fn summary_manifest(
         &self,
         record: &ExportRecord,
@@ -518,7 +523,7 @@ impl Engine {
     ) -> String {
         let d = &record.description;
         let iso = |t: f64| ferrodyn_types::dates::iso8601_utc_millis(t);
-        serde_json::json!({
+        let mut summary = serde_json::json!({
             "version": "2020-06-30",
             "exportArn": d.export_arn,
             "startTime": iso(d.start_time),
@@ -526,9 +531,6 @@ impl Engine {
             "tableArn": d.table_arn,
             "tableId": d.table_id,
             "exportTime": d.export_time.map(iso),
-            "exportFromTime": d.incremental_export_specification.as_ref().map(|i| iso(i.from)),
-            "exportToTime": d.incremental_export_specification.as_ref().and_then(|i| i.to).map(iso),
-            "exportViewType": d.incremental_export_specification.as_ref().map(|i| i.view_type.clone()),
             "s3Bucket": d.s3_bucket,
             "s3Prefix": d.s3_prefix,
             "s3SseAlgorithm": d.s3_sse_algorithm.clone().unwrap_or_else(|| "AES256".into()),
@@ -537,9 +539,14 @@ impl Engine {
             "billedSizeBytes": bytes,
             "itemCount": items,
             "outputFormat": d.export_format,
-            "exportType": d.export_type,
-        })
-        .to_string()
+        });
+        if let Some(spec) = &d.incremental_export_specification {
+            summary["exportFromTime"] = iso(spec.from).into();
+            summary["exportToTime"] = spec.to.map(iso).into();
+            summary["outputView"] = spec.view_type.clone().into();
+            summary["exportType"] = "INCREMENTAL_EXPORT".into();
+        }
+        summary.to_string()
     }
 
     /// The data files of the items under `table_id` as of `view`.
@@ -724,51 +731,56 @@ impl Engine {
         Ok((vec![file.finish(record, 0, put)?], items, bytes))
     }
 
-    /// DescribeExport.
+    /// DescribeExport: the ARN checked as DynamoDB checks it (its shape,
+    /// account and region), then looked up in this namespace.
     pub fn describe_export(&self, arn: &str) -> Result<ExportDescription> {
+        self.check_job_arn(arn, JobKind::Export)?;
         let namespace = crate::region::request_namespace();
         (self.export_records()?.into_iter())
             .find(|r| r.description.export_arn == arn && r.namespace == namespace)
             .map(|r| r.description)
-            .ok_or_else(|| {
-                DynamoError::new(
-                    ErrorKind::ExportNotFound,
-                    format!("Export not found: Export not found: {arn}"), // sic: AWS repeats it
-                )
-            })
+            .ok_or_else(|| JobKind::Export.not_found(&format!("Export not found: {arn}")))
     }
 
-    /// ListExports: this region's and namespace's exports, oldest first,
-    /// after `next` (an export id), at most `max`; the token to go on.
+    /// ListExports: this region's and namespace's exports, newest first,
+    /// from the one `next` names, at most `max`; the token to go on. With
+    /// `table_arn`, the exports of the table that ARN names now (by table
+    /// id): after DeleteTable, or a re-create under the same name, the old
+    /// ones are no longer listed, as on DynamoDB (DDB-EXPORT-020).
     pub fn list_exports(
         &self,
         table_arn: Option<&str>,
         max: usize,
-        next: Option<u64>,
+        next: Option<&str>,
     ) -> Result<(Vec<ExportSummary>, Option<String>)> {
+        let next = next
+            .map(|token| read_page_token(EXPORTS_TAG, token))
+            .transpose()?;
+        // None: every table's; Some(None): no table has that ARN now, so none.
+        let table_id = table_arn.map(|arn| self.lookup(arn).map(|t| t.describe().table_id));
         let (region, namespace) = (self.request_region(), crate::region::request_namespace());
-        let mut out: Vec<(u64, ExportSummary)> = (self.export_records()?.into_iter())
+        let entries = (self.export_records()?.into_iter())
             .filter(|r| r.region == region && r.namespace == namespace)
-            .filter(|r| next.is_none_or(|after| r.id > after))
-            .filter(|r| table_arn.is_none_or(|arn| r.description.table_arn == arn))
+            .filter(|r| {
+                table_id
+                    .as_ref()
+                    .is_none_or(|id| id.as_ref() == Some(&r.description.table_id))
+            })
             .map(|r| {
                 let d = r.description;
-                (
-                    r.id,
-                    ExportSummary {
-                        export_arn: d.export_arn,
-                        export_status: d.export_status,
-                        export_type: d.export_type,
-                    },
-                )
+                let export_type = match d.incremental_export_specification {
+                    Some(_) => "INCREMENTAL_EXPORT",
+                    None => "FULL_EXPORT",
+                };
+                let summary = ExportSummary {
+                    export_arn: d.export_arn,
+                    export_status: d.export_status,
+                    export_type: export_type.into(),
+                };
+                (r.id, summary)
             })
             .collect();
-        let more = out.len() > max;
-        out.truncate(max);
-        let token = more
-            .then(|| out.last().map(|(id, _)| id.to_string()))
-            .flatten();
-        Ok((out.into_iter().map(|(_, s)| s).collect(), token))
+        Ok(newest_first(entries, max, next, EXPORTS_TAG))
     }
 
     /// Exports left IN_PROGRESS that `take` picks (transfers.rs) run again
@@ -882,6 +894,128 @@ pub(crate) fn store_failure(message: &str) -> (String, String) {
     }
 }
 
+/// The two kinds of S3 job whose ARNs DescribeExport and DescribeImport
+/// check alike: `<table ARN>/export/<id>` and `<table ARN>/import/<id>`.
+#[derive(Clone, Copy)]
+pub(crate) enum JobKind {
+    Export,
+    Import,
+}
+
+impl JobKind {
+    fn word(self) -> &'static str {
+        match self {
+            JobKind::Export => "export",
+            JobKind::Import => "import",
+        }
+    }
+
+    /// ExportNotFoundException `Export not found: <detail>` (or the
+    /// import's): DynamoDB repeats the prefix, `Export not found: Export
+    /// not found: <arn>` (sic).
+    pub(crate) fn not_found(self, detail: &str) -> DynamoError {
+        let (kind, title) = match self {
+            JobKind::Export => (ErrorKind::ExportNotFound, "Export"),
+            JobKind::Import => (ErrorKind::ImportNotFound, "Import"),
+        };
+        DynamoError::new(kind, format!("{title} not found: {detail}"))
+    }
+}
+
+impl Engine {
+    /// What DynamoDB checks of a job's ARN before looking it up
+    /// (DDB-EXPORT-006, DDB-IMPORT-010): its shape, a table ARN (with a
+    /// valid table name) followed by `/export/<id>` or `/import/<id>`
+    /// (ValidationException `Invalid Export ARN` for a table ARN, the other
+    /// kind's ARN or junk), the account (AccessDeniedException), then the
+    /// region (not found: `Invalid export arn`).
+    pub(crate) fn check_job_arn(&self, arn: &str, kind: JobKind) -> Result<()> {
+        let word = kind.word();
+        let Some((region, account)) = job_arn_parts(arn, word) else {
+            let title = if word == "export" { "Export" } else { "Import" };
+            return Err(DynamoError::validation(format!("Invalid {title} ARN")));
+        };
+        if account != self.account {
+            return Err(DynamoError::new(
+                ErrorKind::AccessDenied,
+                "Access is denied",
+            ));
+        }
+        if region != self.request_region() {
+            return Err(kind.not_found(&format!("Invalid {word} arn")));
+        }
+        Ok(())
+    }
+}
+
+/// The region and account of `arn:<partition>:dynamodb:<region>:<account>:
+/// table/<name>/<word>/<id>`, or None when it is not that shape.
+fn job_arn_parts<'a>(arn: &'a str, word: &str) -> Option<(&'a str, &'a str)> {
+    let parts: Vec<&str> = arn.splitn(6, ':').collect();
+    let ["arn", partition, "dynamodb", region, account, resource] = parts[..] else {
+        return None;
+    };
+    let (table, id) = resource
+        .strip_prefix("table/")?
+        .split_once(&format!("/{word}/"))?;
+    let name_char = |c: char| c.is_ascii_alphanumeric() || "_.-".contains(c);
+    let valid = partition.starts_with("aws")
+        && !region.is_empty()
+        && account.len() == 12
+        && account.bytes().all(|b| b.is_ascii_digit())
+        && (3..=255).contains(&table.len())
+        && table.chars().all(name_char)
+        && !id.is_empty()
+        && !id.contains('/');
+    valid.then_some((region, account))
+}
+
+/// ListExports' NextToken tag: "exports\0" (ListImports' is "imports\0").
+pub(crate) const EXPORTS_TAG: u64 = 0x6578_706f_7274_7300;
+
+/// A NextToken of ListExports or ListImports: 112 lowercase hex digits,
+/// because ListImports' model asks for `([0-9a-f]{16})+` of at least 112
+/// and botocore checks that length before sending. The first 16 are the
+/// operation's tag, so that each refuses the other's token as DynamoDB
+/// does; the next 16 the id the next page starts at; the rest zeros.
+pub(crate) fn page_token(tag: u64, id: u64) -> String {
+    format!("{tag:016x}{id:016x}{:080}", 0)
+}
+
+/// The id a token of [`page_token`] names, or DynamoDB's
+/// ValidationException for any other string (DDB-EXPORT-006).
+pub(crate) fn read_page_token(tag: u64, token: &str) -> Result<u64> {
+    let invalid = || {
+        DynamoError::validation(format!(
+            "Invalid Request: Provided nextToken is invalid: {token}"
+        ))
+    };
+    let hex = |b: u8| b.is_ascii_digit() || (b'a'..=b'f').contains(&b);
+    if token.len() != 112 || !token.bytes().all(hex) {
+        return Err(invalid());
+    }
+    let (head, id, rest) = (&token[..16], &token[16..32], &token[32..]);
+    if head != format!("{tag:016x}") || rest.bytes().any(|b| b != b'0') {
+        return Err(invalid());
+    }
+    u64::from_str_radix(id, 16).map_err(|_| invalid())
+}
+
+/// One page of a listing, newest (highest id) first: the entries from id
+/// `next` down, at most `max`, and the token of the page after it.
+pub(crate) fn newest_first<T>(
+    mut entries: Vec<(u64, T)>,
+    max: usize,
+    next: Option<u64>,
+    tag: u64,
+) -> (Vec<T>, Option<String>) {
+    entries.retain(|(id, _)| next.is_none_or(|start| *id <= start));
+    entries.sort_by_key(|(id, _)| std::cmp::Reverse(*id));
+    let token = entries.get(max).map(|(id, _)| page_token(tag, *id));
+    entries.truncate(max);
+    (entries.into_iter().map(|(_, entry)| entry).collect(), token)
+}
+
 fn md5_digest(bytes: &[u8]) -> Vec<u8> {
     use md5::Digest;
     md5::Md5::digest(bytes).to_vec()
@@ -968,6 +1102,62 @@ mod tests {
             (code.as_str(), message.as_str()),
             ("S3Unavailable", "cannot write s3://b/k: connection refused")
         );
+    }
+
+    #[test]
+    fn page_tokens_are_112_hex_digits_that_only_their_own_listing_reads() {
+        let token = page_token(EXPORTS_TAG, 0x2a);
+        assert_eq!(token.len(), 112);
+        assert!(token
+            .bytes()
+            .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()));
+        assert_eq!(read_page_token(EXPORTS_TAG, &token).unwrap(), 0x2a);
+        let imports_tag = 0x696d_706f_7274_7300;
+        for foreign in [
+            page_token(imports_tag, 0x2a),
+            "3".into(),
+            token.to_uppercase(),
+        ] {
+            let refused = read_page_token(EXPORTS_TAG, &foreign).unwrap_err();
+            assert_eq!(
+                refused.message,
+                format!("Invalid Request: Provided nextToken is invalid: {foreign}")
+            );
+        }
+    }
+
+    #[test]
+    fn pages_run_newest_first_and_each_token_starts_the_next() {
+        let entries = || (1..=5u64).map(|id| (id, id)).collect::<Vec<_>>();
+        let (first, token) = newest_first(entries(), 2, None, EXPORTS_TAG);
+        assert_eq!(first, [5, 4]);
+        let next = read_page_token(EXPORTS_TAG, &token.unwrap()).unwrap();
+        let (second, token) = newest_first(entries(), 2, Some(next), EXPORTS_TAG);
+        assert_eq!(second, [3, 2]);
+        let next = read_page_token(EXPORTS_TAG, &token.unwrap()).unwrap();
+        assert_eq!(
+            newest_first(entries(), 2, Some(next), EXPORTS_TAG),
+            (vec![1], None)
+        );
+    }
+
+    #[test]
+    fn job_arns_need_a_valid_table_arn_then_their_own_word_and_an_id() {
+        let table = "arn:aws:dynamodb:us-east-1:000000000000:table/orders";
+        let arn = format!("{table}/export/0");
+        let parts = job_arn_parts(&arn, "export");
+        assert_eq!(parts, Some(("us-east-1", "000000000000")));
+        for junk in [
+            table.to_string(),
+            format!("{table}/import/01796374227026-0000ffff"),
+            format!("{table}/export/"),
+            format!("{table}/export/a/b"),
+            "arn:aws:dynamodb:us-east-1:000000000000:table/x/export/1".into(),
+            "arn:aws:s3:us-east-1:000000000000:table/orders/export/1".into(),
+            "x".repeat(40),
+        ] {
+            assert_eq!(job_arn_parts(&junk, "export"), None, "{junk}");
+        }
     }
 
     #[test]

@@ -15,7 +15,12 @@
 //!   ErrorCount; ProcessedSizeBytes counts uncompressed bytes.
 //! - A store that cannot be read fails the import (FAILED, its FailureCode
 //!   and FailureMessage) and removes the table, as DynamoDB does.
+//! - ClientToken (§4): the TableName is checked first (taken, other than
+//!   by the table the token's import is still filling: ResourceInUse);
+//!   then a replay returns the earlier import, whatever its source, unless
+//!   its TableName differs (ImportConflictException).
 
+use crate::exports::{newest_first, read_page_token, JobKind};
 use crate::imports_format::{parse_object, InputFormat};
 use crate::keyspace;
 use crate::table::Table;
@@ -29,6 +34,9 @@ use std::sync::Arc;
 
 /// Items written per commit.
 const IMPORT_BATCH: usize = 100;
+
+/// ListImports' NextToken tag: "imports\0" (crate::exports::page_token).
+const IMPORTS_TAG: u64 = 0x696d_706f_7274_7300;
 
 /// A validated ImportTable request.
 #[derive(Clone)]
@@ -109,10 +117,23 @@ struct ImportJob {
 
 impl Engine {
     /// ImportTable: creates the table (CREATING), records the import
-    /// IN_PROGRESS and fills the table in the background.
+    /// IN_PROGRESS and fills the table in the background. A ClientToken
+    /// used before in this region and namespace returns that import, as
+    /// DynamoDB does (docs/design/exports.md §4, DDB-IMPORT-017): only
+    /// another TableName conflicts, and the table check comes first.
     pub fn import_table(self: &Arc<Self>, request: ImportRequest) -> Result<ImportDescription> {
-        if let Some(existing) = self.import_with_token(&request)? {
-            return Ok(existing);
+        let earlier = self.import_with_token(&request)?;
+        self.check_import_target(&request, earlier.as_ref())?;
+        if let Some(earlier) = earlier {
+            let region = self.request_region();
+            if earlier.catalog_name != self.catalog_name_in(&region, &request.table.name) {
+                return Err(DynamoError::new(
+                    ErrorKind::ImportConflict,
+                    "Import conflict: Duplicate request detected with conflicting parameters",
+                ));
+            }
+            // A changed bucket, prefix, format or compression is ignored.
+            return Ok(earlier.description);
         }
         let name = request.table.name.clone();
         self.create_table(request.table.clone())?;
@@ -147,23 +168,43 @@ impl Engine {
         Ok(())
     }
 
-    fn import_with_token(&self, request: &ImportRequest) -> Result<Option<ImportDescription>> {
+    /// The import an earlier request with this ClientToken started in this
+    /// region and namespace.
+    fn import_with_token(&self, request: &ImportRequest) -> Result<Option<ImportRecord>> {
         let Some(token) = &request.client_token else {
             return Ok(None);
         };
-        for record in self.import_records()? {
-            if record.description.client_token.as_ref() != Some(token) {
-                continue;
-            }
-            if record.description.echo != request.echo {
-                return Err(DynamoError::new(
-                    ErrorKind::ImportConflict,
-                    "Import with the same client token and different parameters already exists",
-                ));
-            }
-            return Ok(Some(record.description));
+        let (region, namespace) = (self.request_region(), crate::region::request_namespace());
+        Ok((self.import_records()?.into_iter()).find(|r| {
+            r.description.client_token.as_ref() == Some(token)
+                && r.region == region
+                && r.namespace == namespace
+        }))
+    }
+
+    /// DynamoDB refuses a TableName that is taken before it looks at the
+    /// ClientToken, so a replay after the import ended gets
+    /// ResourceInUseException while the table exists; the one table that
+    /// does not count is the one the token's import is still filling.
+    fn check_import_target(
+        &self,
+        request: &ImportRequest,
+        earlier: Option<&ImportRecord>,
+    ) -> Result<()> {
+        let Some(table) = self.lookup(&request.table.name) else {
+            return Ok(());
+        };
+        let filling = earlier.is_some_and(|r| {
+            r.description.import_status == "IN_PROGRESS"
+                && r.description.table_id == table.describe().table_id
+        });
+        if filling {
+            return Ok(());
         }
-        Ok(None)
+        Err(DynamoError::new(
+            ErrorKind::ResourceInUse,
+            format!("Table already exists: {}", request.table.name),
+        ))
     }
 
     fn commit_new_import(
@@ -338,31 +379,34 @@ impl Engine {
         crate::region::with_request_scope(scope, || self.delete_table(&active.name)).map(|_| ())
     }
 
-    /// DescribeImport.
+    /// DescribeImport: the ARN checked as DescribeExport checks its own,
+    /// then looked up in this namespace. DynamoDB's not-found text for
+    /// imports is not recorded; it mirrors DescribeExport's.
     pub fn describe_import(&self, arn: &str) -> Result<ImportDescription> {
+        self.check_job_arn(arn, JobKind::Import)?;
         let namespace = crate::region::request_namespace();
         (self.import_records()?.into_iter())
             .find(|r| r.description.import_arn == arn && r.namespace == namespace)
             .map(|r| r.description)
-            .ok_or_else(|| {
-                DynamoError::new(
-                    ErrorKind::ImportNotFound,
-                    format!("Import not found: {arn}"),
-                )
-            })
+            .ok_or_else(|| JobKind::Import.not_found(&format!("Import not found: {arn}")))
     }
 
-    /// ListImports: this region's and namespace's imports, oldest first.
+    /// ListImports: this region's and namespace's imports, newest first,
+    /// from the one `next` names, at most `max`; the token to go on. With
+    /// `table_arn`, those into a table of that ARN: import records outlive
+    /// their table and stay listed under its ARN (DDB-IMPORT-008).
     pub fn list_imports(
         &self,
         table_arn: Option<&str>,
         max: usize,
-        next: Option<u64>,
+        next: Option<&str>,
     ) -> Result<(Vec<ImportSummary>, Option<String>)> {
+        let next = next
+            .map(|token| read_page_token(IMPORTS_TAG, token))
+            .transpose()?;
         let (region, namespace) = (self.request_region(), crate::region::request_namespace());
-        let mut out: Vec<(u64, ImportSummary)> = (self.import_records()?.into_iter())
+        let entries = (self.import_records()?.into_iter())
             .filter(|r| r.region == region && r.namespace == namespace)
-            .filter(|r| next.is_none_or(|after| r.id > after))
             .filter(|r| table_arn.is_none_or(|arn| r.description.table_arn == arn))
             .map(|r| {
                 let d = r.description;
@@ -378,12 +422,7 @@ impl Engine {
                 (r.id, summary)
             })
             .collect();
-        let more = out.len() > max;
-        out.truncate(max);
-        let token = more
-            .then(|| out.last().map(|(id, _)| id.to_string()))
-            .flatten();
-        Ok((out.into_iter().map(|(_, s)| s).collect(), token))
+        Ok(newest_first(entries, max, next, IMPORTS_TAG))
     }
 
     /// Rewrites `table`'s catalog record as CREATING (or ACTIVE again) and

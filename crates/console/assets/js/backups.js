@@ -201,7 +201,7 @@ async function drawExports(box, table, reload, onRestored) {
   let exports;
   try {
     const arn = (await api('call/DescribeTable', { TableName: table })).Table.TableArn;
-    const listed = (await api('call/ListExports', { TableArn: arn })).ExportSummaries || [];
+    const listed = (await api('call/ListExports', { TableArn: arn, MaxResults: 25 })).ExportSummaries || [];
     exports = await Promise.all(listed.map(async (s) => (await api('call/DescribeExport', { ExportArn: s.ExportArn })).ExportDescription));
     box.dataset.tableArn = arn;
   } catch (e) {
@@ -245,7 +245,8 @@ async function drawExports(box, table, reload, onRestored) {
 
 /** The newest completed export's bucket and data folder, to import it back. */
 function latestData(exports) {
-  const done = exports.filter((d) => d.ExportStatus === 'COMPLETED' && d.ExportManifest).pop();
+  // ListExports answers newest first.
+  const done = exports.find((d) => d.ExportStatus === 'COMPLETED' && d.ExportManifest);
   return done && { bucket: done.S3Bucket, prefix: done.ExportManifest.replace(/manifest-summary\.json$/, 'data/') };
 }
 

@@ -9,8 +9,8 @@ use ferrodyn_types::{DynamoError, Result};
 use serde::Deserialize;
 use std::sync::Arc;
 
-/// ListExports' MaxResults bounds.
-const LIST_MAX: (i64, i64) = (1, 25);
+/// ListExports' MaxResults bounds and DynamoDB's default (DDB-IMPORT-016).
+const LIST_MAX: (i64, i64, usize) = (1, 25, 10);
 
 #[derive(Deserialize)]
 #[serde(rename_all = "PascalCase")]
@@ -108,6 +108,7 @@ pub fn export(engine: &Arc<Engine>, request: ExportRequestBody) -> Result<Vec<u8
         },
         time: request.export_time.map(|t| (t * 1000.0).round() / 1000.0),
         client_token: request.client_token,
+        export_type: request.export_type,
         incremental,
     };
     respond("ExportDescription", engine.export_table(export)?)
@@ -157,18 +158,12 @@ pub fn list(engine: &Arc<Engine>, request: ListRequest) -> Result<Vec<u8>> {
         Some(LIST_MAX.1),
     );
     v.finish()?;
-    let next = match request.next_token.as_deref() {
-        Some(token) => Some(
-            token
-                .parse::<u64>()
-                .map_err(|_| DynamoError::validation("Invalid NextToken"))?,
-        ),
-        None => None,
-    };
-    let max = request
-        .max_results
-        .map_or(LIST_MAX.1 as usize, |m| m as usize);
-    let (summaries, token) = engine.list_exports(request.table_arn.as_deref(), max, next)?;
+    let max = request.max_results.map_or(LIST_MAX.2, |m| m as usize);
+    let (summaries, token) = engine.list_exports(
+        request.table_arn.as_deref(),
+        max,
+        request.next_token.as_deref(),
+    )?;
     let mut body = ResponseBody::default();
     body.value(
         "ExportSummaries",

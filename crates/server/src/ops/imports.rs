@@ -13,8 +13,8 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
-/// ListImports' PageSize bounds.
-const PAGE_SIZE: (i64, i64) = (1, 25);
+/// ListImports' PageSize bounds and DynamoDB's default (DDB-IMPORT-016).
+const PAGE_SIZE: (i64, i64, usize) = (1, 25, 10);
 
 #[derive(Deserialize)]
 #[serde(rename_all = "PascalCase")]
@@ -182,18 +182,12 @@ pub fn list(engine: &Arc<Engine>, request: ListRequest) -> Result<Vec<u8>> {
         Some(PAGE_SIZE.1),
     );
     v.finish()?;
-    let next = match request.next_token.as_deref() {
-        Some(token) => Some(
-            token
-                .parse::<u64>()
-                .map_err(|_| DynamoError::validation("Invalid NextToken"))?,
-        ),
-        None => None,
-    };
-    let max = request
-        .page_size
-        .map_or(PAGE_SIZE.1 as usize, |m| m as usize);
-    let (summaries, token) = engine.list_imports(request.table_arn.as_deref(), max, next)?;
+    let max = request.page_size.map_or(PAGE_SIZE.2, |m| m as usize);
+    let (summaries, token) = engine.list_imports(
+        request.table_arn.as_deref(),
+        max,
+        request.next_token.as_deref(),
+    )?;
     let mut body = ResponseBody::default();
     body.value(
         "ImportSummaryList",
