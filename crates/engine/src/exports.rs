@@ -466,10 +466,7 @@ impl Engine {
         record: &ExportRecord,
         source: ExportSource,
     ) -> std::result::Result<(u64, u64, String), (String, String)> {
-        let sink = self.objects.read().clone().ok_or_else(|| {
-            let message = "Ferrodyn has no S3 endpoint: start it with --s3-endpoint URL";
-            ("S3NoSuchBucket".to_string(), message.to_string())
-        })?;
+        let sink = self.object_store()?;
         let bucket = &record.description.s3_bucket;
         let folder = record.folder();
         let put = |key: String, bytes: Vec<u8>| {

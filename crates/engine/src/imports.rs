@@ -328,12 +328,7 @@ impl Engine {
         job: &ImportJob,
         counts: &mut ImportDescription,
     ) -> std::result::Result<(), (String, String)> {
-        let objects = self.objects.read().clone().ok_or_else(|| {
-            (
-                "S3NoSuchBucket".to_string(),
-                "Ferrodyn has no S3 endpoint: start it with --s3-endpoint URL".to_string(),
-            )
-        })?;
+        let objects = self.object_store()?;
         let failed = |message: String| crate::exports::store_failure(&message);
         let keys = objects.list(&job.bucket, &job.prefix).map_err(failed)?;
         let internal = |e: DynamoError| ("UnknownError".to_string(), e.message.clone());
