@@ -140,6 +140,7 @@ def test_a_full_export_is_read_back_with_boto3_and_gzip_item_for_item(clients):
     arn = table_with_recovery(dynamodb, "orders", items=120)
     started = dynamodb.export_table_to_point_in_time(TableArn=arn, S3Bucket=bucket, S3Prefix="nightly")["ExportDescription"]
     assert started["ExportStatus"] == "IN_PROGRESS"
+    assert started["S3SseAlgorithm"] == "AES256", "DynamoDB describes the default encryption"
     assert started["ExportArn"].startswith(arn + "/export/")
     done = finished(dynamodb, started["ExportArn"])
     assert done["ExportStatus"] == "COMPLETED", done

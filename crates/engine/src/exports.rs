@@ -336,7 +336,7 @@ impl Engine {
                 && d.s3_bucket == request.bucket
                 && d.s3_prefix == request.prefix
                 && d.s3_bucket_owner == request.bucket_owner
-                && d.s3_sse_algorithm == request.sse_algorithm
+                && d.s3_sse_algorithm.as_deref() == Some(sse_algorithm(request))
                 && d.export_format == request.format;
             if !same {
                 return Err(DynamoError::new(
@@ -375,7 +375,8 @@ impl Engine {
                 s3_bucket: request.bucket.clone(),
                 s3_bucket_owner: request.bucket_owner.clone(),
                 s3_prefix: request.prefix.clone(),
-                s3_sse_algorithm: request.sse_algorithm.clone(),
+                // Given or not, DynamoDB describes the export's encryption.
+                s3_sse_algorithm: Some(sse_algorithm(request).to_string()),
                 s3_sse_kms_key_id: request.kms_key_id.clone(),
                 failure_code: None,
                 failure_message: None,
@@ -874,6 +875,11 @@ impl DataFileWriter {
 /// own sentence after what was being done ("cannot write s3://b/k: The
 /// specified bucket does not exist"), or `S3Unavailable` and the client's
 /// message when the store could not be reached.
+/// The request's S3SseAlgorithm, or DynamoDB's default.
+fn sse_algorithm(request: &ExportRequest) -> &str {
+    request.sse_algorithm.as_deref().unwrap_or("AES256")
+}
+
 pub(crate) fn store_failure(message: &str) -> (String, String) {
     let between = |open: &str, close: &str| {
         let rest = message.split(open).nth(1)?;
