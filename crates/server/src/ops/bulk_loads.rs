@@ -46,49 +46,22 @@ fn text<'a>(value: &'a Option<Value>, member: &str) -> Option<&'a str> {
 }
 
 pub fn start(engine: &Arc<Engine>, request: StartRequest) -> Result<Vec<u8>> {
+    check_start(&request)?;
+    let described = engine.start_bulk_put(bulk_request(request))?;
+    let mut body = ResponseBody::default();
+    body.value("BulkOperationDescription", described);
+    body.finish()
+}
+
+/// StartBulkPutItems' field constraints (the service model's).
+fn check_start(request: &StartRequest) -> Result<()> {
     let mut v = Violations::default();
     v.table_name_or_arn("tableName", &request.table_name);
     if v.not_null("inputS3Configuration", &request.input) {
-        check_location(&mut v, "inputS3Configuration", &request.input);
-        let format = text(&request.input, "InputFormat");
-        if v.not_null("inputS3Configuration.inputFormat", &format) {
-            v.one_of(
-                "inputS3Configuration.inputFormat",
-                format,
-                &["DYNAMODB_JSON", "ION"],
-            );
-        }
-        let compression = text(&request.input, "InputCompressionType");
-        v.one_of(
-            "inputS3Configuration.inputCompressionType",
-            compression,
-            &["GZIP", "ZSTD", "NONE"],
-        );
+        check_input(&mut v, &request.input);
     }
     if v.not_null("outputS3Configuration", &request.output) {
-        check_location(&mut v, "outputS3Configuration", &request.output);
-        let output = "outputS3Configuration";
-        v.one_of(
-            &format!("{output}.s3SseAlgorithm"),
-            text(&request.output, "S3SseAlgorithm"),
-            &["AES256", "KMS"],
-        );
-        v.length(
-            &format!("{output}.s3SseKmsKeyId"),
-            text(&request.output, "S3SseKmsKeyId"),
-            1,
-            2048,
-        );
-        let types = request.output.as_ref().and_then(|o| o.get("OutputType"));
-        if v.not_null(&format!("{output}.outputType"), &types) {
-            for kind in types.and_then(Value::as_array).into_iter().flatten() {
-                v.one_of(
-                    &format!("{output}.outputType.member"),
-                    kind.as_str(),
-                    &["ERROR", "CONDITION_CHECK_FAILURE"],
-                );
-            }
-        }
+        check_output(&mut v, &request.output);
     }
     v.range(
         "maxWriteRequestUnits",
@@ -96,19 +69,60 @@ pub fn start(engine: &Arc<Engine>, request: StartRequest) -> Result<Vec<u8>> {
         1024,
         None,
     );
-    v.one_of(
-        "performanceTier",
-        request.performance_tier.as_deref(),
-        &["STANDARD", "ACCELERATED"],
-    );
-    if let Some(token) = request
-        .client_token
-        .as_deref()
-        .filter(|t| t.is_empty() || t.contains('$'))
-    {
+    let tier = request.performance_tier.as_deref();
+    v.one_of("performanceTier", tier, &["STANDARD", "ACCELERATED"]);
+    let token = request.client_token.as_deref();
+    if let Some(token) = token.filter(|t| t.is_empty() || t.contains('$')) {
         v.pattern("clientToken", token, "^[^\\$]+$");
     }
-    v.finish()?;
+    v.finish()
+}
+
+fn check_input(v: &mut Violations, input: &Option<Value>) {
+    let field = "inputS3Configuration";
+    check_location(v, field, input);
+    let format = text(input, "InputFormat");
+    if v.not_null(&format!("{field}.inputFormat"), &format) {
+        v.one_of(
+            &format!("{field}.inputFormat"),
+            format,
+            &["DYNAMODB_JSON", "ION"],
+        );
+    }
+    let compression = text(input, "InputCompressionType");
+    let allowed = ["GZIP", "ZSTD", "NONE"];
+    v.one_of(
+        &format!("{field}.inputCompressionType"),
+        compression,
+        &allowed,
+    );
+}
+
+fn check_output(v: &mut Violations, output: &Option<Value>) {
+    let field = "outputS3Configuration";
+    check_location(v, field, output);
+    let sse = text(output, "S3SseAlgorithm");
+    v.one_of(&format!("{field}.s3SseAlgorithm"), sse, &["AES256", "KMS"]);
+    let kms_key = text(output, "S3SseKmsKeyId");
+    v.length(&format!("{field}.s3SseKmsKeyId"), kms_key, 1, 2048);
+    let types = output.as_ref().and_then(|o| o.get("OutputType"));
+    if v.not_null(&format!("{field}.outputType"), &types) {
+        for kind in types.and_then(Value::as_array).into_iter().flatten() {
+            let allowed = ["ERROR", "CONDITION_CHECK_FAILURE"];
+            v.one_of(
+                &format!("{field}.outputType.member"),
+                kind.as_str(),
+                &allowed,
+            );
+        }
+    }
+}
+
+/// The request as the engine takes it, its configurations echoed as given.
+fn bulk_request(request: StartRequest) -> BulkPutRequest {
+    let tier = request
+        .performance_tier
+        .unwrap_or_else(|| "STANDARD".into());
     let mut echo = Map::new();
     echo.insert(
         "InputS3Configuration".into(),
@@ -118,24 +132,14 @@ pub fn start(engine: &Arc<Engine>, request: StartRequest) -> Result<Vec<u8>> {
         "OutputS3Configuration".into(),
         request.output.clone().unwrap_or_default(),
     );
-    echo.insert(
-        "PerformanceTier".into(),
-        Value::String(
-            request
-                .performance_tier
-                .unwrap_or_else(|| "STANDARD".into()),
-        ),
-    );
-    let bulk = BulkPutRequest {
+    echo.insert("PerformanceTier".into(), Value::String(tier));
+    let input = &request.input;
+    BulkPutRequest {
         table_name: request.table_name.unwrap_or_default(),
-        bucket: text(&request.input, "S3Bucket")
-            .unwrap_or_default()
-            .to_string(),
-        prefix: text(&request.input, "S3KeyPrefix")
-            .unwrap_or_default()
-            .to_string(),
-        ion: text(&request.input, "InputFormat") == Some("ION"),
-        compression: match text(&request.input, "InputCompressionType") {
+        bucket: text(input, "S3Bucket").unwrap_or_default().to_string(),
+        prefix: text(input, "S3KeyPrefix").unwrap_or_default().to_string(),
+        ion: text(input, "InputFormat") == Some("ION"),
+        compression: match text(input, "InputCompressionType") {
             Some("GZIP") => Compression::Gzip,
             Some("ZSTD") => Compression::Zstd,
             _ => Compression::None,
@@ -143,10 +147,7 @@ pub fn start(engine: &Arc<Engine>, request: StartRequest) -> Result<Vec<u8>> {
         max_write_units: request.max_write_request_units.map(|u| u as u64),
         client_token: request.client_token,
         echo,
-    };
-    let mut body = ResponseBody::default();
-    body.value("BulkOperationDescription", engine.start_bulk_put(bulk)?);
-    body.finish()
+    }
 }
 
 /// An S3 location's bucket, owner and prefix constraints (the service model's).
