@@ -136,7 +136,10 @@ def test_max_write_request_units_paces_and_cancel_keeps_what_was_written(clients
     dynamodb.create_table(**creation("bulk_cancelled"))
     running = start(dynamodb, "bulk_cancelled", bucket, "paced/", MaxWriteRequestUnits=1024)["BulkOperationArn"]
     time.sleep(0.8)
-    assert dynamodb.describe_bulk_operation(BulkOperationArn=running)["BulkOperationDescription"]["ProcessedItemCount"] > 0
+    midway = dynamodb.describe_bulk_operation(BulkOperationArn=running)["BulkOperationDescription"]
+    assert midway["ProcessedItemCount"] > 0
+    # One object: the bytes processed follow the units read within it.
+    assert 0 < midway["ProcessedInputBytes"] < midway["TotalInputBytes"], midway
     cancelled = dynamodb.cancel_bulk_operation(BulkOperationArn=running)
     assert (cancelled["BulkOperationArn"], cancelled["BulkOperationStatus"]) == (running, "CANCELLING")
     done = ended(dynamodb, running)

@@ -308,7 +308,7 @@ impl Engine {
         let mut job = Job::new(record, keys.iter().map(|(_, size)| size).sum());
         for (index, (key, size)) in keys.iter().enumerate().skip(record.objects_done) {
             let bytes = objects.get(&record.bucket, key).map_err(failed)?;
-            job.counts.read_bytes += size;
+            job.object = (job.counts.read_bytes, *size);
             let mut report = Report::default();
             let stopped = match crate::imports::decompressed(bytes, record.compression) {
                 Ok(text) => self.bulk_object(table, &text, record.ion, &mut job, &mut report),
@@ -318,6 +318,9 @@ impl Engine {
                 }
             };
             report.write(self, record, index, key);
+            if !stopped {
+                job.counts.read_bytes = job.object.0 + size;
+            }
             job.save(self, (!stopped).then_some(index + 1));
             if let Some(error) = job.error.take() {
                 return Err(("InternalServerError".to_string(), error));
@@ -340,7 +343,10 @@ impl Engine {
         report: &mut Report,
     ) -> bool {
         let mut batch: Vec<Item> = Vec::new();
-        for unit in bulk_units(text, ion, table) {
+        for (unit, offset) in bulk_units(text, ion, table) {
+            if let Some(offset) = offset {
+                job.read_to(offset, text.len());
+            }
             match unit {
                 Ok(Unit::Put(item, None)) => batch.push(item),
                 Ok(Unit::Put(item, Some(condition))) => {
@@ -533,9 +539,19 @@ struct Job {
     cancelled: bool,
     /// A write that failed for a reason of the server's (the job ends FAILED).
     error: Option<String>,
+    /// The object being read: input bytes before it, and its size.
+    object: (u64, u64),
 }
 
 impl Job {
+    /// ProcessedInputBytes within an object, in proportion to how far into
+    /// its text the units read so far reach.
+    fn read_to(&mut self, offset: usize, length: usize) {
+        let (before, size) = self.object;
+        let share = (offset as f64 / length.max(1) as f64).min(1.0);
+        self.counts.read_bytes = before + (size as f64 * share) as u64;
+    }
+
     fn new(record: &BulkRecord, total_bytes: u64) -> Job {
         let mut counts = record.checkpoint.clone();
         counts.total_bytes = Some(total_bytes);
@@ -549,6 +565,7 @@ impl Job {
             saved: Instant::now(),
             cancelled: false,
             error: None,
+            object: (0, 0),
         }
     }
 
@@ -689,36 +706,47 @@ fn with_object(line: &Value, object: &str) -> Value {
     line
 }
 
+/// One unit of input as read, and where in the text it ended (JSON only).
+type ReadUnit = (std::result::Result<Value, String>, Option<usize>);
+
 /// The units of a DYNAMODB_JSON or ION object (an Ion unit is mapped to
-/// its DynamoDB JSON form first); an `Err` ends the object.
+/// its DynamoDB JSON form first), each with where it ended in the text when
+/// the reader says (JSON's does); an `Err` ends the object.
 fn bulk_units<'a>(
     text: &'a str,
     ion: bool,
     table: &'a Table,
-) -> impl Iterator<Item = std::result::Result<Unit, String>> + 'a {
-    let units: Box<dyn Iterator<Item = std::result::Result<Value, String>>> = match ion {
-        true => Box::new(crate::imports_format::ion_units(text)),
-        false => Box::new(
-            (serde_json::Deserializer::from_str(text).into_iter::<Value>())
-                .map(|unit| unit.map_err(|e| format!("not JSON: {e}"))),
-        ),
+) -> impl Iterator<Item = (std::result::Result<Unit, String>, Option<usize>)> + 'a {
+    let units: Box<dyn Iterator<Item = ReadUnit>> = match ion {
+        true => Box::new(crate::imports_format::ion_units(text).map(|unit| (unit, None))),
+        false => {
+            let mut stream = serde_json::Deserializer::from_str(text).into_iter::<Value>();
+            Box::new(std::iter::from_fn(move || {
+                let unit = stream.next()?.map_err(|e| format!("not JSON: {e}"));
+                Some((unit, Some(stream.byte_offset())))
+            }))
+        }
     };
     units
-        .filter(|unit| !matches!(unit, Ok(Value::Object(map)) if map.is_empty()))
-        .map(move |unit| {
-            let unit = unit?;
-            let item = unit.get("Item").ok_or("a unit with no Item member")?;
-            let item: Item = serde_json::from_value(item.clone())
-                .map_err(|e| format!("not a DynamoDB JSON item: {e}"))?;
-            table
-                .schema
-                .validate_item(&item)
-                .map_err(|e| e.message.clone())?;
-            Ok(match unit_condition(&unit) {
-                Ok(condition) => Unit::Put(item, condition),
-                Err(why) => Unit::Invalid(why, unit),
-            })
-        })
+        .filter(|(unit, _)| !matches!(unit, Ok(Value::Object(map)) if map.is_empty()))
+        .map(move |(unit, offset)| (bulk_unit(unit, table), offset))
+}
+
+/// A unit read: a put (with its condition, if any), a failed unit, or an
+/// `Err` that ends its object.
+fn bulk_unit(
+    unit: std::result::Result<Value, String>,
+    table: &Table,
+) -> std::result::Result<Unit, String> {
+    let unit = unit?;
+    let item = unit.get("Item").ok_or("a unit with no Item member")?;
+    let item: Item = serde_json::from_value(item.clone())
+        .map_err(|e| format!("not a DynamoDB JSON item: {e}"))?;
+    (table.schema.validate_item(&item)).map_err(|e| e.message.clone())?;
+    Ok(match unit_condition(&unit) {
+        Ok(condition) => Unit::Put(item, condition),
+        Err(why) => Unit::Invalid(why, unit),
+    })
 }
 
 /// A unit's condition, checked as PutItem checks its ConditionExpression.
