@@ -434,7 +434,7 @@ function inputRead(d) {
   const share = Math.min(100, (100 * read) / d.TotalInputBytes);
   const bar = el('div.bar-fill');
   bar.style.width = `${share}%`;
-  return el('div.progress', { title: 'Bytes of the input objects read from S3: an object counts once it is read, before its items are written' },
+  return el('div.progress', { title: 'ProcessedInputBytes of TotalInputBytes: the objects done, and the current one as far as its items have been read' },
     el('div.bar', { role: 'progressbar', 'aria-label': 'Input read', 'aria-valuemin': 0, 'aria-valuemax': 100, 'aria-valuenow': Math.floor(share) }, bar),
     el('small', `${Math.floor(share)}% · ${formatBytes(read)} of ${formatBytes(d.TotalInputBytes)}`));
 }
