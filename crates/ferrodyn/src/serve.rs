@@ -45,10 +45,10 @@ pub struct ServeArgs {
     /// Region reported in ARNs.
     #[arg(long, default_value = "us-east-1")]
     region: String,
-    /// The S3-compatible store ExportTableToPointInTime writes to (AWS's
-    /// https://s3.<region>.amazonaws.com, MinIO, moto...), with credentials
-    /// from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY. Without it exports
-    /// fail (FAILED, saying so).
+    /// The S3-compatible store exports write to and imports and bulk puts
+    /// read from (AWS's https://s3.<region>.amazonaws.com, MinIO, moto...),
+    /// with credentials from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY.
+    /// Without it those jobs fail (FAILED, saying so).
     #[arg(long, value_name = "URL")]
     s3_endpoint: Option<String>,
     /// Verify request signatures against this access key, given as
