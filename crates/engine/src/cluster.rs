@@ -77,6 +77,9 @@ pub(crate) struct Cluster {
     /// When (ms since the epoch) this node, as lease holder, last started
     /// the orphaned-index sweep; 0: never.
     last_orphan_sweep: AtomicU64,
+    /// When this node, as lease holder, last read every S3 job's record
+    /// looking for ones without a heartbeat (transfers.rs); 0: never.
+    pub(crate) last_transfer_scan: AtomicU64,
     /// Held by a catalog reload from its scan to its swap, and by this
     /// node's DDL from its catalog commit to its in-memory update, so a
     /// reload never puts back a record this node has just replaced.
@@ -93,6 +96,7 @@ impl Default for Cluster {
             last_seq: Mutex::new(0),
             lease_until: AtomicU64::new(0),
             last_orphan_sweep: AtomicU64::new(0),
+            last_transfer_scan: AtomicU64::new(0),
             jobs: Mutex::new(HashSet::new()),
             reload_lock: Mutex::new(()),
         }

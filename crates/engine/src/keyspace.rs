@@ -316,8 +316,11 @@ pub fn import_records() -> Vec<u8> {
 
 /// The heartbeat of a running transfer job (`export-7`, `bulk-put-2`).
 pub fn transfer_heartbeat_key(job: &str) -> Vec<u8> {
-    [b"mtransfer/".as_slice(), job.as_bytes()].concat()
+    [TRANSFER_HEARTBEATS, job.as_bytes()].concat()
 }
+
+/// The prefix of every transfer heartbeat.
+pub const TRANSFER_HEARTBEATS: &[u8] = b"mtransfer/";
 
 /// A bulk operation's record.
 pub fn bulk_key(bulk_id: u64) -> Vec<u8> {

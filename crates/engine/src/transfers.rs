@@ -9,7 +9,9 @@
 //!   node and the time), from the cluster upkeep. The lease holder takes up
 //!   any job left IN_PROGRESS whose heartbeat is older than
 //!   [`TRANSFER_STALL_MS`] (its node died or was cut off), provided it has
-//!   an S3 store itself. A node that was only cut off and comes back runs on
+//!   an S3 store itself. Every second it reads the heartbeats only (one per
+//!   running job); every [`FULL_SCAN_MS`] it also reads every job's record,
+//!   for a job whose node died before its first heartbeat. A node that was only cut off and comes back runs on
 //!   too: each job is safe to run twice (an export rewrites the same
 //!   objects, an import or bulk put puts the same items), and the last to
 //!   end writes the description.
@@ -23,11 +25,16 @@ use crate::Engine;
 use ferrodyn_storage::WriteOp;
 use ferrodyn_types::Result;
 use serde::{Deserialize, Serialize};
+use std::collections::HashSet;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 /// How long a job on shared storage may go without a heartbeat before the
 /// lease holder takes it up.
 pub(crate) const TRANSFER_STALL_MS: u64 = 10_000;
+
+/// How often the lease holder reads every job record, not only heartbeats.
+const FULL_SCAN_MS: u64 = 60_000;
 
 /// The names of transfer jobs (as given to [`Engine::spawn_transfer`]).
 const JOB_PREFIXES: [&str; 3] = ["export-", "import-", "bulk-put-"];
@@ -76,7 +83,10 @@ impl Engine {
             if !self.cluster.jobs.lock().insert(name.clone()) {
                 return Ok(());
             }
-            self.beat(&name)?;
+            if let Err(error) = self.beat(&name) {
+                self.release_job(&name);
+                return Err(error);
+            }
         }
         let engine = Arc::clone(self);
         let heartbeat = keyspace::transfer_heartbeat_key(&name);
@@ -108,15 +118,43 @@ impl Engine {
         names.iter().try_for_each(|name| self.beat(name))
     }
 
-    /// The lease holder, every upkeep round: jobs whose node stopped.
+    /// The lease holder, every upkeep round: jobs whose node stopped,
+    /// found by their heartbeats (and now and then by every record).
     pub(crate) fn resume_stalled_transfers(self: &Arc<Self>) -> Result<()> {
         if self.objects.read().is_none() {
             return Ok(());
         }
-        let stalled = |name: &str| self.stalled(name).unwrap_or(false);
-        self.resume_exports(&stalled)?;
-        self.resume_imports(&stalled)?;
-        self.resume_bulk_puts(&stalled)
+        let now = now_millis();
+        let last = self.cluster.last_transfer_scan.load(Ordering::SeqCst);
+        let full = now.saturating_sub(last) >= FULL_SCAN_MS;
+        let silent = self.silent_heartbeats()?;
+        if silent.is_empty() && !full {
+            return Ok(());
+        }
+        if full {
+            self.cluster.last_transfer_scan.store(now, Ordering::SeqCst);
+        }
+        let take = |name: &str| match full {
+            true => self.stalled(name).unwrap_or(false),
+            false => silent.contains(name) && self.stalled(name).unwrap_or(false),
+        };
+        self.resume_exports(&take)?;
+        self.resume_imports(&take)?;
+        self.resume_bulk_puts(&take)
+    }
+
+    /// The jobs whose heartbeat is older than [`TRANSFER_STALL_MS`].
+    fn silent_heartbeats(&self) -> Result<HashSet<String>> {
+        let now = now_millis();
+        let beats = self.scan_all_under(keyspace::TRANSFER_HEARTBEATS)?;
+        Ok((beats.into_iter())
+            .filter_map(|(key, bytes)| {
+                let beat: Heartbeat = serde_json::from_slice(&bytes).ok()?;
+                let name = key.strip_prefix(keyspace::TRANSFER_HEARTBEATS)?;
+                let silent = now.saturating_sub(beat.at_ms) > TRANSFER_STALL_MS;
+                silent.then(|| String::from_utf8_lossy(name).into_owned())
+            })
+            .collect())
     }
 
     /// Whether an unfinished job has gone without a heartbeat too long. A
