@@ -3,6 +3,7 @@
 //! operation in `ferrodyn_engine::bulk_loads`.
 
 use crate::ops::common::ResponseBody;
+use crate::ops::jobs;
 use crate::validate::Violations;
 use ferrodyn_engine::bulk_loads::BulkPutRequest;
 use ferrodyn_engine::imports::Compression;
@@ -186,16 +187,7 @@ fn check_location(v: &mut Violations, field: &str, config: &Option<Value>) {
 }
 
 fn arn_of(request: ArnRequest) -> Result<String> {
-    let mut v = Violations::default();
-    if v.not_null("bulkOperationArn", &request.bulk_operation_arn) {
-        v.length(
-            "bulkOperationArn",
-            request.bulk_operation_arn.as_deref(),
-            37,
-            1024,
-        );
-    }
-    v.finish_with(request.bulk_operation_arn)
+    jobs::job_arn("bulkOperationArn", request.bulk_operation_arn)
 }
 
 pub fn describe(engine: &Arc<Engine>, request: ArnRequest) -> Result<Vec<u8>> {
@@ -215,14 +207,7 @@ pub fn cancel(engine: &Arc<Engine>, request: ArnRequest) -> Result<Vec<u8>> {
 }
 
 pub fn list(engine: &Arc<Engine>, request: ListRequest) -> Result<Vec<u8>> {
-    let mut v = Violations::default();
-    v.range(
-        "maxResults",
-        request.max_results,
-        LIST_MAX.0,
-        Some(LIST_MAX.1),
-    );
-    v.finish()?;
+    let max = jobs::page_size("maxResults", request.max_results, LIST_MAX)?;
     let next = match request.next_token.as_deref() {
         Some(token) => Some(u64::from_str_radix(token, 16).map_err(|_| {
             DynamoError::validation(format!(
@@ -231,12 +216,6 @@ pub fn list(engine: &Arc<Engine>, request: ListRequest) -> Result<Vec<u8>> {
         })?),
         None => None,
     };
-    let max = request.max_results.map_or(LIST_MAX.2, |m| m as usize);
     let (summaries, token) = engine.list_bulk(max, next)?;
-    let mut body = ResponseBody::default();
-    body.value("BulkOperationsSummaryList", Value::Array(summaries));
-    if let Some(token) = token {
-        body.value("NextToken", Value::String(token));
-    }
-    body.finish()
+    jobs::page("BulkOperationsSummaryList", Value::Array(summaries), token)
 }

@@ -1,7 +1,7 @@
 //! ExportTableToPointInTime, DescribeExport and ListExports: field
 //! constraints here, the export itself in `ferrodyn_engine::exports`.
 
-use crate::ops::common::ResponseBody;
+use crate::ops::jobs;
 use crate::validate::Violations;
 use ferrodyn_engine::exports::{ExportFormat, ExportRequest, IncrementalSpec};
 use ferrodyn_engine::Engine;
@@ -42,15 +42,6 @@ pub struct ListRequest {
     table_arn: Option<String>,
     max_results: Option<i64>,
     next_token: Option<String>,
-}
-
-fn respond(name: &str, value: impl serde::Serialize) -> Result<Vec<u8>> {
-    let mut body = ResponseBody::default();
-    body.value(
-        name,
-        serde_json::to_value(value).expect("plain data always serialises"),
-    );
-    body.finish()
 }
 
 pub fn export(engine: &Arc<Engine>, request: ExportRequestBody) -> Result<Vec<u8>> {
@@ -111,7 +102,7 @@ pub fn export(engine: &Arc<Engine>, request: ExportRequestBody) -> Result<Vec<u8
         export_type: request.export_type,
         incremental,
     };
-    respond("ExportDescription", engine.export_table(export)?)
+    jobs::respond("ExportDescription", engine.export_table(export)?)
 }
 
 /// ExportType against IncrementalExportSpecification, with DynamoDB's
@@ -141,36 +132,14 @@ fn incremental_spec(
 }
 
 pub fn describe(engine: &Arc<Engine>, request: DescribeRequest) -> Result<Vec<u8>> {
-    let mut v = Violations::default();
-    if v.not_null("exportArn", &request.export_arn) {
-        v.length("exportArn", request.export_arn.as_deref(), 37, 1024);
-    }
-    let arn = v.finish_with(request.export_arn)?;
-    respond("ExportDescription", engine.describe_export(&arn)?)
+    let arn = jobs::job_arn("exportArn", request.export_arn)?;
+    jobs::respond("ExportDescription", engine.describe_export(&arn)?)
 }
 
 pub fn list(engine: &Arc<Engine>, request: ListRequest) -> Result<Vec<u8>> {
-    let mut v = Violations::default();
-    v.range(
-        "maxResults",
-        request.max_results,
-        LIST_MAX.0,
-        Some(LIST_MAX.1),
-    );
-    v.finish()?;
-    let max = request.max_results.map_or(LIST_MAX.2, |m| m as usize);
-    let (summaries, token) = engine.list_exports(
-        request.table_arn.as_deref(),
-        max,
-        request.next_token.as_deref(),
-    )?;
-    let mut body = ResponseBody::default();
-    body.value(
-        "ExportSummaries",
-        serde_json::to_value(summaries).expect("plain data always serialises"),
-    );
-    if let Some(token) = token {
-        body.value("NextToken", serde_json::Value::String(token));
-    }
-    body.finish()
+    let max = jobs::page_size("maxResults", request.max_results, LIST_MAX)?;
+    let table = request.table_arn.as_deref();
+    let (summaries, token) = engine.list_exports(table, max, request.next_token.as_deref())?;
+    let summaries = serde_json::to_value(summaries).expect("plain data always serialises");
+    jobs::page("ExportSummaries", summaries, token)
 }

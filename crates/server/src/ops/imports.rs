@@ -2,8 +2,8 @@
 //! new table's parameters through CreateTable's own checks), the import in
 //! `ferrodyn_engine::imports`.
 
-use crate::ops::common::ResponseBody;
 use crate::ops::create_table;
+use crate::ops::jobs;
 use crate::validate::Violations;
 use ferrodyn_engine::imports::{Compression, ImportRequest};
 use ferrodyn_engine::imports_format::InputFormat;
@@ -40,15 +40,6 @@ pub struct ListRequest {
     table_arn: Option<String>,
     page_size: Option<i64>,
     next_token: Option<String>,
-}
-
-fn respond(name: &str, value: impl serde::Serialize) -> Result<Vec<u8>> {
-    let mut body = ResponseBody::default();
-    body.value(
-        name,
-        serde_json::to_value(value).expect("plain data always serialises"),
-    );
-    body.finish()
 }
 
 pub fn import(engine: &Arc<Engine>, request: ImportTableRequest) -> Result<Vec<u8>> {
@@ -133,7 +124,7 @@ pub fn import(engine: &Arc<Engine>, request: ImportTableRequest) -> Result<Vec<u
         client_token: request.client_token,
         echo,
     };
-    respond("ImportTableDescription", engine.import_table(import)?)
+    jobs::respond("ImportTableDescription", engine.import_table(import)?)
 }
 
 /// CSV's options: a one-character Delimiter (default `,`) and HeaderList.
@@ -165,36 +156,14 @@ fn csv_format(options: Option<&Value>) -> Result<InputFormat> {
 }
 
 pub fn describe(engine: &Arc<Engine>, request: DescribeRequest) -> Result<Vec<u8>> {
-    let mut v = Violations::default();
-    if v.not_null("importArn", &request.import_arn) {
-        v.length("importArn", request.import_arn.as_deref(), 37, 1024);
-    }
-    let arn = v.finish_with(request.import_arn)?;
-    respond("ImportTableDescription", engine.describe_import(&arn)?)
+    let arn = jobs::job_arn("importArn", request.import_arn)?;
+    jobs::respond("ImportTableDescription", engine.describe_import(&arn)?)
 }
 
 pub fn list(engine: &Arc<Engine>, request: ListRequest) -> Result<Vec<u8>> {
-    let mut v = Violations::default();
-    v.range(
-        "pageSize",
-        request.page_size,
-        PAGE_SIZE.0,
-        Some(PAGE_SIZE.1),
-    );
-    v.finish()?;
-    let max = request.page_size.map_or(PAGE_SIZE.2, |m| m as usize);
-    let (summaries, token) = engine.list_imports(
-        request.table_arn.as_deref(),
-        max,
-        request.next_token.as_deref(),
-    )?;
-    let mut body = ResponseBody::default();
-    body.value(
-        "ImportSummaryList",
-        serde_json::to_value(summaries).expect("plain data always serialises"),
-    );
-    if let Some(token) = token {
-        body.value("NextToken", Value::String(token));
-    }
-    body.finish()
+    let max = jobs::page_size("pageSize", request.page_size, PAGE_SIZE)?;
+    let table = request.table_arn.as_deref();
+    let (summaries, token) = engine.list_imports(table, max, request.next_token.as_deref())?;
+    let summaries = serde_json::to_value(summaries).expect("plain data always serialises");
+    jobs::page("ImportSummaryList", summaries, token)
 }

@@ -17,6 +17,7 @@ mod describe_table;
 mod exports;
 mod get_item;
 mod imports;
+mod jobs;
 mod leniency;
 mod list_tables;
 mod output;
