@@ -10,7 +10,7 @@
 //! UnknownOperationException, so these tests fail against it by design.
 
 use std::collections::HashMap;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use aws_sdk_dynamodb::config::http::HttpResponse;
 use aws_sdk_dynamodb::error::SdkError;
@@ -20,30 +20,14 @@ use aws_sdk_dynamodb::types::{
     AttributeValue, BackupDescription, BackupDetails, BackupStatus, BackupSummary, BackupType,
     BackupTypeFilter, BillingMode, GlobalSecondaryIndex, KeyType, LocalSecondaryIndex, Projection,
     ProjectionType, ProvisionedThroughput, ScalarAttributeType as T, StreamSpecification,
-    StreamViewType, TableDescription, TableStatus, Tag, TimeToLiveSpecification, TimeToLiveStatus,
+    StreamViewType, TableStatus, Tag, TimeToLiveSpecification, TimeToLiveStatus,
 };
 use aws_sdk_dynamodb::Client;
 
+use crate::util::restores::{describe_table, millis, now, wait_active, WAIT};
 use crate::util::{self, assert_error, assert_error_starts, attr_def, get_s, item, key, n, s};
 
-/// How long a backup or a restore may take to finish on the test server.
-const WAIT: Duration = Duration::from_secs(20);
-
 type Item = HashMap<String, AttributeValue>;
-
-/// Seconds since the epoch, now.
-fn now() -> f64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_secs_f64()
-}
-
-/// A timestamp's epoch milliseconds, rounded: the SDK reads DynamoDB's
-/// fractional seconds through an f64, so `.123` may arrive as `.122999…`.
-fn millis(t: &DateTime) -> i64 {
-    (t.as_secs_f64() * 1000.0).round() as i64
-}
 
 fn throughput(read: i64, write: i64) -> ProvisionedThroughput {
     ProvisionedThroughput::builder()
@@ -182,30 +166,6 @@ async fn fill(client: &Client, table: &str, from: usize, to: usize) -> Vec<Item>
 fn by_key(mut items: Vec<Item>) -> Vec<Item> {
     items.sort_by(|a, b| (get_s(a, "p"), get_s(a, "c")).cmp(&(get_s(b, "p"), get_s(b, "c"))));
     items
-}
-
-async fn describe_table(client: &Client, table: &str) -> TableDescription {
-    client
-        .describe_table()
-        .table_name(table)
-        .send()
-        .await
-        .expect("DescribeTable succeeds")
-        .table
-        .expect("Table")
-}
-
-/// Polls DescribeTable until the table is ACTIVE.
-async fn wait_active(client: &Client, table: &str) -> TableDescription {
-    util::poll_until(
-        "the restored table to be ACTIVE",
-        WAIT,
-        move || async move {
-            let described = describe_table(client, table).await;
-            (described.table_status() == Some(&TableStatus::Active)).then_some(described)
-        },
-    )
-    .await
 }
 
 async fn create_backup(client: &Client, table: &str, name: &str) -> BackupDetails {
@@ -712,29 +672,7 @@ async fn a_restore_keeps_billing_and_throughput_but_not_stream_ttl_tags_or_delet
         (pt.read_capacity_units(), pt.write_capacity_units()),
         (Some(5), Some(7))
     );
-    let stream = described.stream_specification();
-    assert!(stream.is_none_or(|s| !s.stream_enabled()), "{described:?}");
-    assert_eq!(described.latest_stream_arn(), None);
-    assert_eq!(described.deletion_protection_enabled(), Some(false));
-
-    let ttl = client
-        .describe_time_to_live()
-        .table_name(&restored)
-        .send()
-        .await
-        .unwrap();
-    let ttl = ttl
-        .time_to_live_description()
-        .expect("TimeToLiveDescription");
-    assert_eq!(ttl.time_to_live_status(), Some(&TimeToLiveStatus::Disabled));
-    let arn = described.table_arn().unwrap();
-    let tags = client
-        .list_tags_of_resource()
-        .resource_arn(arn)
-        .send()
-        .await
-        .unwrap();
-    assert!(tags.tags().is_empty(), "{tags:?}");
+    util::restores::assert_restore_left_out_settings(&client, &described).await;
 }
 
 #[tokio::test]

@@ -17,7 +17,7 @@
 //! design.
 
 use std::collections::{BTreeMap, HashMap};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use aws_sdk_dynamodb::primitives::DateTime;
 use aws_sdk_dynamodb::types::{
@@ -26,37 +26,20 @@ use aws_sdk_dynamodb::types::{
     GlobalSecondaryIndexUpdate, IndexStatus, KeyType, PointInTimeRecoveryDescription,
     PointInTimeRecoverySpecification, PointInTimeRecoveryStatus, Projection, ProjectionType,
     ProvisionedThroughput, PutRequest, ScalarAttributeType as T, StreamSpecification,
-    StreamViewType, TableDescription, TableStatus, Tag, TimeToLiveSpecification, TimeToLiveStatus,
-    WriteRequest,
+    StreamViewType, TableStatus, Tag, TimeToLiveSpecification, WriteRequest,
 };
 use aws_sdk_dynamodb::Client;
 use serde_json::Value;
 
+use crate::util::restores::{describe_table, millis, now, wait_active, WAIT};
 use crate::util::streams::stream_records;
 use crate::util::{self, assert_error, attr_def, get_s, item, key, n, s, txn};
-
-/// How long a restore (or an index's backfill) may take on the test server.
-const WAIT: Duration = Duration::from_secs(20);
 
 /// The pause on either side of a cut instant, so that no write shares its
 /// millisecond (RestoreDateTime is read to the millisecond).
 const PAUSE: Duration = Duration::from_millis(10);
 
 type Item = HashMap<String, AttributeValue>;
-
-/// Seconds since the epoch, now.
-fn now() -> f64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_secs_f64()
-}
-
-/// A timestamp's epoch milliseconds, rounded: the SDK reads DynamoDB's
-/// fractional seconds through an f64, so `.123` may arrive as `.122999…`.
-fn millis(t: &DateTime) -> i64 {
-    (t.as_secs_f64() * 1000.0).round() as i64
-}
 
 /// Item `i` of the tests' tables: partition `P{i % 4}`, sort key `c{i:03}`,
 /// GSI key `g` = `G{i % 3}`, and `v` = i.
@@ -192,30 +175,6 @@ async fn transact(
     model.insert(put, numbered(put));
     model.insert(update, changed(update, "v", s("tx")));
     model.remove(&delete);
-}
-
-async fn describe_table(client: &Client, table: &str) -> TableDescription {
-    client
-        .describe_table()
-        .table_name(table)
-        .send()
-        .await
-        .expect("DescribeTable succeeds")
-        .table
-        .expect("Table")
-}
-
-/// Polls DescribeTable until the table is ACTIVE.
-async fn wait_active(client: &Client, table: &str) -> TableDescription {
-    util::poll_until(
-        "the restored table to be ACTIVE",
-        WAIT,
-        move || async move {
-            let described = describe_table(client, table).await;
-            (described.table_status() == Some(&TableStatus::Active)).then_some(described)
-        },
-    )
-    .await
 }
 
 /// Polls DescribeTable until GSI `index` of `table` is ACTIVE.
@@ -842,28 +801,7 @@ async fn a_restored_table_has_no_stream_ttl_tags_deletion_protection_or_recovery
         (pt.read_capacity_units(), pt.write_capacity_units()),
         (Some(5), Some(7))
     );
-    let stream = described.stream_specification();
-    assert!(stream.is_none_or(|s| !s.stream_enabled()), "{described:?}");
-    assert_eq!(described.latest_stream_arn(), None);
-    assert_eq!(described.deletion_protection_enabled(), Some(false));
-    let ttl = client
-        .describe_time_to_live()
-        .table_name(&restored)
-        .send()
-        .await
-        .unwrap();
-    let ttl = ttl
-        .time_to_live_description()
-        .expect("TimeToLiveDescription");
-    assert_eq!(ttl.time_to_live_status(), Some(&TimeToLiveStatus::Disabled));
-    let arn = described.table_arn().unwrap();
-    let tags = client
-        .list_tags_of_resource()
-        .resource_arn(arn)
-        .send()
-        .await
-        .unwrap();
-    assert!(tags.tags().is_empty(), "{tags:?}");
+    util::restores::assert_restore_left_out_settings(&client, &described).await;
     assert_disabled(&describe_continuous(&client, &restored).await);
     assert_holds(&client, &restored, &model).await;
 }

@@ -9,6 +9,7 @@
 
 pub mod process;
 pub mod raw;
+pub mod restores;
 pub mod streams;
 pub mod txn;
 
