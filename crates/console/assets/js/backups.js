@@ -300,7 +300,7 @@ function bulkLoadsCard(box, table, reload) {
   const state = { table, reload, arn: null, ended: new Map() };
   fill(box,
     el('header.row', el('h2', 'Bulk loads from S3')),
-    el('p.hint', `Puts the items of every object under the prefix (DynamoDB JSON lines, {"Item": {…}}) into ${table} `
+    el('p.hint', `Puts the items of every object under the prefix (DynamoDB JSON lines, {"Item": {…}}, or Ion structs) into ${table} `
       + 'through the normal write path: indexes, streams and recovery history follow, and an item with a stored item\'s key overwrites it. '
       + 'A line may carry a ConditionExpression (with its ExpressionAttributeNames and ExpressionAttributeValues), checked against the stored item; '
       + `what fails it, or is no item of ${table}, goes to the report.`),
@@ -314,6 +314,8 @@ function bulkForm(table, reload) {
   const inputs = {
     bucket: el('input', { 'aria-label': 'Bulk load bucket', placeholder: 'bucket', value: remembered }),
     prefix: el('input', { 'aria-label': 'Bulk load prefix', placeholder: 'prefix (optional)' }),
+    format: el('select', { 'aria-label': 'Bulk load format' },
+      el('option', { value: 'DYNAMODB_JSON' }, 'DynamoDB JSON'), el('option', { value: 'ION' }, 'Ion')),
     compression: select(['NONE', 'GZIP', 'ZSTD'], 'NONE', { 'aria-label': 'Bulk load compression' }),
     units: el('input', { type: 'number', min: 1024, step: 1, 'aria-label': 'Max write units per second', placeholder: 'no limit (≥ 1024)' }),
     reports: el('input', { 'aria-label': 'Report prefix', value: 'bulk-reports' }),
@@ -332,7 +334,8 @@ function bulkForm(table, reload) {
     }
   }, 'primary');
   return el('div',
-    el('div.row', field('Bucket', inputs.bucket), field('Prefix', inputs.prefix), field('Compression', inputs.compression),
+    el('div.row', field('Bucket', inputs.bucket), field('Prefix', inputs.prefix), field('Format', inputs.format),
+      field('Compression', inputs.compression),
       field('Max write units/s', inputs.units), field('Report prefix', inputs.reports), go),
     problem);
 }
@@ -347,8 +350,8 @@ async function startBulkLoad(table, inputs) {
 /** StartBulkPutItems' request from the form: reports of both kinds, in the
  * input's bucket. The server checks the values (a rate under 1024 is its
  * ValidationException); only what a number field would hide is caught here. */
-function bulkRequest(table, { bucket, prefix, compression, units, reports }) {
-  const input = { S3Bucket: bucket.value.trim(), InputFormat: 'DYNAMODB_JSON', InputCompressionType: compression.value };
+function bulkRequest(table, { bucket, prefix, format, compression, units, reports }) {
+  const input = { S3Bucket: bucket.value.trim(), InputFormat: format.value, InputCompressionType: compression.value };
   if (prefix.value.trim()) input.S3KeyPrefix = prefix.value.trim();
   const output = { OutputType: ['ERROR', 'CONDITION_CHECK_FAILURE'], S3Bucket: input.S3Bucket };
   if (reports.value.trim()) output.S3KeyPrefix = reports.value.trim();
