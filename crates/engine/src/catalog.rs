@@ -19,7 +19,7 @@ use crate::schema::{
     BillingMode, BillingModeSummary, ProvisionedThroughputDescription, ResourcePolicy,
     StreamSpecification, TableDescription,
 };
-use crate::shared::StreamInfo;
+use crate::shared::{PartitionMap, StreamInfo};
 use crate::table::{Table, TableStats};
 use crate::Engine;
 use ferrodyn_storage::{ReadCheck, WriteOp};
@@ -51,6 +51,11 @@ pub(crate) struct CatalogRecord {
     pub policies: BTreeMap<String, ResourcePolicy>,
     #[serde(default)]
     pub streams: Vec<StreamInfo>,
+    /// Partitions of the table and its global indexes (partitions.rs);
+    /// absent from records of tables created before partitions were kept,
+    /// which have one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partitions: Option<PartitionMap>,
     #[serde(default)]
     pub ttl_attribute: Option<String>,
     /// Point-in-time recovery, when enabled (recovery.rs).
@@ -79,6 +84,7 @@ impl CatalogRecord {
             tags: table.tags(),
             policies: table.policies(),
             streams: table.streams(),
+            partitions: Some(PartitionMap::clone(&table.partitions())),
             ttl_attribute: table.ttl_attribute(),
             recovery: table.recovery(),
             next_index_id: table.next_index_id(),
@@ -211,6 +217,13 @@ impl Engine {
         table.set_tags(tags);
         table.set_policies(record.policies.clone());
         table.set_streams(record.streams.clone());
+        self.observe_shard_boundaries(&record.streams);
+        table.set_partitions(
+            record
+                .partitions
+                .clone()
+                .unwrap_or_else(PartitionMap::single),
+        );
         table.set_ttl_attribute(record.ttl_attribute.clone());
         table.set_recovery(record.recovery.clone());
         let highest = record.index_ids.values().max().copied().unwrap_or(0);
@@ -315,6 +328,7 @@ impl Engine {
             tags: tags.into_iter().collect(),
             policies,
             streams: Vec::new(),
+            partitions: None,
             ttl_attribute: None,
             recovery: None,
             next_index_id: 0,
@@ -331,6 +345,12 @@ impl Engine {
         table.set_tags(record.tags);
         table.set_policies(record.policies);
         table.set_next_index_id(record.index_ids.values().max().copied().unwrap_or(0) + 1);
+        let now_ms = (now * 1000.0) as u64;
+        table.set_partitions(PartitionMap::initial(
+            &description,
+            self.partition_settings,
+            now_ms,
+        ));
         // The stream list first, so the one record committed holds it.
         self.sync_streams(&table);
         let record_bytes = serde_json::to_vec(&CatalogRecord::of(&table)).map_err(storage_error)?;

@@ -257,6 +257,9 @@ impl Engine {
     }
 
     pub(crate) fn save_catalog_record(&self, table: &Table) -> EngineResult<()> {
+        // A global index created or deleted by this change gains or loses
+        // its partitions in the same record.
+        self.follow_index_partitions(table);
         let record = CatalogRecord::of(table);
         let value = serde_json::to_vec(&record).map_err(crate::storage_error)?;
         // Shared storage: only over the record this node knows (cluster.rs).

@@ -421,6 +421,13 @@ pub struct PlannedWrite {
     pub(crate) collection_size: Option<u64>,
 }
 
+impl PlannedWrite {
+    /// The partition hash of the written item (its key's first field).
+    pub(crate) fn partition_hash(&self) -> u64 {
+        crate::keyspace::item_hash_of(&self.storage_key)
+    }
+}
+
 /// The change one write makes to one secondary index.
 pub struct IndexChange {
     pub index: Arc<Index>,

@@ -205,11 +205,37 @@ pub fn collection_size_key(table_id: u64, partition: &[u8]) -> Vec<u8> {
     key
 }
 
-/// A stream record.
+/// The start of the stream records with sequence number `seq` (a bound for
+/// scans; a stored record's key goes on with its item's partition hash).
 pub fn stream_record_key(table_id: u64, seq: u64) -> Vec<u8> {
     let mut key = with_table(STREAM_RECORD, table_id);
     key.extend_from_slice(&seq.to_be_bytes());
     key
+}
+
+/// A stream record's key: the sequence number, then the partition hash of
+/// the item it describes, so a shard (one range of hashes) is read without
+/// decoding other shards' records. Records written before shards followed
+/// partitions end after the sequence number.
+pub fn stream_record_key_with_hash(table_id: u64, seq: u64, hash: u64) -> Vec<u8> {
+    let mut key = stream_record_key(table_id, seq);
+    key.extend_from_slice(&hash.to_be_bytes());
+    key
+}
+
+/// The item partition hash a stream-record key carries, if it has one.
+pub fn stream_hash_of(key: &[u8]) -> Option<u64> {
+    key.get(TABLE_PREFIX_LEN + 8..TABLE_PREFIX_LEN + 16)?
+        .try_into()
+        .ok()
+        .map(u64::from_be_bytes)
+}
+
+/// The partition hash an item key starts with (after its table prefix).
+pub fn item_hash_of(key: &[u8]) -> u64 {
+    key.get(TABLE_PREFIX_LEN..TABLE_PREFIX_LEN + 8)
+        .and_then(|bytes| bytes.try_into().ok())
+        .map_or(0, u64::from_be_bytes)
 }
 
 /// The prefix of every index entry (and collection size) of a table.

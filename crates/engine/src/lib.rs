@@ -73,6 +73,7 @@ pub mod keys;
 mod keyspace;
 pub mod locks;
 pub mod objects;
+pub mod partitions;
 pub mod policies;
 pub mod quotas;
 pub mod read;
@@ -80,6 +81,8 @@ pub mod recovery;
 pub mod region;
 pub mod restore;
 pub mod schema;
+pub mod shard_reads;
+pub mod shards;
 mod shared;
 pub mod snapshots;
 mod stats;
@@ -157,6 +160,10 @@ pub struct Engine {
     snapshots: snapshots::Snapshots,
     /// The S3 store exports and imports use (`--s3-endpoint`; objects.rs).
     objects: RwLock<Option<Arc<dyn objects::Objects>>>,
+    /// How tables are partitioned and when partitions split.
+    pub(crate) partition_settings: partitions::PartitionSettings,
+    /// How long a stream shard stays open before a child takes over.
+    pub(crate) shard_lifetime_ms: u64,
 }
 
 /// Engine settings.
@@ -184,6 +191,10 @@ pub struct EngineOptions {
     pub blocking_writes: bool,
     /// The wall clock, or a manual one tests move (see [`clock`]).
     pub clock: clock::ClockMode,
+    /// Partition layout and split size (partitions.rs).
+    pub partitions: partitions::PartitionSettings,
+    /// Seconds a stream shard stays open (DynamoDB: about four hours).
+    pub shard_lifetime_seconds: f64,
 }
 
 impl Default for EngineOptions {
@@ -198,6 +209,8 @@ impl Default for EngineOptions {
             conflicts: locks::ConflictPolicy::Reject,
             blocking_writes: false,
             clock: clock::ClockMode::Wall,
+            partitions: partitions::PartitionSettings::default(),
+            shard_lifetime_seconds: shards::DEFAULT_SHARD_LIFETIME_SECONDS,
         }
     }
 }
@@ -234,6 +247,8 @@ impl Engine {
             clock,
             snapshots: snapshots::Snapshots::default(),
             objects: RwLock::new(None),
+            partition_settings: options.partitions,
+            shard_lifetime_ms: (options.shard_lifetime_seconds * 1000.0) as u64,
         };
 
         engine.load_catalog()?;
@@ -246,6 +261,7 @@ impl Engine {
         } else {
             engine.start_stats_folder();
         }
+        engine.start_partition_upkeep();
         Ok(engine)
     }
 

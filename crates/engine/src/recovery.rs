@@ -283,7 +283,7 @@ impl Engine {
     }
 
     /// Deletes the change-log records of `table_id` below `seq`.
-    fn trim_log(&self, table_id: u64, seq: u64) -> Result<()> {
+    pub(crate) fn trim_log(&self, table_id: u64, seq: u64) -> Result<()> {
         let start = keyspace::stream_record_key(table_id, 0);
         let end = keyspace::stream_record_key(table_id, seq);
         loop {

@@ -134,8 +134,16 @@ impl Engine {
         let (table_id, id_check) = self.allocate_table_id()?;
         let now = self.now_seconds();
         let arn = self.table_arn(&region, target);
-        let (record, dropped_indexes) =
+        let (mut record, dropped_indexes) =
             restored_record(&source, target, (table_id, &arn), overrides, now)?;
+        // Laid out as a new table with its settings; the upkeep splits any
+        // partition the restored data outgrows.
+        let now_ms = (now * 1000.0) as u64;
+        record.partitions = Some(crate::partitions::PartitionMap::initial(
+            &record.description,
+            self.partition_settings,
+            now_ms,
+        ));
         let job = RestoreJob {
             backup_id: backup.id,
             catalog_name: catalog_name.clone(),
@@ -532,6 +540,7 @@ fn restored_record(
         tags: Default::default(),
         policies: Default::default(),
         streams: Vec::new(),
+        partitions: None,
         ttl_attribute: None,
         recovery: None,
         next_index_id: schema.next_index_id,

@@ -74,6 +74,11 @@ pub struct StreamInfo {
     /// Last sequence number, once the stream is disabled.
     pub end_seq: Option<u64>,
     pub created: f64,
+    /// The stream's shards in creation order, parents before children
+    /// (shards.rs). Empty for a stream enabled before shards followed
+    /// partitions: it has the one shard [`StreamInfo::shards`] makes up.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shards: Vec<Shard>,
 }
 
 impl StreamInfo {
@@ -81,18 +86,103 @@ impl StreamInfo {
     pub fn covers(&self, seq: u64) -> bool {
         seq >= self.start_seq && self.end_seq.is_none_or(|end| seq <= end)
     }
-}
 
-impl StreamInfo {
     pub fn enabled(&self) -> bool {
         self.end_seq.is_none()
     }
 
-    /// The stream's single shard id, in DynamoDB's shape.
-    pub fn shard_id(&self) -> String {
+    /// The stream's shards, oldest first. A stream from before shards
+    /// followed partitions has one, over every key and the whole stream,
+    /// under the id it always had.
+    pub fn shards(&self) -> Vec<Shard> {
+        if !self.shards.is_empty() {
+            return self.shards.clone();
+        }
         let millis = (self.created * 1000.0) as u64;
-        let tag = crate::keys::partition_hash(&ferrodyn_types::AttributeValue::S(self.arn.clone()));
-        format!("shardId-{millis:020}-{:08x}", tag as u32)
+        vec![Shard {
+            id: shard_id(millis, &self.arn),
+            partition: 0,
+            lo: 0,
+            hi: u64::MAX,
+            start_seq: self.start_seq,
+            end_seq: self.end_seq,
+            parent: None,
+            created_ms: millis,
+            closed_ms: self.end_seq.map(|_| millis),
+        }]
+    }
+}
+
+/// A shard id in DynamoDB's shape: `shardId-`, the creation time in epoch
+/// milliseconds on 20 digits, `-` and 8 hex digits (DynamoDB's derivation
+/// of those is not published; ours is a hash of `tag`).
+pub fn shard_id(created_ms: u64, tag: &str) -> String {
+    let hash = crate::keys::partition_hash(&ferrodyn_types::AttributeValue::S(tag.to_string()));
+    format!("shardId-{created_ms:020}-{:08x}", hash as u32)
+}
+
+/// One shard of a stream: the changes of the items whose partition hash
+/// lies in `lo..=hi` (one partition of the table) with sequence numbers from
+/// `start_seq` on, up to `end_seq` once closed.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Shard {
+    pub id: String,
+    /// The table partition it follows.
+    pub partition: u32,
+    pub lo: u64,
+    pub hi: u64,
+    pub start_seq: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_seq: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
+    pub created_ms: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub closed_ms: Option<u64>,
+}
+
+impl Shard {
+    /// Whether the change of an item with this partition hash and sequence
+    /// number belongs here.
+    pub fn holds(&self, hash: u64, seq: u64) -> bool {
+        self.lo <= hash
+            && hash <= self.hi
+            && seq >= self.start_seq
+            && self.end_seq.is_none_or(|end| seq <= end)
+    }
+
+    pub fn is_open(&self) -> bool {
+        self.end_seq.is_none()
+    }
+}
+
+/// A table's partitions (partitions.rs): the table's and each global
+/// index's ranges of the 64-bit partition hash, and the ids they came from.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct PartitionMap {
+    pub table: Vec<Partition>,
+    /// Global secondary indexes' partitions, by index name.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub indexes: std::collections::BTreeMap<String, Vec<Partition>>,
+    /// The id the next partition gets.
+    pub next_id: u32,
+}
+
+/// One partition: the items whose partition hash lies in `lo..=hi`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Partition {
+    pub id: u32,
+    pub lo: u64,
+    pub hi: u64,
+    /// The partition it was split from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<u32>,
+    pub created_ms: u64,
+}
+
+impl Partition {
+    pub fn holds(&self, hash: u64) -> bool {
+        self.lo <= hash && hash <= self.hi
     }
 }
 

@@ -14,7 +14,7 @@
 //! has a single shard.
 
 use crate::items::PlannedWrite;
-pub use crate::shared::{ChangeSource, StreamInfo};
+pub use crate::shared::{ChangeSource, Shard, StreamInfo};
 use crate::table::Table;
 use crate::Engine;
 use ferrodyn_types::{item_size, Item};
@@ -40,13 +40,7 @@ impl Engine {
     /// table's writes (`Table::exclusive`), so none is in flight.
     pub(crate) fn sync_streams(&self, table: &Table) {
         let description = table.describe();
-        // Shared storage: a fresh hybrid-clock reading, above every record
-        // any node has committed (this node's counter knows only its own).
-        let next = if self.shared() {
-            self.allocate_sequence()
-        } else {
-            self.next_stream_seq.load(Ordering::SeqCst)
-        };
+        let next = self.sequence_boundary();
         let wanted = description
             .stream_specification
             .as_ref()
@@ -61,10 +55,19 @@ impl Engine {
         match (current, wanted) {
             (Some(current), Some((arn, _))) if current.arn == arn => {}
             (current, wanted) => {
+                let now_ms = self.clock.now_millis();
                 if current.is_some() {
-                    table.close_stream(next.saturating_sub(1));
+                    // Disabled: its open shards close without children.
+                    table.edit_streams(|streams| {
+                        if let Some(stream) = streams.last_mut().filter(|s| s.enabled()) {
+                            stream.end_seq = Some(next.saturating_sub(1));
+                            crate::shards::close_open(stream, next.saturating_sub(1), now_ms);
+                        }
+                    });
                 }
                 if let Some((arn, view_type)) = wanted {
+                    let shards =
+                        crate::shards::first_shards(&arn, &table.partitions(), next, now_ms);
                     table.add_stream(StreamInfo {
                         label: description.latest_stream_label.clone().unwrap_or_default(),
                         arn,
@@ -72,9 +75,39 @@ impl Engine {
                         start_seq: next,
                         end_seq: None,
                         created: self.now_seconds(),
+                        shards,
                     });
                 }
             }
+        }
+    }
+
+    /// The sequence number at which a change to the table's streams takes
+    /// effect: every record numbered below it belongs before the change.
+    /// The caller holds the table's writes (`Table::exclusive`), so on
+    /// embedded storage none is in flight; on shared storage it is a fresh
+    /// hybrid-clock reading, above every record any node has committed
+    /// (this node's counter knows only its own), and a node whose write was
+    /// planned before the change re-plans when its commit finds the catalog
+    /// record changed, numbering it anew above the boundary it then loads.
+    pub(crate) fn sequence_boundary(&self) -> u64 {
+        if self.shared() {
+            self.allocate_sequence()
+        } else {
+            self.next_stream_seq.load(Ordering::SeqCst)
+        }
+    }
+
+    /// Keeps this node's sequence numbers above every shard boundary a
+    /// loaded catalog record holds (see [`Engine::sequence_boundary`]).
+    pub(crate) fn observe_shard_boundaries(&self, streams: &[StreamInfo]) {
+        let highest = streams
+            .iter()
+            .flat_map(|s| s.shards.iter().map(|shard| shard.start_seq))
+            .max();
+        if let Some(highest) = highest {
+            self.next_stream_seq
+                .fetch_max(highest + 1, Ordering::SeqCst);
         }
     }
 
@@ -92,15 +125,13 @@ impl Engine {
         };
         let now = self.now_seconds();
         for write in writes {
-            let stream = write.table.current_stream();
+            let streams = write.table.streams_ref();
+            let stream = streams.last().filter(|s| s.enabled());
             let recovery = write.table.logs_for_recovery();
             if stream.is_none() && !recovery {
                 continue;
             }
-            let logged = Logged {
-                stream: stream.as_ref(),
-                recovery,
-            };
+            let logged = Logged { stream, recovery };
             let Some(record) =
                 change_record(&write.table, logged, write, (source, now), &self.region)
             else {
@@ -117,7 +148,11 @@ impl Engine {
             record.dynamodb.sequence_number = format_sequence(seq);
             out.entries.push((
                 seq,
-                crate::keyspace::stream_record_key(write.table.id, seq),
+                crate::keyspace::stream_record_key_with_hash(
+                    write.table.id,
+                    seq,
+                    write.partition_hash(),
+                ),
                 serde_json::to_vec(&record).expect("plain data always serialises"),
             ));
         }
@@ -337,7 +372,7 @@ pub(crate) const RECOVERY_MEMBER: &str = "ferrodyn";
 /// A logged record as a stream of view type `view_type` shows it: the
 /// images that view keeps, its SizeBytes, no recovery member. Records
 /// written for the stream alone are stored that way already.
-fn project(record: &mut Value, view_type: &str) {
+pub(crate) fn project(record: &mut Value, view_type: &str) {
     let Some(recovery) = record
         .as_object_mut()
         .and_then(|r| r.remove(RECOVERY_MEMBER))
@@ -516,10 +551,11 @@ impl Engine {
         let to_requested = to;
         let to = readable;
         let start = crate::keyspace::stream_record_key(table.id, from);
-        let end = crate::keyspace::stream_record_key(table.id, to);
+        // Keys go on after the number (the item's hash): up to the next one.
+        let end = crate::keyspace::stream_record_key(table.id, to.saturating_add(1));
         let entries = self
             .storage
-            .scan(Bound::Included(&start), Bound::Included(&end), false, limit)
+            .scan(Bound::Included(&start), Bound::Excluded(&end), false, limit)
             .map_err(crate::storage_error)?;
         let scanned = entries.len();
         let oldest = self.now_seconds() - RETENTION_SECONDS;

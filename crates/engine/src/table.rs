@@ -11,13 +11,13 @@ use crate::index::{Index, IndexKind, IndexState};
 use crate::keys::KeySchema;
 use crate::schema::{BillingMode, ResourcePolicy, TableDescription};
 pub use crate::shared::TableStats;
-use crate::shared::{PitrSettings, StreamInfo};
+use crate::shared::{PartitionMap, PitrSettings, StreamInfo};
 use crate::throughput::{Capacity, Throughput};
 use crate::usage::UsageLedger;
 use parking_lot::RwLock;
 use parking_lot::{RwLockReadGuard, RwLockWriteGuard};
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::Arc;
 
 pub struct Table {
@@ -45,6 +45,15 @@ pub struct Table {
     recovery: RwLock<Option<PitrSettings>>,
     /// The table's streams, oldest first; the last one may be enabled.
     streams: RwLock<Vec<StreamInfo>>,
+    /// The table's and its global indexes' partitions (partitions.rs).
+    partitions: RwLock<Arc<PartitionMap>>,
+    /// The table size at which partition sizes were last measured.
+    sizes_measured_at: AtomicU64,
+    /// Change-log records below this sequence number are past the streams'
+    /// 24 hours (shards.rs; moves forward only).
+    pub(crate) trim_point: AtomicU64,
+    /// Change-log records below this were deleted (shards.rs).
+    pub(crate) log_reclaimed_to: AtomicU64,
     /// Provisioned read/write capacity buckets (unlimited when on-demand).
     pub throughput: Throughput,
     /// Seconds of unused capacity the table and its GSIs bank.
@@ -93,6 +102,10 @@ impl Table {
             tags: RwLock::new(BTreeMap::new()),
             policies: RwLock::new(BTreeMap::new()),
             streams: RwLock::new(Vec::new()),
+            partitions: RwLock::new(Arc::new(PartitionMap::single())),
+            sizes_measured_at: AtomicU64::new(0),
+            trim_point: AtomicU64::new(0),
+            log_reclaimed_to: AtomicU64::new(0),
             ttl_attribute: RwLock::new(None),
             recovery: RwLock::new(None),
             next_index_id: std::sync::atomic::AtomicU32::new(1),
@@ -176,6 +189,42 @@ impl Table {
         *self.streams.write() = streams;
     }
 
+    /// The streams without copying them (the write path reads the enabled
+    /// one for every write; a copy would clone its shard list).
+    pub(crate) fn streams_ref(&self) -> RwLockReadGuard<'_, Vec<StreamInfo>> {
+        self.streams.read()
+    }
+
+    /// Changes the stream list in place (shard rollovers and splits).
+    pub(crate) fn edit_streams<R>(&self, edit: impl FnOnce(&mut Vec<StreamInfo>) -> R) -> R {
+        edit(&mut self.streams.write())
+    }
+
+    pub fn partitions(&self) -> Arc<PartitionMap> {
+        Arc::clone(&self.partitions.read())
+    }
+
+    pub(crate) fn set_partitions(&self, map: PartitionMap) {
+        *self.partitions.write() = Arc::new(map);
+    }
+
+    /// Whether the table has grown by an eighth of `limit` since its
+    /// partitions were last measured (`size` is its size now); if so, the
+    /// caller measures them and this records `size`.
+    pub(crate) fn partitions_grew(&self, size: u64, limit: u64) -> bool {
+        let last = self.sizes_measured_at.load(Ordering::Relaxed);
+        let grew = last == 0 || size >= last.saturating_add(limit / 8);
+        if grew {
+            self.sizes_measured_at.store(size, Ordering::Relaxed);
+        }
+        grew
+    }
+
+    /// Makes the next [`Table::partitions_grew`] say yes.
+    pub(crate) fn remeasure_partitions(&self) {
+        self.sizes_measured_at.store(0, Ordering::Relaxed);
+    }
+
     /// The enabled stream, if any.
     pub fn current_stream(&self) -> Option<StreamInfo> {
         self.streams.read().last().filter(|s| s.enabled()).cloned()
@@ -183,13 +232,6 @@ impl Table {
 
     pub(crate) fn add_stream(&self, stream: StreamInfo) {
         self.streams.write().push(stream);
-    }
-
-    /// Disables the enabled stream; its last record is `end_seq`.
-    pub(crate) fn close_stream(&self, end_seq: u64) {
-        if let Some(stream) = self.streams.write().last_mut().filter(|s| s.enabled()) {
-            stream.end_seq = Some(end_seq);
-        }
     }
 
     pub fn tags(&self) -> BTreeMap<String, String> {

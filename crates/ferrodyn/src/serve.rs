@@ -91,6 +91,22 @@ pub struct ServeArgs {
     /// ItemCollectionSizeLimitExceededException in tests.
     #[arg(long, hide = true, default_value_t = ferrodyn_engine::collections::DEFAULT_COLLECTION_LIMIT_BYTES)]
     item_collection_limit_bytes: u64,
+    /// Seconds a stream shard stays open before it closes and a child shard
+    /// takes over (DynamoDB: about four hours). Shorten it to test stream
+    /// consumers that follow shard lineage.
+    #[arg(long, value_name = "SECONDS", default_value_t = ferrodyn_engine::shards::DEFAULT_SHARD_LIFETIME_SECONDS)]
+    stream_shard_lifetime: f64,
+    /// Bytes after which a table partition splits in two, closing its
+    /// stream shard with two children (DynamoDB: about 10 GB). Lower it to
+    /// reach splits with little data.
+    #[arg(long, value_name = "BYTES", default_value_t = ferrodyn_engine::partitions::DEFAULT_SPLIT_BYTES)]
+    partition_split_size: u64,
+    /// Partitions (and so stream shards) of a new on-demand table. DynamoDB
+    /// does not publish its number; its new on-demand tables serve 4,000
+    /// writes a second, four partitions' worth. 1 gives one shard per
+    /// stream, as DynamoDB Local does.
+    #[arg(long, value_name = "N", default_value_t = ferrodyn_engine::partitions::DEFAULT_ON_DEMAND_PARTITIONS)]
+    on_demand_partitions: u32,
     /// Most tables (DynamoDB's default quota per region: 2,500); CreateTable
     /// beyond it gets LimitExceededException.
     #[arg(long, default_value_t = ferrodyn_engine::quotas::DEFAULT_MAX_TABLES)]
@@ -230,6 +246,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
                 .into(),
         );
     }
+    check_partition_args(&args)?;
     let storage = open_storage(&args)?;
     let engine =
         Engine::open(storage, engine_options(&args, &faults)).map_err(|e| e.to_string())?;
@@ -319,12 +336,31 @@ fn open_storage(args: &ServeArgs) -> Result<Arc<dyn Storage>, String> {
     })
 }
 
+/// The partition and shard options are in range.
+fn check_partition_args(args: &ServeArgs) -> Result<(), String> {
+    if !(args.stream_shard_lifetime > 0.0 && args.stream_shard_lifetime.is_finite()) {
+        return Err("--stream-shard-lifetime must be a positive number of seconds".into());
+    }
+    if args.partition_split_size == 0 {
+        return Err("--partition-split-size must be at least 1 byte".into());
+    }
+    if !(1..=1024).contains(&args.on_demand_partitions) {
+        return Err("--on-demand-partitions must be between 1 and 1024".into());
+    }
+    Ok(())
+}
+
 /// The engine's settings from the command line.
 fn engine_options(args: &ServeArgs, faults: &Faults) -> EngineOptions {
     EngineOptions {
         region: args.region.clone(),
         burst_seconds: args.burst_seconds,
         item_collection_limit_bytes: args.item_collection_limit_bytes,
+        partitions: ferrodyn_engine::partitions::PartitionSettings {
+            split_bytes: args.partition_split_size,
+            on_demand_partitions: args.on_demand_partitions,
+        },
+        shard_lifetime_seconds: args.stream_shard_lifetime,
         max_tables: args.max_tables,
         max_table_operations: args.max_table_operations,
         accept_unused_attribute_definitions: args.accept_unused_attribute_definitions,

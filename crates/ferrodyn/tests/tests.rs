@@ -44,6 +44,7 @@ mod recovery_model;
 mod resource_policies;
 mod scan;
 mod seeds;
+mod stream_shards;
 mod streams;
 mod tables;
 mod throttling;

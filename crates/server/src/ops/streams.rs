@@ -1,14 +1,17 @@
 //! The DynamoDB Streams API (target prefix `DynamoDBStreams_20120810.`):
 //! ListStreams, DescribeStream, GetShardIterator and GetRecords.
 //!
-//! Each stream has one shard. A shard iterator is an opaque token naming
-//! the table, the stream (by its first sequence number), the next position
-//! and its creation time; it expires after 15 minutes, as in DynamoDB.
+//! A stream has one open shard per table partition, and closed shards with
+//! their lineage (engine shards.rs). A shard iterator is an opaque token
+//! naming the table, the stream (by its first sequence number), the shard
+//! (by its first sequence number and lowest hash), the next position and
+//! its creation time; it expires after 15 minutes, as in DynamoDB.
 
 use crate::ops::common::ResponseBody;
 use crate::validate::Violations;
 use base64::Engine as _;
-use ferrodyn_engine::streams::{format_sequence, StreamInfo};
+use ferrodyn_engine::shard_reads::trimmed;
+use ferrodyn_engine::streams::{format_sequence, Shard, StreamInfo};
 use ferrodyn_engine::table::Table;
 use ferrodyn_engine::Engine;
 use ferrodyn_types::{DynamoError, ErrorKind, Result};
@@ -18,6 +21,8 @@ use std::sync::Arc;
 
 const ITERATOR_LIFETIME_MS: u64 = 15 * 60 * 1000;
 const MAX_RECORDS: i64 = 1000;
+/// Most shards one DescribeStream lists (DynamoDB: "The upper limit is 100").
+const MAX_SHARDS_LISTED: i64 = 100;
 const TOKEN: base64::engine::GeneralPurpose = base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
 #[derive(Deserialize)]
@@ -53,6 +58,8 @@ pub struct GetShardIteratorRequest {
     shard_id: Option<String>,
     shard_iterator_type: Option<String>,
     sequence_number: Option<String>,
+    /// AT_TIMESTAMP's instant (epoch seconds, to the millisecond).
+    timestamp: Option<f64>,
 }
 
 #[derive(Deserialize)]
@@ -123,7 +130,13 @@ pub fn list_streams(engine: &Engine, request: ListStreamsRequest) -> Result<Vec<
 pub fn describe_stream(engine: &Engine, request: DescribeStreamRequest) -> Result<Vec<u8>> {
     let mut v = Violations::default();
     v.not_null("streamArn", &request.stream_arn);
-    v.range("limit", request.limit, 1, Some(100));
+    v.range("limit", request.limit, 1, Some(MAX_SHARDS_LISTED));
+    v.length(
+        "exclusiveStartShardId",
+        request.exclusive_start_shard_id.as_deref(),
+        28,
+        65,
+    );
     if let Some(filter) = &request.shard_filter {
         if v.not_null("shardFilter.shardId", &filter.shard_id) {
             v.length("shardFilter.shardId", filter.shard_id.as_deref(), 28, 65);
@@ -138,40 +151,69 @@ pub fn describe_stream(engine: &Engine, request: DescribeStreamRequest) -> Resul
     }
     let arn = v.finish_with(request.stream_arn.as_deref())?;
     let (table, stream) = stream(engine, arn)?;
-    let shard_id = stream.shard_id();
-    let mut range = json!({ "StartingSequenceNumber": format_sequence(stream.start_seq) });
-    if let Some(end) = stream.end_seq {
-        range["EndingSequenceNumber"] = json!(format_sequence(end.max(stream.start_seq)));
-    }
-    let shards = match &request.exclusive_start_shard_id {
-        // Each stream has a single shard, which never splits: it has no
-        // children.
-        _ if request.shard_filter.is_some() => Vec::new(),
-        Some(after) if after.as_str() >= shard_id.as_str() => Vec::new(),
-        _ => vec![json!({ "ShardId": shard_id, "SequenceNumberRange": range })],
-    };
+    let (shards, last_evaluated) = listed_shards(&stream, &request);
     let description = table.describe();
+    let mut shown = json!({
+        "StreamArn": stream.arn,
+        "StreamLabel": stream.label,
+        "StreamStatus": if stream.enabled() { "ENABLED" } else { "DISABLED" },
+        "StreamViewType": stream.view_type,
+        "CreationRequestDateTime": stream.created,
+        "TableName": table.name,
+        "KeySchema": description.key_schema,
+        "Shards": shards.iter().map(shard_json).collect::<Vec<_>>(),
+    });
+    if let Some(last) = last_evaluated {
+        shown["LastEvaluatedShardId"] = json!(last);
+    }
     let mut body = ResponseBody::default();
-    body.value(
-        "StreamDescription",
-        json!({
-            "StreamArn": stream.arn,
-            "StreamLabel": stream.label,
-            "StreamStatus": if stream.enabled() { "ENABLED" } else { "DISABLED" },
-            "StreamViewType": stream.view_type,
-            "CreationRequestDateTime": stream.created,
-            "TableName": table.name,
-            "KeySchema": description.key_schema,
-            "Shards": shards,
-        }),
-    );
+    body.value("StreamDescription", shown);
     body.finish()
+}
+
+/// The page of shards a DescribeStream asks for, oldest first (ids start
+/// with their creation time, so parents come before children), and the
+/// last one's id when more follow.
+fn listed_shards(
+    stream: &StreamInfo,
+    request: &DescribeStreamRequest,
+) -> (Vec<Shard>, Option<String>) {
+    let mut shards = stream.shards();
+    shards.sort_by(|a, b| a.id.cmp(&b.id));
+    if let Some(filter) = &request.shard_filter {
+        let parent = filter.shard_id.as_deref();
+        shards.retain(|s| s.parent.as_deref() == parent);
+    }
+    if let Some(after) = &request.exclusive_start_shard_id {
+        shards.retain(|s| s.id.as_str() > after.as_str());
+    }
+    let limit = request.limit.unwrap_or(MAX_SHARDS_LISTED) as usize;
+    let more = shards.len() > limit;
+    shards.truncate(limit);
+    let last = more.then(|| shards.last().map(|s| s.id.clone())).flatten();
+    (shards, last)
+}
+
+/// A shard as DescribeStream shows it.
+fn shard_json(shard: &Shard) -> Value {
+    let mut range = json!({ "StartingSequenceNumber": format_sequence(shard.start_seq) });
+    if let Some(end) = shard.end_seq {
+        range["EndingSequenceNumber"] = json!(format_sequence(end.max(shard.start_seq)));
+    }
+    let mut shown = json!({ "ShardId": shard.id, "SequenceNumberRange": range });
+    if let Some(parent) = &shard.parent {
+        shown["ParentShardId"] = json!(parent);
+    }
+    shown
 }
 
 /// What a shard iterator carries.
 struct Iterator {
     table_id: u64,
     stream_start: u64,
+    /// The shard: its first sequence number and lowest partition hash.
+    shard_start: u64,
+    shard_lo: u64,
     position: u64,
     created_ms: u64,
 }
@@ -179,8 +221,13 @@ struct Iterator {
 impl Iterator {
     fn encode(&self) -> String {
         let text = format!(
-            "v1|{}|{}|{}|{}",
-            self.table_id, self.stream_start, self.position, self.created_ms
+            "v2|{}|{}|{}|{}|{}|{}",
+            self.table_id,
+            self.stream_start,
+            self.shard_start,
+            self.shard_lo,
+            self.position,
+            self.created_ms
         );
         TOKEN.encode(text)
     }
@@ -188,23 +235,31 @@ impl Iterator {
     fn decode(token: &str) -> Option<Iterator> {
         let text = String::from_utf8(TOKEN.decode(token).ok()?).ok()?;
         let mut parts = text.split('|');
-        if parts.next()? != "v1" {
+        if parts.next()? != "v2" {
             return None;
         }
         let mut number = || parts.next()?.parse::<u64>().ok();
         Some(Iterator {
             table_id: number()?,
             stream_start: number()?,
+            shard_start: number()?,
+            shard_lo: number()?,
             position: number()?,
             created_ms: number()?,
         })
+    }
+
+    fn shard<'s>(&self, stream: &'s [Shard]) -> Option<&'s Shard> {
+        (stream.iter()).find(|s| s.start_seq == self.shard_start && s.lo == self.shard_lo)
     }
 }
 
 pub fn get_shard_iterator(engine: &Engine, request: GetShardIteratorRequest) -> Result<Vec<u8>> {
     let mut v = Violations::default();
     v.not_null("streamArn", &request.stream_arn);
-    v.not_null("shardId", &request.shard_id);
+    if v.not_null("shardId", &request.shard_id) {
+        v.length("shardId", request.shard_id.as_deref(), 28, 65);
+    }
     if v.not_null("shardIteratorType", &request.shard_iterator_type) {
         v.one_of(
             "shardIteratorType",
@@ -214,6 +269,7 @@ pub fn get_shard_iterator(engine: &Engine, request: GetShardIteratorRequest) -> 
                 "LATEST",
                 "AT_SEQUENCE_NUMBER",
                 "AFTER_SEQUENCE_NUMBER",
+                "AT_TIMESTAMP",
             ],
         );
     }
@@ -223,31 +279,20 @@ pub fn get_shard_iterator(engine: &Engine, request: GetShardIteratorRequest) -> 
         .zip(request.stream_arn.as_deref());
     let (kind, arn) = v.finish_with(checked)?;
     let (table, stream) = stream(engine, arn)?;
-    if request.shard_id.as_deref() != Some(stream.shard_id().as_str()) {
-        return Err(DynamoError::resource_not_found(format!(
-            "Requested resource not found: Shard does not exist: {}",
-            request.shard_id.as_deref().unwrap_or_default()
-        )));
-    }
-    let start = IteratorStart::parse(kind, request.sequence_number.as_deref())?;
-    let last = stream.end_seq.unwrap_or(u64::MAX);
-    let (position, sequence) = match start {
-        IteratorStart::TrimHorizon => (stream.start_seq, None),
-        IteratorStart::Latest => (engine.next_sequence().max(stream.start_seq), None),
-        IteratorStart::At(seq) => (seq, Some(seq)),
-        IteratorStart::After(seq) => (seq.saturating_add(1), Some(seq)),
-    };
-    if let Some(seq) = sequence {
-        if seq < stream.start_seq || seq > last {
-            return Err(DynamoError::validation(format!(
-                "Invalid SequenceNumber: {} is not in the shard's range",
-                format_sequence(seq)
-            )));
-        }
-    }
+    let shard_id = request.shard_id.as_deref().unwrap_or_default();
+    let shards = stream.shards();
+    let shard = shards.iter().find(|s| s.id == shard_id).ok_or_else(|| {
+        DynamoError::resource_not_found(format!(
+            "Requested resource not found: Shard does not exist: {shard_id}"
+        ))
+    })?;
+    let start = IteratorStart::parse(kind, &request)?;
+    let position = start_position(engine, &table, shard, start)?;
     let iterator = Iterator {
         table_id: table.id,
         stream_start: stream.start_seq,
+        shard_start: shard.start_seq,
+        shard_lo: shard.lo,
         position,
         created_ms: engine.clock.now_millis(),
     };
@@ -256,31 +301,85 @@ pub fn get_shard_iterator(engine: &Engine, request: GetShardIteratorRequest) -> 
     body.finish()
 }
 
-/// Where a shard iterator starts, from ShardIteratorType and SequenceNumber.
+/// The first sequence number an iterator of `shard` reads from.
+fn start_position(
+    engine: &Engine,
+    table: &Table,
+    shard: &Shard,
+    start: IteratorStart,
+) -> Result<u64> {
+    let end = shard.end_seq.unwrap_or(u64::MAX);
+    let (position, sequence) = match start {
+        IteratorStart::TrimHorizon => (engine.trim_horizon(table, shard)?, None),
+        // A closed shard gets no more records: LATEST is past its end.
+        IteratorStart::Latest => (
+            engine
+                .next_sequence()
+                .max(shard.start_seq)
+                .min(end.saturating_add(1)),
+            None,
+        ),
+        IteratorStart::At(seq) => (seq, Some(seq)),
+        IteratorStart::After(seq) => (seq.saturating_add(1), Some(seq)),
+        IteratorStart::AtTimestamp(at) => {
+            if at > engine.now_seconds() {
+                return Err(DynamoError::validation(format!(
+                    "The timestamp {at} is in the future"
+                )));
+            }
+            (engine.position_at(table, shard, at)?, None)
+        }
+    };
+    if let Some(seq) = sequence {
+        if seq < shard.start_seq || seq > end {
+            return Err(DynamoError::validation(format!(
+                "Invalid SequenceNumber: {} is not in the shard's range",
+                format_sequence(seq)
+            )));
+        }
+        if seq < engine.trim_horizon(table, shard)? {
+            return Err(trimmed());
+        }
+    }
+    Ok(position)
+}
+
+/// Where a shard iterator starts, from ShardIteratorType, SequenceNumber
+/// and Timestamp.
 enum IteratorStart {
     TrimHorizon,
     Latest,
     At(u64),
     After(u64),
+    AtTimestamp(f64),
 }
 
 impl IteratorStart {
-    /// `kind` is one of the four types (checked with the request); a
-    /// sequence number must come with AT/AFTER and only with them.
-    fn parse(kind: &str, sequence: Option<&str>) -> Result<IteratorStart> {
+    /// `kind` is one of the five types (checked with the request); a
+    /// sequence number must come with AT/AFTER and only with them, a
+    /// timestamp with AT_TIMESTAMP.
+    fn parse(kind: &str, request: &GetShardIteratorRequest) -> Result<IteratorStart> {
         let number = |text: &str| {
             text.parse::<u64>()
                 .map_err(|_| DynamoError::validation(format!("Invalid SequenceNumber: {text}")))
         };
-        match (kind, sequence) {
-            ("TRIM_HORIZON", None) => Ok(IteratorStart::TrimHorizon),
-            ("LATEST", None) => Ok(IteratorStart::Latest),
-            ("AT_SEQUENCE_NUMBER", Some(text)) => Ok(IteratorStart::At(number(text)?)),
-            ("AFTER_SEQUENCE_NUMBER", Some(text)) => Ok(IteratorStart::After(number(text)?)),
-            (_, None) => Err(DynamoError::validation(format!(
+        let sequence = request.sequence_number.as_deref();
+        match (kind, sequence, request.timestamp) {
+            ("AT_TIMESTAMP", None, Some(at)) => Ok(IteratorStart::AtTimestamp(at)),
+            ("AT_TIMESTAMP", None, None) => Err(DynamoError::validation(
+                "Must specify a timestamp for iterator type AT_TIMESTAMP",
+            )),
+            (_, _, Some(_)) => Err(DynamoError::validation(format!(
+                "Timestamp must not be specified for iterator type {kind}"
+            ))),
+            ("TRIM_HORIZON", None, _) => Ok(IteratorStart::TrimHorizon),
+            ("LATEST", None, _) => Ok(IteratorStart::Latest),
+            ("AT_SEQUENCE_NUMBER", Some(text), _) => Ok(IteratorStart::At(number(text)?)),
+            ("AFTER_SEQUENCE_NUMBER", Some(text), _) => Ok(IteratorStart::After(number(text)?)),
+            (_, None, _) => Err(DynamoError::validation(format!(
                 "Must specify a sequence number for iterator type {kind}"
             ))),
-            (_, Some(_)) => Err(DynamoError::validation(format!(
+            (_, Some(_), _) => Err(DynamoError::validation(format!(
                 "Sequence number must not be specified for iterator type {kind}"
             ))),
         }
@@ -305,26 +404,26 @@ pub fn get_records(engine: &Engine, request: GetRecordsRequest) -> Result<Vec<u8
             "Iterator expired. The iterator was created over 15 minutes ago.",
         ));
     }
+    let not_found =
+        || DynamoError::resource_not_found("Requested resource not found: Stream not found");
     let (table, stream) = engine
         .find_stream_of(iterator.table_id, iterator.stream_start)
-        .ok_or_else(|| {
-            DynamoError::resource_not_found("Requested resource not found: Stream not found")
-        })?;
+        .ok_or_else(not_found)?;
+    let shards = stream.shards();
+    let shard = iterator.shard(&shards).ok_or_else(|| {
+        DynamoError::resource_not_found("Requested resource not found: Shard does not exist")
+    })?;
     let limit = request.limit.unwrap_or(MAX_RECORDS) as usize;
-    let last = stream.end_seq.unwrap_or(u64::MAX);
-    let page = engine.read_stream_page(&table, iterator.position, last, limit)?;
-    let next_position = (page.records.last()).map_or(iterator.position, |r| r.seq + 1);
-    // A disabled stream's shard is closed: once it is read to the end there
-    // is no next iterator.
-    let closed = stream.end_seq.is_some() && page.reached_end;
+    let page = engine.read_shard(&table, &stream, shard, iterator.position, limit)?;
     let mut body = ResponseBody::default();
     body.value(
         "Records",
         Value::Array(page.records.into_iter().map(|r| r.record).collect()),
     );
-    if !closed {
+    // A closed shard read to its end has no next iterator.
+    if let Some(position) = page.next {
         let next = Iterator {
-            position: next_position,
+            position,
             created_ms: engine.clock.now_millis(),
             ..iterator
         };

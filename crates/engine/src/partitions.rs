@@ -1,0 +1,311 @@
+//! Partitions as DynamoDB documents them: a table (and each global index)
+//! is split into ranges of the 64-bit partition hash its item keys start
+//! with, each holding up to 10 GB and serving up to 3,000 read and 1,000
+//! write units a second. A partition that outgrows `--partition-split-size`
+//! splits in two at its byte median, and its stream shard closes with two
+//! children (shards.rs).
+//!
+//! The map is plain data ([`PartitionMap`], shared.rs) kept in the table's
+//! catalog record, so it is durable on every storage and a split reaches
+//! other nodes with the next catalog reload. Sizes are not kept: the size
+//! check scans the table's keys, and only once the table as a whole has
+//! grown past the threshold since it last looked
+//! (docs/design/partitions-and-streams.md §7.3 says why and what a
+//! per-partition size record would cost).
+
+use crate::schema::{BillingMode, TableDescription};
+pub use crate::shared::{Partition, PartitionMap};
+use crate::table::Table;
+use crate::Engine;
+use ferrodyn_types::Result;
+use std::ops::Bound;
+use std::sync::Arc;
+
+/// Read units a second one partition serves.
+pub const PARTITION_READ_UNITS: u64 = 3_000;
+/// Write units a second one partition serves.
+pub const PARTITION_WRITE_UNITS: u64 = 1_000;
+/// Bytes after which a partition splits (DynamoDB: about 10 GB).
+pub const DEFAULT_SPLIT_BYTES: u64 = 10 * 1024 * 1024 * 1024;
+/// Partitions of a new on-demand table. DynamoDB does not publish it; a new
+/// on-demand table sustains 4,000 writes and 12,000 reads a second at once
+/// (its warm throughput), which takes four partitions of 1,000 and 3,000.
+pub const DEFAULT_ON_DEMAND_PARTITIONS: u32 = 4;
+/// Keys read per page while measuring partitions.
+const SIZE_PAGE: usize = 2_000;
+
+/// How partitions are laid out and split (`ferrodyn serve` options).
+#[derive(Clone, Copy, Debug)]
+pub struct PartitionSettings {
+    pub split_bytes: u64,
+    pub on_demand_partitions: u32,
+}
+
+impl Default for PartitionSettings {
+    fn default() -> PartitionSettings {
+        PartitionSettings {
+            split_bytes: DEFAULT_SPLIT_BYTES,
+            on_demand_partitions: DEFAULT_ON_DEMAND_PARTITIONS,
+        }
+    }
+}
+
+/// How many partitions capacity of `read`/`write` units needs: DynamoDB's
+/// published rule for provisioned tables, `ceil(RCU / 3000 + WCU / 1000)`.
+fn partitions_for(read: u64, write: u64) -> u32 {
+    let needed =
+        read as f64 / PARTITION_READ_UNITS as f64 + write as f64 / PARTITION_WRITE_UNITS as f64;
+    (needed.ceil() as u32).max(1)
+}
+
+/// `count` equal ranges covering the whole hash space, in order.
+fn even_ranges(count: u32) -> Vec<(u64, u64)> {
+    let count = u128::from(count.max(1));
+    let span = (u128::from(u64::MAX) + 1) / count;
+    (0..count)
+        .map(|i| {
+            let lo = i * span;
+            let hi = if i + 1 == count {
+                u128::from(u64::MAX)
+            } else {
+                lo + span - 1
+            };
+            (lo as u64, hi as u64)
+        })
+        .collect()
+}
+
+impl PartitionMap {
+    /// The partitions of a new table: by its provisioned capacity (table
+    /// and each global index on its own), or `settings`' count on demand.
+    pub fn initial(d: &TableDescription, settings: PartitionSettings, now_ms: u64) -> PartitionMap {
+        let on_demand = d.billing_mode() == BillingMode::PayPerRequest;
+        let count = |throughput: Option<(u64, u64)>| match throughput {
+            _ if on_demand => settings.on_demand_partitions.max(1),
+            Some((read, write)) => partitions_for(read, write),
+            None => 1,
+        };
+        let mut map = PartitionMap::default();
+        let table_rates = &d.provisioned_throughput;
+        let table_count = count(Some((
+            table_rates.read_capacity_units,
+            table_rates.write_capacity_units,
+        )));
+        map.table = map.fresh(table_count, now_ms);
+        for index in d.global_secondary_indexes.iter().flatten() {
+            let rates = (index.provisioned_throughput.as_ref())
+                .map(|t| (t.read_capacity_units, t.write_capacity_units));
+            let partitions = map.fresh(count(rates), now_ms);
+            map.indexes.insert(index.index_name.clone(), partitions);
+        }
+        map
+    }
+
+    /// The map of a table from before partitions were kept: one partition.
+    pub fn single() -> PartitionMap {
+        let mut map = PartitionMap::default();
+        map.table = map.fresh(1, 0);
+        map
+    }
+
+    fn fresh(&mut self, count: u32, now_ms: u64) -> Vec<Partition> {
+        even_ranges(count)
+            .into_iter()
+            .map(|(lo, hi)| {
+                let id = self.next_id;
+                self.next_id += 1;
+                Partition {
+                    id,
+                    lo,
+                    hi,
+                    parent: None,
+                    created_ms: now_ms,
+                }
+            })
+            .collect()
+    }
+
+    /// The table partition holding partition hash `hash`.
+    pub fn table_partition(&self, hash: u64) -> &Partition {
+        let at = self.table.partition_point(|p| p.hi < hash);
+        &self.table[at.min(self.table.len() - 1)]
+    }
+
+    /// Splits table partition `id` into `lo..mid` and `mid..=hi`; returns
+    /// the two children, or None when `mid` does not fall inside it.
+    pub fn split(&mut self, id: u32, mid: u64, now_ms: u64) -> Option<(Partition, Partition)> {
+        let at = self.table.iter().position(|p| p.id == id)?;
+        let parent = self.table[at].clone();
+        if mid <= parent.lo || mid > parent.hi {
+            return None;
+        }
+        let (left_id, right_id) = (self.next_id, self.next_id + 1);
+        self.next_id += 2;
+        let child = |id, lo, hi| Partition {
+            id,
+            lo,
+            hi,
+            parent: Some(parent.id),
+            created_ms: now_ms,
+        };
+        let left = child(left_id, parent.lo, mid - 1);
+        let right = child(right_id, mid, parent.hi);
+        self.table.splice(at..=at, [left.clone(), right.clone()]);
+        Some((left, right))
+    }
+
+    /// A global index added after the table was created gets partitions of
+    /// its own; a deleted one loses them.
+    pub fn follow_indexes(
+        &mut self,
+        d: &TableDescription,
+        settings: PartitionSettings,
+        now_ms: u64,
+    ) {
+        let names: Vec<String> = (d.global_secondary_indexes.iter().flatten())
+            .map(|i| i.index_name.clone())
+            .collect();
+        self.indexes.retain(|name, _| names.contains(name));
+        let fresh = PartitionMap::initial(d, settings, now_ms);
+        for name in names {
+            if !self.indexes.contains_key(&name) {
+                let count = fresh.indexes.get(&name).map_or(1, |p| p.len() as u32);
+                let partitions = self.fresh(count, now_ms);
+                self.indexes.insert(name, partitions);
+            }
+        }
+    }
+}
+
+/// What measuring one partition found: its items, their bytes, and the
+/// partition hash at which half of those bytes lie below.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PartitionSize {
+    pub items: u64,
+    pub bytes: u64,
+    pub median_hash: u64,
+}
+
+impl Engine {
+    /// Measures each table partition by reading its keys and values.
+    pub fn partition_sizes(&self, table: &Table) -> Result<Vec<(Partition, PartitionSize)>> {
+        let map = table.partitions();
+        let mut out = Vec::with_capacity(map.table.len());
+        for partition in &map.table {
+            out.push((
+                partition.clone(),
+                self.measure_partition(table.id, partition)?,
+            ));
+        }
+        Ok(out)
+    }
+
+    fn measure_partition(&self, table_id: u64, partition: &Partition) -> Result<PartitionSize> {
+        let start = crate::keys::hash_bound(table_id, partition.lo);
+        let end = match partition.hi.checked_add(1) {
+            Some(next) => Bound::Excluded(crate::keys::hash_bound(table_id, next)),
+            None => crate::keyspace::prefix_end(&crate::keyspace::table_items(table_id))
+                .map_or(Bound::Unbounded, Bound::Excluded),
+        };
+        let mut size = PartitionSize::default();
+        // Hashes in key order with the bytes before them, for the median.
+        let mut running: Vec<(u64, u64)> = Vec::new();
+        let mut low = Bound::Included(start);
+        loop {
+            let page = (self.storage)
+                .scan(
+                    low.as_ref().map(Vec::as_slice),
+                    end.as_ref().map(Vec::as_slice),
+                    false,
+                    SIZE_PAGE,
+                )
+                .map_err(crate::storage_error)?;
+            for (key, value) in &page {
+                let hash = crate::keyspace::item_hash_of(key);
+                size.items += 1;
+                size.bytes += (key.len() + value.len()) as u64;
+                if running.last().is_none_or(|(h, _)| *h != hash) {
+                    running.push((hash, size.bytes));
+                }
+            }
+            match page.last() {
+                Some((key, _)) if page.len() == SIZE_PAGE => low = Bound::Excluded(key.clone()),
+                _ => break,
+            }
+        }
+        let half = size.bytes / 2;
+        size.median_hash = running
+            .iter()
+            .find(|(_, before)| *before > half)
+            .map_or(partition.lo, |(hash, _)| *hash);
+        Ok(size)
+    }
+
+    /// Splits every partition of `table` larger than the split size, at its
+    /// byte median (a partition whose bytes are all under one hash cannot
+    /// split: DynamoDB would split by sort key, Ferrodyn does not). Cheap
+    /// when nothing can be over: the table's own size is checked first.
+    pub(crate) fn split_large_partitions(&self, table: &Arc<Table>) -> Result<usize> {
+        let limit = self.partition_settings.split_bytes;
+        let total = table.stats().size_bytes.max(0) as u64;
+        if total <= limit || !table.partitions_grew(total, limit) {
+            return Ok(0);
+        }
+        let mut splits = 0;
+        for (partition, size) in self.partition_sizes(table)? {
+            if size.bytes > limit && size.median_hash > partition.lo {
+                splits +=
+                    usize::from(self.split_partition(table, partition.id, size.median_hash)?);
+            }
+        }
+        if splits > 0 {
+            // A child may still be over: measure again next time.
+            table.remeasure_partitions();
+        }
+        Ok(splits)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn provisioned_counts_follow_the_published_rule() {
+        assert_eq!(partitions_for(1_000, 500), 1);
+        assert_eq!(partitions_for(1_000, 1_000), 2);
+        assert_eq!(partitions_for(5_000, 2_000), 4);
+        assert_eq!(partitions_for(0, 0), 1);
+    }
+
+    #[test]
+    fn even_ranges_cover_the_hash_space_without_gaps() {
+        for count in [1, 2, 3, 4, 7] {
+            let ranges = even_ranges(count);
+            assert_eq!(ranges.len(), count as usize);
+            assert_eq!(ranges[0].0, 0);
+            assert_eq!(ranges.last().unwrap().1, u64::MAX);
+            for pair in ranges.windows(2) {
+                assert_eq!(pair[0].1 + 1, pair[1].0);
+            }
+        }
+    }
+
+    #[test]
+    fn lookup_and_split_keep_the_ranges_contiguous() {
+        let mut map = PartitionMap::default();
+        map.table = map.fresh(4, 0);
+        let p = map.table_partition(u64::MAX / 2 + 10).clone();
+        assert_eq!(p.id, 2);
+        let (left, right) = map.split(p.id, p.lo + 100, 5).unwrap();
+        assert_eq!((left.lo, left.hi + 1), (p.lo, right.lo));
+        assert_eq!(right.hi, p.hi);
+        assert_eq!(map.table.len(), 5);
+        assert_eq!(map.table_partition(p.lo + 99).id, left.id);
+        assert_eq!(map.table_partition(p.lo + 100).id, right.id);
+        assert!(
+            map.split(right.id, right.lo, 6).is_none(),
+            "a split needs room on both sides"
+        );
+    }
+}

@@ -1,0 +1,623 @@
+//! Stream shards that follow partitions, read the way the Kinesis Client
+//! Library reads them: shards listed page by page, a parent finished before
+//! its children, children found with ShardFilter CHILD_SHARDS, positions
+//! kept as AFTER_SEQUENCE_NUMBER checkpoints. Shards roll over (a shortened
+//! `--stream-shard-lifetime` and the manual clock) and split (a small
+//! `--partition-split-size`) while writers update items; every acknowledged
+//! change must be read exactly once, in order per item. Also: DescribeStream
+//! paging and filters, iterator expiry, trimming after 24 hours,
+//! AT_TIMESTAMP and the 1 MB page.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use aws_sdk_dynamodb::types::{
+    AttributeDefinition, BillingMode, KeySchemaElement, KeyType, ScalarAttributeType,
+    StreamSpecification, StreamViewType,
+};
+use aws_sdk_dynamodb::Client;
+use serde_json::{json, Value};
+
+use crate::util::process::ServerProcess;
+use crate::util::raw;
+use crate::util::streams::streams_call;
+use crate::util::{self, n, s};
+
+/// A Streams call that may fail: (status, answer).
+async fn try_streams_call(endpoint: &str, op: &str, body: Value) -> (u16, Value) {
+    let target = format!("DynamoDBStreams_20120810.{op}");
+    let headers = [
+        ("content-type", raw::CONTENT_TYPE),
+        ("x-amz-target", target.as_str()),
+        ("x-amz-date", "20261130T000000Z"),
+        ("authorization", raw::AUTHORIZATION),
+    ];
+    let response = raw::send_to(
+        endpoint,
+        "POST",
+        "/",
+        &headers,
+        body.to_string().into_bytes(),
+    )
+    .await
+    .expect("the server answers");
+    (response.status, response.json())
+}
+
+/// Moves the server's manual clock (which also runs the shard upkeep).
+async fn advance(server: &ServerProcess, by: &str) {
+    let headers = [("authorization", raw::AUTHORIZATION)];
+    let body = json!({ "advance": by }).to_string().into_bytes();
+    let response = raw::send_to(server.endpoint(), "POST", "/ferrodyn/clock", &headers, body)
+        .await
+        .expect("the server answers");
+    assert_eq!(
+        response.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&response.body)
+    );
+}
+
+/// An on-demand table keyed by `pk` (S) with a NEW_IMAGE stream: its ARN.
+async fn streamed_table(client: &Client, name: &str) -> String {
+    let created = client
+        .create_table()
+        .table_name(name)
+        .billing_mode(BillingMode::PayPerRequest)
+        .key_schema(
+            KeySchemaElement::builder()
+                .attribute_name("pk")
+                .key_type(KeyType::Hash)
+                .build()
+                .unwrap(),
+        )
+        .attribute_definitions(
+            AttributeDefinition::builder()
+                .attribute_name("pk")
+                .attribute_type(ScalarAttributeType::S)
+                .build()
+                .unwrap(),
+        )
+        .stream_specification(
+            StreamSpecification::builder()
+                .stream_enabled(true)
+                .stream_view_type(StreamViewType::NewImage)
+                .build()
+                .unwrap(),
+        )
+        .send()
+        .await
+        .unwrap();
+    created
+        .table_description()
+        .unwrap()
+        .latest_stream_arn()
+        .unwrap()
+        .to_string()
+}
+
+/// Every shard of the stream, listed `page` at a time; checks what must
+/// hold of any listing while the stream is enabled.
+async fn list_shards(endpoint: &str, arn: &str, page: usize) -> Vec<Value> {
+    let mut shards: Vec<Value> = Vec::new();
+    let mut after: Option<String> = None;
+    loop {
+        let mut request = json!({ "StreamArn": arn, "Limit": page });
+        if let Some(id) = &after {
+            request["ExclusiveStartShardId"] = json!(id);
+        }
+        let answer = streams_call(endpoint, "DescribeStream", request).await;
+        let description = &answer["StreamDescription"];
+        let got = description["Shards"].as_array().unwrap().clone();
+        assert!(got.len() <= page, "Limit {page} gave {}", got.len());
+        shards.extend(got);
+        match description["LastEvaluatedShardId"].as_str() {
+            Some(last) => after = Some(last.to_string()),
+            None => break,
+        }
+    }
+    check_listing(&shards);
+    shards
+}
+
+/// Ids in DynamoDB's shape, once each; parents listed before children;
+/// every closed shard already has its children (the KCL fails on a closed
+/// shard without them).
+fn check_listing(shards: &[Value]) {
+    let mut seen = HashSet::new();
+    for shard in shards {
+        let id = shard["ShardId"].as_str().unwrap();
+        assert!(is_shard_id(id), "shard id {id}");
+        assert!(seen.insert(id.to_string()), "{id} listed twice");
+        if let Some(parent) = shard["ParentShardId"].as_str() {
+            // A parent still listed comes first.
+            let listed = shards.iter().any(|s| s["ShardId"] == parent);
+            assert!(
+                !listed || seen.contains(parent),
+                "{id} listed before its parent {parent}"
+            );
+        }
+    }
+    for shard in shards {
+        if shard["SequenceNumberRange"]["EndingSequenceNumber"].is_string() {
+            let id = &shard["ShardId"];
+            let children = shards.iter().filter(|s| &s["ParentShardId"] == id).count();
+            assert!(
+                children >= 1,
+                "closed shard {id} listed without its children"
+            );
+        }
+    }
+}
+
+fn is_shard_id(id: &str) -> bool {
+    let Some(rest) = id.strip_prefix("shardId-") else {
+        return false;
+    };
+    let (digits, hex) = rest.split_at(20.min(rest.len()));
+    digits.len() == 20
+        && digits.bytes().all(|b| b.is_ascii_digit())
+        && hex.len() == 9
+        && hex.starts_with('-')
+        && hex[1..]
+            .bytes()
+            .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+}
+
+/// A consumer as the KCL runs one: shards it finished, checkpoints of the
+/// ones it is reading, and what it read per item.
+#[derive(Default)]
+struct Consumer {
+    finished: HashSet<String>,
+    checkpoints: HashMap<String, String>,
+    /// Where reading an unfinished shard goes on.
+    iterators: HashMap<String, String>,
+    /// Per item, the values of `v` in the order read.
+    read: BTreeMap<String, Vec<i64>>,
+    /// Closed shards and how many children each had.
+    children: HashMap<String, usize>,
+}
+
+impl Consumer {
+    /// One pass: every shard whose parent is finished (or gone) is read up
+    /// to its end (closed) or to its first empty page (open).
+    async fn pass(&mut self, endpoint: &str, arn: &str) {
+        let shards = list_shards(endpoint, arn, 3).await;
+        let ids: HashSet<&str> = shards
+            .iter()
+            .map(|s| s["ShardId"].as_str().unwrap())
+            .collect();
+        for shard in &shards {
+            let id = shard["ShardId"].as_str().unwrap().to_string();
+            if self.finished.contains(&id) {
+                continue;
+            }
+            let parent = shard["ParentShardId"].as_str();
+            if parent.is_some_and(|p| ids.contains(p) && !self.finished.contains(p)) {
+                continue; // parents first
+            }
+            if self.read_shard(endpoint, arn, &id).await {
+                self.finished.insert(id.clone());
+                self.record_children(endpoint, arn, &id).await;
+            }
+        }
+    }
+
+    /// Reads shard `id` on from where this consumer is (its next iterator,
+    /// else its checkpoint, else TRIM_HORIZON); true once it is closed and
+    /// read to its end.
+    async fn read_shard(&mut self, endpoint: &str, arn: &str, id: &str) -> bool {
+        let mut iterator = match self.iterators.remove(id) {
+            Some(held) => Some(held),
+            None => {
+                let mut request =
+                    json!({ "StreamArn": arn, "ShardId": id, "ShardIteratorType": "TRIM_HORIZON" });
+                if let Some(seq) = self.checkpoints.get(id) {
+                    request["ShardIteratorType"] = json!("AFTER_SEQUENCE_NUMBER");
+                    request["SequenceNumber"] = json!(seq);
+                }
+                let answer = streams_call(endpoint, "GetShardIterator", request).await;
+                answer["ShardIterator"].as_str().map(str::to_string)
+            }
+        };
+        while let Some(current) = iterator {
+            let page =
+                streams_call(endpoint, "GetRecords", json!({ "ShardIterator": current })).await;
+            let records = page["Records"].as_array().unwrap();
+            for record in records {
+                let image = &record["dynamodb"]["NewImage"];
+                let item = image["pk"]["S"].as_str().unwrap().to_string();
+                let v: i64 = image["v"]["N"].as_str().unwrap().parse().unwrap();
+                self.read.entry(item).or_default().push(v);
+                let seq = record["dynamodb"]["SequenceNumber"].as_str().unwrap();
+                self.checkpoints.insert(id.to_string(), seq.to_string());
+            }
+            iterator = page["NextShardIterator"].as_str().map(str::to_string);
+            if let Some(next) = iterator.as_ref().filter(|_| records.is_empty()) {
+                // Nothing more for now (an open shard): go on from here later.
+                self.iterators.insert(id.to_string(), next.clone());
+                return false;
+            }
+        }
+        true
+    }
+
+    /// A finished shard's children, found as the KCL finds them.
+    async fn record_children(&mut self, endpoint: &str, arn: &str, id: &str) {
+        let filter = json!({ "Type": "CHILD_SHARDS", "ShardId": id });
+        let answer = streams_call(
+            endpoint,
+            "DescribeStream",
+            json!({ "StreamArn": arn, "ShardFilter": filter }),
+        )
+        .await;
+        let children = answer["StreamDescription"]["Shards"].as_array().unwrap();
+        for child in children {
+            assert_eq!(child["ParentShardId"], id);
+        }
+        self.children.insert(id.to_string(), children.len());
+    }
+}
+
+#[tokio::test]
+async fn sixteen_writers_through_rollovers_and_splits_are_read_once_in_order() {
+    let _heavy = util::heavy_test().await;
+    let (server, client) = util::own_server(&[
+        "--clock",
+        "manual",
+        "--stream-shard-lifetime",
+        "2",
+        "--partition-split-size",
+        "65536",
+        "--on-demand-partitions",
+        "2",
+    ]);
+    let arn = streamed_table(&client, "lineage").await;
+    const ITEMS: usize = 640;
+    const ROUNDS: i64 = 6;
+    let writing = Arc::new(AtomicBool::new(true));
+    let mut writers = Vec::new();
+    for writer in 0..16 {
+        let client = client.clone();
+        writers.push(tokio::spawn(async move {
+            for round in 0..ROUNDS {
+                for item in (writer..ITEMS).step_by(16) {
+                    client
+                        .put_item()
+                        .table_name("lineage")
+                        .item("pk", s(&format!("item-{item:04}")))
+                        .item("v", n(&round.to_string()))
+                        .item("pad", s(&"x".repeat(300)))
+                        .send()
+                        .await
+                        .unwrap();
+                }
+            }
+        }));
+    }
+    let clock = {
+        let (writing, endpoint) = (Arc::clone(&writing), server.endpoint().to_string());
+        tokio::spawn(async move {
+            let server_clock = ClockMover { endpoint };
+            while writing.load(Ordering::SeqCst) {
+                server_clock.advance("3s").await;
+                tokio::time::sleep(Duration::from_millis(400)).await;
+            }
+        })
+    };
+    let mut consumer = Consumer::default();
+    while !writers.iter().all(|w| w.is_finished()) {
+        consumer.pass(server.endpoint(), &arn).await;
+    }
+    for writer in writers {
+        writer.await.unwrap();
+    }
+    writing.store(false, Ordering::SeqCst);
+    clock.await.unwrap();
+    // Every shard open now closes (one more rollover), then all is read.
+    advance(&server, "3s").await;
+    for _ in 0..20 {
+        consumer.pass(server.endpoint(), &arn).await;
+    }
+    assert_eq!(consumer.read.len(), ITEMS, "every item's changes were read");
+    for (item, values) in &consumer.read {
+        let expected: Vec<i64> = (0..ROUNDS).collect();
+        assert_eq!(values, &expected, "{item}: every change once, in order");
+    }
+    let splits = consumer.children.values().filter(|&&c| c == 2).count();
+    let rollovers = consumer.children.values().filter(|&&c| c == 1).count();
+    assert!(splits >= 2, "partitions split: {:?}", consumer.children);
+    assert!(
+        rollovers >= 2,
+        "shards rolled over: {:?}",
+        consumer.children
+    );
+}
+
+/// Moves the manual clock from a task of its own.
+struct ClockMover {
+    endpoint: String,
+}
+
+impl ClockMover {
+    async fn advance(&self, by: &str) {
+        let headers = [("authorization", raw::AUTHORIZATION)];
+        let body = json!({ "advance": by }).to_string().into_bytes();
+        let response = raw::send_to(&self.endpoint, "POST", "/ferrodyn/clock", &headers, body)
+            .await
+            .expect("the server answers");
+        assert_eq!(response.status, 200);
+    }
+}
+
+#[tokio::test]
+async fn describe_stream_pages_filters_children_and_checks_its_input() {
+    let (server, client) =
+        util::own_server(&["--clock", "manual", "--stream-shard-lifetime", "60"]);
+    let arn = streamed_table(&client, "pages").await;
+    let endpoint = server.endpoint();
+    let first = list_shards(endpoint, &arn, 100).await;
+    assert_eq!(
+        first.len(),
+        4,
+        "a new on-demand table has four partitions, one shard each"
+    );
+    for shard in &first {
+        assert!(shard.get("ParentShardId").is_none());
+        assert!(shard["SequenceNumberRange"]
+            .get("EndingSequenceNumber")
+            .is_none());
+    }
+    // Two lifetimes: each shard has a child and a grandchild.
+    advance(&server, "61s").await;
+    advance(&server, "61s").await;
+    let all = list_shards(endpoint, &arn, 100).await;
+    assert_eq!(all.len(), 12);
+    assert_eq!(
+        list_shards(endpoint, &arn, 5).await,
+        all,
+        "pages of 5 list the same shards"
+    );
+    let open: Vec<&Value> = all
+        .iter()
+        .filter(|s| {
+            s["SequenceNumberRange"]
+                .get("EndingSequenceNumber")
+                .is_none()
+        })
+        .collect();
+    assert_eq!(open.len(), 4, "one open shard per partition");
+    let parent = first[0]["ShardId"].as_str().unwrap();
+    let filter = json!({ "Type": "CHILD_SHARDS", "ShardId": parent });
+    let children = streams_call(
+        endpoint,
+        "DescribeStream",
+        json!({ "StreamArn": arn, "ShardFilter": filter }),
+    )
+    .await;
+    let children = children["StreamDescription"]["Shards"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert_eq!(children.len(), 1);
+    assert_eq!(children[0]["ParentShardId"], parent);
+    let ending = &first[0]["SequenceNumberRange"]["StartingSequenceNumber"];
+    let closed = all.iter().find(|s| s["ShardId"] == parent).unwrap();
+    assert!(
+        closed["SequenceNumberRange"]["EndingSequenceNumber"]
+            .as_str()
+            .unwrap()
+            >= ending.as_str().unwrap()
+    );
+    let last_page = streams_call(
+        endpoint,
+        "DescribeStream",
+        json!({ "StreamArn": arn, "ExclusiveStartShardId": all[10]["ShardId"] }),
+    )
+    .await;
+    let last_page = &last_page["StreamDescription"];
+    assert_eq!(last_page["Shards"].as_array().unwrap().len(), 1);
+    assert!(
+        last_page.get("LastEvaluatedShardId").is_none(),
+        "no more pages: {last_page}"
+    );
+
+    let bad = [
+        (json!({ "StreamArn": arn, "Limit": 101 }), "Value '101' at 'limit' failed to satisfy constraint: Member must have value less than or equal to 100"),
+        (json!({ "StreamArn": arn, "ShardFilter": { "Type": "PARENT", "ShardId": parent } }), "shardFilter.type"),
+        (json!({ "StreamArn": arn, "ShardFilter": { "Type": "CHILD_SHARDS" } }), "shardFilter.shardId"),
+    ];
+    for (request, expected) in bad {
+        let (status, answer) = try_streams_call(endpoint, "DescribeStream", request).await;
+        assert_eq!(status, 400);
+        assert!(
+            answer["__type"]
+                .as_str()
+                .unwrap()
+                .ends_with("ValidationException"),
+            "{answer}"
+        );
+        assert!(
+            answer["message"].as_str().unwrap().contains(expected),
+            "{answer}"
+        );
+    }
+}
+
+/// The shard holding the records of item `key`, and the first page of
+/// its records from TRIM_HORIZON.
+async fn shard_of(endpoint: &str, arn: &str, key: &str) -> (String, Vec<Value>) {
+    for shard in list_shards(endpoint, arn, 100).await {
+        let id = shard["ShardId"].as_str().unwrap().to_string();
+        let iterator = streams_call(
+            endpoint,
+            "GetShardIterator",
+            json!({ "StreamArn": arn, "ShardId": id, "ShardIteratorType": "TRIM_HORIZON" }),
+        )
+        .await;
+        let page = streams_call(
+            endpoint,
+            "GetRecords",
+            json!({ "ShardIterator": iterator["ShardIterator"] }),
+        )
+        .await;
+        let records: Vec<Value> = page["Records"].as_array().unwrap().clone();
+        if records
+            .iter()
+            .any(|r| r["dynamodb"]["NewImage"]["pk"]["S"] == key)
+        {
+            return (id, records);
+        }
+    }
+    panic!("no shard holds {key}");
+}
+
+#[tokio::test]
+async fn iterators_expire_records_are_trimmed_after_a_day_and_at_timestamp_finds_them() {
+    let (server, client) = util::own_server(&["--clock", "manual", "--on-demand-partitions", "1"]);
+    let arn = streamed_table(&client, "trimmed").await;
+    let endpoint = server.endpoint();
+    let put = |key: &str| {
+        client
+            .put_item()
+            .table_name("trimmed")
+            .item("pk", s(key))
+            .item("v", n("1"))
+            .send()
+    };
+    put("old").await.unwrap();
+    advance(&server, "2h").await;
+    put("newer").await.unwrap();
+    let (shard, records) = shard_of(endpoint, &arn, "old").await;
+    let old_seq = records[0]["dynamodb"]["SequenceNumber"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let newer_time = records[1]["dynamodb"]["ApproximateCreationDateTime"]
+        .as_f64()
+        .unwrap();
+    // AT_TIMESTAMP: the first record at or after the instant.
+    let at = json!({ "StreamArn": arn, "ShardId": shard, "ShardIteratorType": "AT_TIMESTAMP", "Timestamp": newer_time - 60.0 });
+    let iterator = streams_call(endpoint, "GetShardIterator", at).await;
+    let page = streams_call(
+        endpoint,
+        "GetRecords",
+        json!({ "ShardIterator": iterator["ShardIterator"] }),
+    )
+    .await;
+    assert_eq!(
+        page["Records"][0]["dynamodb"]["NewImage"]["pk"]["S"],
+        "newer"
+    );
+    let future = json!({ "StreamArn": arn, "ShardId": shard, "ShardIteratorType": "AT_TIMESTAMP", "Timestamp": newer_time + 86_400.0 });
+    let (status, answer) = try_streams_call(endpoint, "GetShardIterator", future).await;
+    assert_eq!(
+        (
+            status,
+            answer["__type"]
+                .as_str()
+                .unwrap()
+                .ends_with("ValidationException")
+        ),
+        (400, true),
+        "{answer}"
+    );
+
+    // An iterator older than 15 minutes has expired.
+    let at_old = json!({ "StreamArn": arn, "ShardId": shard, "ShardIteratorType": "AT_SEQUENCE_NUMBER", "SequenceNumber": old_seq });
+    let held = streams_call(endpoint, "GetShardIterator", at_old.clone()).await;
+    advance(&server, "16m").await;
+    let (status, answer) = try_streams_call(
+        endpoint,
+        "GetRecords",
+        json!({ "ShardIterator": held["ShardIterator"] }),
+    )
+    .await;
+    assert_eq!(status, 400);
+    assert!(
+        answer["__type"]
+            .as_str()
+            .unwrap()
+            .ends_with("ExpiredIteratorException"),
+        "{answer}"
+    );
+
+    // 22 h after the first record: still there. 24 h: trimmed, for a held
+    // iterator and for a new one at its number; TRIM_HORIZON starts after it.
+    advance(&server, "21h44m").await;
+    let held = streams_call(endpoint, "GetShardIterator", at_old.clone()).await;
+    advance(&server, "2m").await;
+    let (status, answer) = try_streams_call(
+        endpoint,
+        "GetRecords",
+        json!({ "ShardIterator": held["ShardIterator"] }),
+    )
+    .await;
+    assert_eq!(status, 400, "{answer}");
+    assert!(
+        answer["__type"]
+            .as_str()
+            .unwrap()
+            .ends_with("TrimmedDataAccessException"),
+        "{answer}"
+    );
+    assert_eq!(
+        answer["message"],
+        "The data you are trying to access has been trimmed"
+    );
+    let (status, answer) = try_streams_call(endpoint, "GetShardIterator", at_old).await;
+    assert_eq!(status, 400);
+    assert!(
+        answer["__type"]
+            .as_str()
+            .unwrap()
+            .ends_with("TrimmedDataAccessException"),
+        "{answer}"
+    );
+    let (_, records) = shard_of(endpoint, &arn, "newer").await;
+    let keys: Vec<&Value> = records
+        .iter()
+        .map(|r| &r["dynamodb"]["NewImage"]["pk"]["S"])
+        .collect();
+    assert_eq!(
+        keys,
+        [&json!("newer")],
+        "TRIM_HORIZON starts after the trimmed record"
+    );
+}
+
+#[tokio::test]
+async fn a_page_of_records_holds_at_most_one_megabyte() {
+    let (server, client) = util::own_server(&["--on-demand-partitions", "1"]);
+    let arn = streamed_table(&client, "big").await;
+    for i in 0..6 {
+        client
+            .put_item()
+            .table_name("big")
+            .item("pk", s(&format!("k{i}")))
+            .item("v", n("1"))
+            .item("blob", s(&"b".repeat(300_000)))
+            .send()
+            .await
+            .unwrap();
+    }
+    let shards = list_shards(server.endpoint(), &arn, 100).await;
+    let request = json!({ "StreamArn": arn, "ShardId": shards[0]["ShardId"], "ShardIteratorType": "TRIM_HORIZON" });
+    let mut iterator =
+        streams_call(server.endpoint(), "GetShardIterator", request).await["ShardIterator"].clone();
+    let mut pages = Vec::new();
+    while pages.iter().sum::<usize>() < 6 {
+        let page = streams_call(
+            server.endpoint(),
+            "GetRecords",
+            json!({ "ShardIterator": iterator }),
+        )
+        .await;
+        pages.push(page["Records"].as_array().unwrap().len());
+        iterator = page["NextShardIterator"].clone();
+    }
+    assert_eq!(pages, [3, 3], "300 KB records, at most 1 MB a page");
+}
