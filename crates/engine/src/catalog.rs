@@ -589,6 +589,7 @@ impl Engine {
         });
         table.refresh_throughput();
         self.sync_streams(&table);
+        self.grow_partitions_for_throughput(&table);
         self.save_catalog_record(&table)?;
         let mut reported = description;
         reported.table_status = "UPDATING".into();

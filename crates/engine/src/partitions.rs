@@ -177,6 +177,27 @@ impl PartitionMap {
     }
 }
 
+/// Each partition of `partitions` split in two at the middle of its range
+/// (ids from `next_id`): a global index's partitions when its throughput
+/// outgrows them.
+pub(crate) fn doubled(partitions: &[Partition], next_id: &mut u32, now_ms: u64) -> Vec<Partition> {
+    let mut out = Vec::with_capacity(partitions.len() * 2);
+    for p in partitions {
+        let mid = p.lo + (p.hi - p.lo) / 2;
+        for (lo, hi) in [(p.lo, mid), (mid + 1, p.hi)] {
+            out.push(Partition {
+                id: *next_id,
+                lo,
+                hi,
+                parent: Some(p.id),
+                created_ms: now_ms,
+            });
+            *next_id += 1;
+        }
+    }
+    out
+}
+
 /// What measuring one partition found: its items, their bytes, and the
 /// partition hash at which half of those bytes lie below.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]

@@ -115,7 +115,7 @@ fn close(shard: &mut Shard, boundary: u64, now_ms: u64) -> Shard {
 fn split(
     stream: &mut StreamInfo,
     parent: u32,
-    children: [&Partition; 2],
+    children: &[&Partition],
     boundary: u64,
     now_ms: u64,
 ) {
@@ -124,10 +124,27 @@ fn split(
         return;
     };
     let closed = close(&mut stream.shards[at], boundary, now_ms);
-    for child in children {
+    for &child in children {
         let shard = new_shard(&stream.arn, child, boundary, Some(&closed), now_ms);
         stream.shards.push(shard);
     }
+}
+
+/// Splits table partition `id` at `mid`, with two child shards for its
+/// stream's shard; the caller holds the table's writes. False when `mid`
+/// does not split it.
+fn split_held(table: &Table, id: u32, mid: u64, boundary: u64, now_ms: u64) -> bool {
+    let mut map = PartitionMap::clone(&table.partitions());
+    let Some((left, right)) = map.split(id, mid, now_ms) else {
+        return false;
+    };
+    table.set_partitions(map);
+    table.edit_streams(|streams| {
+        if let Some(stream) = streams.last_mut().filter(|s| s.enabled()) {
+            split(stream, id, &[&left, &right], boundary, now_ms);
+        }
+    });
+    true
 }
 
 /// Forgets shards closed more than 24 hours ago; true if any went.
@@ -239,18 +256,52 @@ impl Engine {
     pub(crate) fn split_partition(&self, table: &Table, id: u32, mid: u64) -> Result<bool> {
         let now_ms = self.clock.now_millis();
         self.change_table_shape(table, |table, boundary| {
-            let mut map = PartitionMap::clone(&table.partitions());
-            let Some((left, right)) = map.split(id, mid, now_ms) else {
-                return false;
-            };
-            table.set_partitions(map);
+            split_held(table, id, mid, boundary, now_ms)
+        })
+    }
+
+    /// After UpdateTable raised provisioned throughput: while the table's
+    /// (or a global index's) partitions cannot carry it at 3,000 read and
+    /// 1,000 write units each, every one of them splits in two (DynamoDB
+    /// doubles the partition count). The caller holds the catalog lock and
+    /// the table's writes, and saves the catalog record.
+    pub(crate) fn grow_partitions_for_throughput(&self, table: &Table) {
+        let description = table.describe();
+        let now_ms = self.clock.now_millis();
+        let wanted = PartitionMap::initial(&description, self.partition_settings, now_ms);
+        let provisioned = description.billing_mode() == crate::schema::BillingMode::Provisioned;
+        if !provisioned {
+            return;
+        }
+        let boundary = self.sequence_boundary();
+        let before = table.partitions().table.clone();
+        let mut map = PartitionMap::clone(&table.partitions());
+        while map.table.len() < wanted.table.len() {
+            let mut next_id = map.next_id;
+            map.table = crate::partitions::doubled(&map.table, &mut next_id, now_ms);
+            map.next_id = next_id;
+        }
+        if map.table.len() != before.len() {
             table.edit_streams(|streams| {
                 if let Some(stream) = streams.last_mut().filter(|s| s.enabled()) {
-                    split(stream, id, [&left, &right], boundary, now_ms);
+                    for parent in &before {
+                        let children: Vec<&Partition> = (map.table.iter())
+                            .filter(|p| parent.lo <= p.lo && p.hi <= parent.hi)
+                            .collect();
+                        split(stream, parent.id, &children, boundary, now_ms);
+                    }
                 }
             });
-            true
-        })
+        }
+        for (name, partitions) in map.indexes.iter_mut() {
+            let needed = wanted.indexes.get(name).map_or(0, Vec::len);
+            while partitions.len() < needed {
+                let mut next_id = map.next_id;
+                *partitions = crate::partitions::doubled(partitions, &mut next_id, now_ms);
+                map.next_id = next_id;
+            }
+        }
+        table.set_partitions(map);
     }
 
     /// A global index created since the partitions were laid out gets

@@ -621,3 +621,80 @@ async fn a_page_of_records_holds_at_most_one_megabyte() {
     }
     assert_eq!(pages, [3, 3], "300 KB records, at most 1 MB a page");
 }
+
+#[tokio::test]
+async fn raising_provisioned_throughput_doubles_partitions_and_splits_their_shards() {
+    let (server, client) = util::own_server(&[]);
+    let pk = AttributeDefinition::builder()
+        .attribute_name("pk")
+        .attribute_type(ScalarAttributeType::S)
+        .build()
+        .unwrap();
+    let units = |read, write| {
+        aws_sdk_dynamodb::types::ProvisionedThroughput::builder()
+            .read_capacity_units(read)
+            .write_capacity_units(write)
+            .build()
+            .unwrap()
+    };
+    let created = client
+        .create_table()
+        .table_name("grown")
+        .key_schema(
+            KeySchemaElement::builder()
+                .attribute_name("pk")
+                .key_type(KeyType::Hash)
+                .build()
+                .unwrap(),
+        )
+        .attribute_definitions(pk)
+        .provisioned_throughput(units(1_000, 500))
+        .stream_specification(
+            StreamSpecification::builder()
+                .stream_enabled(true)
+                .stream_view_type(StreamViewType::KeysOnly)
+                .build()
+                .unwrap(),
+        )
+        .send()
+        .await
+        .unwrap();
+    let arn = created
+        .table_description()
+        .unwrap()
+        .latest_stream_arn()
+        .unwrap()
+        .to_string();
+    // ceil(1000/3000 + 500/1000) = 1 partition, so one shard.
+    let shards = list_shards(server.endpoint(), &arn, 100).await;
+    assert_eq!(shards.len(), 1);
+    // ceil(5000/3000 + 2000/1000) = 4: doubled twice.
+    client
+        .update_table()
+        .table_name("grown")
+        .provisioned_throughput(units(5_000, 2_000))
+        .send()
+        .await
+        .unwrap();
+    let shards = list_shards(server.endpoint(), &arn, 100).await;
+    assert_eq!(shards.len(), 5, "{shards:#?}");
+    let parent = &shards[0]["ShardId"];
+    let children: Vec<&Value> = shards
+        .iter()
+        .filter(|s| &s["ParentShardId"] == parent)
+        .collect();
+    assert_eq!(
+        children.len(),
+        4,
+        "the one shard closed with a child per new partition"
+    );
+    // Lowering it again merges nothing (DynamoDB never merges partitions).
+    client
+        .update_table()
+        .table_name("grown")
+        .provisioned_throughput(units(1_000, 500))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(list_shards(server.endpoint(), &arn, 100).await.len(), 5);
+}

@@ -3,9 +3,8 @@
 //!
 //! A stream has one open shard per table partition, and closed shards with
 //! their lineage (engine shards.rs). A shard iterator is an opaque token
-//! naming the table, the stream (by its first sequence number), the shard
-//! (by its first sequence number and lowest hash), the next position and
-//! its creation time; it expires after 15 minutes, as in DynamoDB.
+//! naming the table, the stream (by its first sequence number), the shard,
+//! the next position and its creation time; it expires after 15 minutes, as in DynamoDB.
 
 use crate::ops::common::ResponseBody;
 use crate::validate::Violations;
@@ -211,9 +210,9 @@ fn shard_json(shard: &Shard) -> Value {
 struct Iterator {
     table_id: u64,
     stream_start: u64,
-    /// The shard: its first sequence number and lowest partition hash.
-    shard_start: u64,
-    shard_lo: u64,
+    /// The shard's id (a shard closed at once by a split right after a
+    /// rollover starts where its child does: only ids tell them apart).
+    shard: String,
     position: u64,
     created_ms: u64,
 }
@@ -221,13 +220,8 @@ struct Iterator {
 impl Iterator {
     fn encode(&self) -> String {
         let text = format!(
-            "v2|{}|{}|{}|{}|{}|{}",
-            self.table_id,
-            self.stream_start,
-            self.shard_start,
-            self.shard_lo,
-            self.position,
-            self.created_ms
+            "v2|{}|{}|{}|{}|{}",
+            self.table_id, self.stream_start, self.shard, self.position, self.created_ms
         );
         TOKEN.encode(text)
     }
@@ -238,19 +232,21 @@ impl Iterator {
         if parts.next()? != "v2" {
             return None;
         }
+        let table_id = parts.next()?.parse::<u64>().ok()?;
+        let stream_start = parts.next()?.parse::<u64>().ok()?;
+        let shard = parts.next()?.to_string();
         let mut number = || parts.next()?.parse::<u64>().ok();
         Some(Iterator {
-            table_id: number()?,
-            stream_start: number()?,
-            shard_start: number()?,
-            shard_lo: number()?,
+            table_id,
+            stream_start,
+            shard,
             position: number()?,
             created_ms: number()?,
         })
     }
 
     fn shard<'s>(&self, stream: &'s [Shard]) -> Option<&'s Shard> {
-        (stream.iter()).find(|s| s.start_seq == self.shard_start && s.lo == self.shard_lo)
+        stream.iter().find(|s| s.id == self.shard)
     }
 }
 
@@ -291,8 +287,7 @@ pub fn get_shard_iterator(engine: &Engine, request: GetShardIteratorRequest) -> 
     let iterator = Iterator {
         table_id: table.id,
         stream_start: stream.start_seq,
-        shard_start: shard.start_seq,
-        shard_lo: shard.lo,
+        shard: shard.id.clone(),
         position,
         created_ms: engine.clock.now_millis(),
     };
