@@ -663,6 +663,12 @@ def test_stream_records_newest_first_with_old_and_new_images(server, browser):
     assert [r.find_element(By.CSS_SELECTOR, ".op").text for r in records] == ["REMOVE", "MODIFY", "INSERT"]
     modify = records[1].text
     assert "new" in modify and "paid" in modify
+    # The shard tree: a new on-demand table has four partitions, a shard each.
+    tree = browser.find_element(By.CSS_SELECTOR, "details.shard-tree")
+    assert "Shards: 4 (4 open" in tree.find_element(By.TAG_NAME, "summary").text
+    shards = tree.find_elements(By.CSS_SELECTOR, '[aria-label="Stream shards"] > li')
+    assert len(shards) == 4
+    assert sum(int(s.text.split(" record(s)")[0].split()[-1]) for s in shards) == 3
     assert js_errors(browser) == []
 
 

@@ -238,6 +238,7 @@ impl Engine {
             table: Arc::clone(table),
             collection,
             collection_size: None,
+            partition_hash: crate::keyspace::item_hash_of(&storage_key),
             storage_key,
             read,
             index_changes,
@@ -403,6 +404,9 @@ fn check_nesting(item: &Item, updated_paths: &[Path]) -> Result<()> {
 pub struct PlannedWrite {
     pub table: Arc<Table>,
     storage_key: Vec<u8>,
+    /// The item's stored partition hash (kept: the key moves into the
+    /// commit's batch before its stream record is made).
+    partition_hash: u64,
     /// The catalog record and item as planning found them (shared storage
     /// only: checked at commit).
     pub(crate) read: Vec<ferrodyn_storage::ReadCheck>,
@@ -424,7 +428,7 @@ pub struct PlannedWrite {
 impl PlannedWrite {
     /// The partition hash of the written item (its key's first field).
     pub(crate) fn partition_hash(&self) -> u64 {
-        crate::keyspace::item_hash_of(&self.storage_key)
+        self.partition_hash
     }
 }
 

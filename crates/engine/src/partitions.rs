@@ -7,14 +7,16 @@
 //!
 //! The map is plain data ([`PartitionMap`], shared.rs) kept in the table's
 //! catalog record, so it is durable on every storage and a split reaches
-//! other nodes with the next catalog reload. Sizes are not kept: the size
-//! check scans the table's keys, and only once the table as a whole has
+//! other nodes with the next catalog reload. Partitions are ranges of an
+//! item's [`placement`] (its stored partition hash, mixed), so keys that
+//! differ only at their end spread over them. Sizes are not kept: the size
+//! check reads the table's keys, and only once the table as a whole has
 //! grown past the threshold since it last looked
 //! (docs/design/partitions-and-streams.md §7.3 says why and what a
 //! per-partition size record would cost).
 
 use crate::schema::{BillingMode, TableDescription};
-pub use crate::shared::{Partition, PartitionMap};
+pub use crate::shared::{placement, Partition, PartitionMap};
 use crate::table::Table;
 use crate::Engine;
 use ferrodyn_types::Result;
@@ -125,13 +127,15 @@ impl PartitionMap {
             .collect()
     }
 
-    /// The table partition holding partition hash `hash`.
+    /// The table partition holding an item with this stored partition hash.
     pub fn table_partition(&self, hash: u64) -> &Partition {
-        let at = self.table.partition_point(|p| p.hi < hash);
+        let placed = placement(hash);
+        let at = self.table.partition_point(|p| p.hi < placed);
         &self.table[at.min(self.table.len() - 1)]
     }
 
-    /// Splits table partition `id` into `lo..mid` and `mid..=hi`; returns
+    /// Splits table partition `id` into `lo..mid` and `mid..=hi` (of
+    /// placement, [`placement`]); returns
     /// the two children, or None when `mid` does not fall inside it.
     pub fn split(&mut self, id: u32, mid: u64, now_ms: u64) -> Option<(Partition, Partition)> {
         let at = self.table.iter().position(|p| p.id == id)?;
@@ -199,39 +203,64 @@ pub(crate) fn doubled(partitions: &[Partition], next_id: &mut u32, now_ms: u64) 
 }
 
 /// What measuring one partition found: its items, their bytes, and the
-/// partition hash at which half of those bytes lie below.
+/// placement below which about half of those bytes lie.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct PartitionSize {
     pub items: u64,
     pub bytes: u64,
-    pub median_hash: u64,
+    pub median: u64,
+}
+
+/// Sub-ranges a partition's bytes are counted in to find its median.
+const HISTOGRAM_BUCKETS: u64 = 1024;
+
+/// Bytes per equal sub-range of one partition's placement range.
+struct Histogram {
+    lo: u64,
+    width: u64,
+    bytes: Vec<u64>,
+}
+
+impl Histogram {
+    fn over(p: &Partition) -> Histogram {
+        let width = ((p.hi - p.lo) / HISTOGRAM_BUCKETS).max(1);
+        Histogram {
+            lo: p.lo,
+            width,
+            bytes: vec![0; HISTOGRAM_BUCKETS as usize + 1],
+        }
+    }
+
+    fn add(&mut self, at: u64, bytes: u64) {
+        let bucket = ((at - self.lo) / self.width).min(HISTOGRAM_BUCKETS) as usize;
+        self.bytes[bucket] += bytes;
+    }
+
+    /// The start of the first sub-range at which the bytes before it reach
+    /// half of the total (the partition's start when one sub-range holds
+    /// more than half: it cannot split there).
+    fn median(&self, total: u64) -> u64 {
+        let mut before = 0;
+        for (bucket, bytes) in self.bytes.iter().enumerate() {
+            if before * 2 >= total {
+                return self.lo + bucket as u64 * self.width;
+            }
+            before += bytes;
+        }
+        self.lo
+    }
 }
 
 impl Engine {
-    /// Measures each table partition by reading its keys and values.
+    /// Measures each table partition: one pass over the table's items
+    /// (partitions are ranges of placement, not of stored key order).
     pub fn partition_sizes(&self, table: &Table) -> Result<Vec<(Partition, PartitionSize)>> {
         let map = table.partitions();
-        let mut out = Vec::with_capacity(map.table.len());
-        for partition in &map.table {
-            out.push((
-                partition.clone(),
-                self.measure_partition(table.id, partition)?,
-            ));
-        }
-        Ok(out)
-    }
-
-    fn measure_partition(&self, table_id: u64, partition: &Partition) -> Result<PartitionSize> {
-        let start = crate::keys::hash_bound(table_id, partition.lo);
-        let end = match partition.hi.checked_add(1) {
-            Some(next) => Bound::Excluded(crate::keys::hash_bound(table_id, next)),
-            None => crate::keyspace::prefix_end(&crate::keyspace::table_items(table_id))
-                .map_or(Bound::Unbounded, Bound::Excluded),
-        };
-        let mut size = PartitionSize::default();
-        // Hashes in key order with the bytes before them, for the median.
-        let mut running: Vec<(u64, u64)> = Vec::new();
-        let mut low = Bound::Included(start);
+        let mut sizes = vec![PartitionSize::default(); map.table.len()];
+        let mut histograms: Vec<Histogram> = map.table.iter().map(Histogram::over).collect();
+        let prefix = crate::keyspace::table_items(table.id);
+        let end = crate::keyspace::prefix_end(&prefix).map_or(Bound::Unbounded, Bound::Excluded);
+        let mut low = Bound::Included(prefix);
         loop {
             let page = (self.storage)
                 .scan(
@@ -242,24 +271,25 @@ impl Engine {
                 )
                 .map_err(crate::storage_error)?;
             for (key, value) in &page {
-                let hash = crate::keyspace::item_hash_of(key);
-                size.items += 1;
-                size.bytes += (key.len() + value.len()) as u64;
-                if running.last().is_none_or(|(h, _)| *h != hash) {
-                    running.push((hash, size.bytes));
-                }
+                let at = placement(crate::keyspace::item_hash_of(key));
+                let which = map
+                    .table
+                    .partition_point(|p| p.hi < at)
+                    .min(map.table.len() - 1);
+                let bytes = (key.len() + value.len()) as u64;
+                sizes[which].items += 1;
+                sizes[which].bytes += bytes;
+                histograms[which].add(at, bytes);
             }
             match page.last() {
                 Some((key, _)) if page.len() == SIZE_PAGE => low = Bound::Excluded(key.clone()),
                 _ => break,
             }
         }
-        let half = size.bytes / 2;
-        size.median_hash = running
-            .iter()
-            .find(|(_, before)| *before > half)
-            .map_or(partition.lo, |(hash, _)| *hash);
-        Ok(size)
+        for (size, histogram) in sizes.iter_mut().zip(&histograms) {
+            size.median = histogram.median(size.bytes);
+        }
+        Ok(map.table.iter().cloned().zip(sizes).collect())
     }
 
     /// Splits every partition of `table` larger than the split size, at its
@@ -274,9 +304,8 @@ impl Engine {
         }
         let mut splits = 0;
         for (partition, size) in self.partition_sizes(table)? {
-            if size.bytes > limit && size.median_hash > partition.lo {
-                splits +=
-                    usize::from(self.split_partition(table, partition.id, size.median_hash)?);
+            if size.bytes > limit && size.median > partition.lo {
+                splits += usize::from(self.split_partition(table, partition.id, size.median)?);
             }
         }
         if splits > 0 {
@@ -300,6 +329,20 @@ mod tests {
     }
 
     #[test]
+    fn placement_spreads_keys_that_differ_only_at_their_end() {
+        let mut map = PartitionMap::default();
+        map.table = map.fresh(4, 0);
+        let mut counts = [0usize; 4];
+        for i in 0..1000 {
+            let hash = crate::keys::partition_hash(&ferrodyn_types::AttributeValue::S(format!(
+                "order-{i:03}"
+            )));
+            counts[map.table_partition(hash).id as usize] += 1;
+        }
+        assert!(counts.iter().all(|&c| c > 200), "{counts:?}");
+    }
+
+    #[test]
     fn even_ranges_cover_the_hash_space_without_gaps() {
         for count in [1, 2, 3, 4, 7] {
             let ranges = even_ranges(count);
@@ -316,14 +359,18 @@ mod tests {
     fn lookup_and_split_keep_the_ranges_contiguous() {
         let mut map = PartitionMap::default();
         map.table = map.fresh(4, 0);
-        let p = map.table_partition(u64::MAX / 2 + 10).clone();
-        assert_eq!(p.id, 2);
-        let (left, right) = map.split(p.id, p.lo + 100, 5).unwrap();
+        let p = map.table.iter().find(|p| p.holds(7)).unwrap().clone();
+        assert_eq!(map.table_partition(7).id, p.id);
+        let at = placement(7);
+        let (left, right) = map.split(p.id, at, 5).unwrap();
         assert_eq!((left.lo, left.hi + 1), (p.lo, right.lo));
         assert_eq!(right.hi, p.hi);
         assert_eq!(map.table.len(), 5);
-        assert_eq!(map.table_partition(p.lo + 99).id, left.id);
-        assert_eq!(map.table_partition(p.lo + 100).id, right.id);
+        assert_eq!(
+            map.table_partition(7).id,
+            right.id,
+            "its placement starts the right half"
+        );
         assert!(
             map.split(right.id, right.lo, 6).is_none(),
             "a split needs room on both sides"

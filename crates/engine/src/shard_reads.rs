@@ -67,8 +67,9 @@ impl Engine {
                     keyspace::stream_seq_of(&key).expect("record keys carry a sequence number");
                 // Keys without a hash predate shards that split: their
                 // stream has one shard over every key.
-                let hash = keyspace::stream_hash_of(&key).unwrap_or(shard.lo);
-                if shard.holds(hash, seq) {
+                let held = keyspace::stream_hash_of(&key)
+                    .map_or(shard.covers(seq), |hash| shard.holds(hash, seq));
+                if held {
                     if !records.is_empty() && bytes + value.len() > PAGE_BYTES {
                         break 'pages; // the next page starts with it
                     }
@@ -163,7 +164,7 @@ impl Engine {
         let full = page.len() == LOG_PAGE;
         let held = page.iter().any(|(key, _)| {
             let seq = keyspace::stream_seq_of(key).unwrap_or(0);
-            shard.holds(keyspace::stream_hash_of(key).unwrap_or(shard.lo), seq)
+            keyspace::stream_hash_of(key).map_or(shard.covers(seq), |hash| shard.holds(hash, seq))
         });
         Ok(held || full)
     }

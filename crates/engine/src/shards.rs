@@ -56,7 +56,14 @@ fn new_shard(
     // so listing by id (creation time first) puts parents before children.
     let created_ms = parent.map_or(now_ms, |parent| now_ms.max(parent.created_ms + 1));
     Shard {
-        id: shard_id(created_ms, &format!("{arn}/{start_seq}/{}", p.lo)),
+        id: shard_id(
+            created_ms,
+            &format!(
+                "{arn}/{start_seq}/{}/{}",
+                p.lo,
+                parent.map_or("", |s| &s.id)
+            ),
+        ),
         partition: p.id,
         lo: p.lo,
         hi: p.hi,

@@ -121,7 +121,7 @@ pub fn shard_id(created_ms: u64, tag: &str) -> String {
     format!("shardId-{created_ms:020}-{:08x}", hash as u32)
 }
 
-/// One shard of a stream: the changes of the items whose partition hash
+/// One shard of a stream: the changes of the items whose [`placement`]
 /// lies in `lo..=hi` (one partition of the table) with sequence numbers from
 /// `start_seq` on, up to `end_seq` once closed.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -142,13 +142,17 @@ pub struct Shard {
 }
 
 impl Shard {
-    /// Whether the change of an item with this partition hash and sequence
-    /// number belongs here.
+    /// Whether the change of an item with this partition hash (as stored in
+    /// its key) and sequence number belongs here.
     pub fn holds(&self, hash: u64, seq: u64) -> bool {
-        self.lo <= hash
-            && hash <= self.hi
-            && seq >= self.start_seq
-            && self.end_seq.is_none_or(|end| seq <= end)
+        let at = placement(hash);
+        self.lo <= at && at <= self.hi && self.covers(seq)
+    }
+
+    /// Whether sequence number `seq` lies in the shard's range (a record
+    /// written before keys carried their hash: its stream had one shard).
+    pub fn covers(&self, seq: u64) -> bool {
+        seq >= self.start_seq && self.end_seq.is_none_or(|end| seq <= end)
     }
 
     pub fn is_open(&self) -> bool {
@@ -168,7 +172,20 @@ pub struct PartitionMap {
     pub next_id: u32,
 }
 
-/// One partition: the items whose partition hash lies in `lo..=hi`.
+/// Where an item lies in the partition space: its stored partition hash
+/// (FNV-1a, which keys that differ only in their last characters leave
+/// close together in its high bits), mixed by a bijection (SplitMix64's
+/// finaliser) so that `user-1` .. `user-999` spread over a table's
+/// partitions as DynamoDB's hashing spreads them. Partition and shard
+/// ranges are ranges of this value.
+pub fn placement(hash: u64) -> u64 {
+    let mut x = hash;
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+/// One partition: the items whose [`placement`] lies in `lo..=hi`.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Partition {
     pub id: u32,
@@ -181,8 +198,10 @@ pub struct Partition {
 }
 
 impl Partition {
+    /// Whether an item with this stored partition hash lies here.
     pub fn holds(&self, hash: u64) -> bool {
-        self.lo <= hash && hash <= self.hi
+        let at = placement(hash);
+        self.lo <= at && at <= self.hi
     }
 }
 

@@ -179,6 +179,9 @@ struct Consumer {
     read: BTreeMap<String, Vec<i64>>,
     /// Closed shards and how many children each had.
     children: HashMap<String, usize>,
+    /// Records read per shard, and each listed shard's parent.
+    counts: HashMap<String, usize>,
+    parents: HashMap<String, Option<String>>,
 }
 
 impl Consumer {
@@ -190,6 +193,11 @@ impl Consumer {
             .iter()
             .map(|s| s["ShardId"].as_str().unwrap())
             .collect();
+        for shard in &shards {
+            let parent = shard["ParentShardId"].as_str().map(str::to_string);
+            self.parents
+                .insert(shard["ShardId"].as_str().unwrap().to_string(), parent);
+        }
         for shard in &shards {
             let id = shard["ShardId"].as_str().unwrap().to_string();
             if self.finished.contains(&id) {
@@ -232,6 +240,7 @@ impl Consumer {
                 let item = image["pk"]["S"].as_str().unwrap().to_string();
                 let v: i64 = image["v"]["N"].as_str().unwrap().parse().unwrap();
                 self.read.entry(item).or_default().push(v);
+                *self.counts.entry(id.to_string()).or_default() += 1;
                 let seq = record["dynamodb"]["SequenceNumber"].as_str().unwrap();
                 self.checkpoints.insert(id.to_string(), seq.to_string());
             }
@@ -243,6 +252,26 @@ impl Consumer {
             }
         }
         true
+    }
+
+    /// Records read in the lineage of each first shard (one per partition
+    /// the table started with).
+    fn records_under_roots(&self) -> Vec<usize> {
+        let root = |id: &String| {
+            let mut id = id.clone();
+            while let Some(Some(parent)) = self.parents.get(&id) {
+                id = parent.clone();
+            }
+            id
+        };
+        let mut totals: BTreeMap<String, usize> = BTreeMap::new();
+        for id in self.parents.keys().filter(|id| self.parents[*id].is_none()) {
+            totals.insert(id.clone(), 0);
+        }
+        for (id, count) in &self.counts {
+            *totals.entry(root(id)).or_default() += count;
+        }
+        totals.into_values().collect()
     }
 
     /// A finished shard's children, found as the KCL finds them.
@@ -327,6 +356,14 @@ async fn sixteen_writers_through_rollovers_and_splits_are_read_once_in_order() {
         let expected: Vec<i64> = (0..ROUNDS).collect();
         assert_eq!(values, &expected, "{item}: every change once, in order");
     }
+    // Items spread over the partitions: each first shard's lineage holds
+    // about half of the changes.
+    let roots = consumer.records_under_roots();
+    assert_eq!(roots.len(), 2, "{roots:?}");
+    assert!(
+        roots.iter().all(|&n| n > ITEMS * ROUNDS as usize / 4),
+        "{roots:?}"
+    );
     let splits = consumer.children.values().filter(|&&c| c == 2).count();
     let rollovers = consumer.children.values().filter(|&&c| c == 1).count();
     assert!(splits >= 2, "partitions split: {:?}", consumer.children);

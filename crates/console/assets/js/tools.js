@@ -436,6 +436,7 @@ export function streamsView(table) {
       fill(out,
         el('div.row', el('p.hint', `${r.records.length} record(s), newest first · ${r.viewType} · `, el('code', r.streamArn)),
           el('span.spacer'), button('Refresh', load, 'small')),
+        shardTree(r.shards || [], r.status),
         r.records.length ? el('ol.cards.records', { 'aria-label': 'Stream records' }, r.records.map(recordCard)) : el('div.empty', 'No records yet.'));
     } catch (e) {
       fill(out, errorBox(e));
@@ -443,6 +444,29 @@ export function streamsView(table) {
   };
   load();
   return el('div.streams', out);
+}
+
+/** The stream's shards as a tree: a shard per partition, each closed shard
+ * with the children that took over (one after its lifetime, two after a
+ * partition split). Consumers must read a parent before its children. */
+function shardTree(shards, status) {
+  const listed = new Set(shards.map((s) => s.id));
+  const children = new Map();
+  for (const s of shards) {
+    const parent = s.parent && listed.has(s.parent) ? s.parent : null;
+    if (!children.has(parent)) children.set(parent, []);
+    children.get(parent).push(s);
+  }
+  const open = shards.filter((s) => !s.end).length;
+  const node = (s) => el('li.shard',
+    el(s.end ? 'span.pill' : 'span.pill.s-active', s.end ? 'closed' : 'open'),
+    el('code', s.id),
+    el('span.hint', ` ${s.records} record(s) · from #${s.start}${s.end ? ` to #${s.end}` : ''}`),
+    (children.get(s.id) || []).length ? el('ul.shards', children.get(s.id).map(node)) : null);
+  return el('details.shard-tree', { open: shards.length <= 12 ? '' : null },
+    el('summary', `Shards: ${shards.length} (${open} open, one per partition) · stream ${status || ''}`),
+    el('p.hint', 'A shard closes when its lifetime passes (a child takes over) or its partition splits (two children). Read a parent before its children to keep each item\'s changes in order.'),
+    el('ul.shards', { 'aria-label': 'Stream shards' }, (children.get(null) || []).map(node)));
 }
 
 function recordCard(record) {
