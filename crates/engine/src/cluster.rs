@@ -115,6 +115,21 @@ pub(crate) fn now_millis() -> u64 {
         .map_or(0, |d| d.as_millis() as u64)
 }
 
+/// How long a write on shared storage may take from taking its sequence
+/// number to committing, as stream readers assume: a reader reads only
+/// numbers older than this, so a record committed within it is never
+/// skipped. (A commit slower than this, a stalled database, could still be
+/// read past; DynamoDB Streams' own delay is of the same order.)
+const COMMIT_WINDOW_MICROS: u64 = 2_000_000;
+
+impl Engine {
+    /// One past the highest hybrid-clock sequence number whose write has
+    /// committed or never will (see [`COMMIT_WINDOW_MICROS`]).
+    pub(crate) fn settled_sequence(&self) -> u64 {
+        now_micros().saturating_sub(COMMIT_WINDOW_MICROS) << 8
+    }
+}
+
 fn now_micros() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

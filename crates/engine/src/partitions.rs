@@ -298,6 +298,10 @@ impl Engine {
     /// when nothing can be over: the table's own size is checked first.
     pub(crate) fn split_large_partitions(&self, table: &Arc<Table>) -> Result<usize> {
         let limit = self.partition_settings.split_bytes;
+        if self.shared() {
+            // Other nodes' writes reach this node's figures only here.
+            self.refresh_stats(table)?;
+        }
         let total = table.stats().size_bytes.max(0) as u64;
         if total <= limit || !table.partitions_grew(total, limit) {
             return Ok(0);

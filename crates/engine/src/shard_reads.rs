@@ -18,11 +18,6 @@ const PAGE_BYTES: usize = 1024 * 1024;
 /// Most log keys one GetRecords reads looking for its shard's records; it
 /// may then answer with fewer records (DynamoDB's pages may be empty too).
 const SCAN_BUDGET: usize = 10_000;
-/// On shared storage a write planned by another node just before a shard
-/// closed may still commit below the boundary for a moment (it re-plans
-/// when it finds the catalog changed); a closed shard counts as read to
-/// its end only after this.
-const SHARED_CLOSE_GRACE_MS: u64 = 5_000;
 /// Log keys read per storage scan.
 const LOG_PAGE: usize = 1_000;
 
@@ -93,8 +88,9 @@ impl Engine {
             }
         }
         // A closed shard whose whole range is committed and was read
-        // through has no next page.
-        let done = exhausted && readable == end && self.closed_long_enough(shard);
+        // through has no next page (on shared storage, once its numbers
+        // have settled: `readable` reaches `end` only then).
+        let done = exhausted && readable == end;
         Ok(ShardPage {
             records,
             next: (!done).then_some(position),
@@ -114,14 +110,6 @@ impl Engine {
         (self.storage)
             .scan(Bound::Included(&start), Bound::Excluded(&end), false, limit)
             .map_err(crate::storage_error)
-    }
-
-    /// Whether a closed shard's last records can no longer be committed.
-    fn closed_long_enough(&self, shard: &Shard) -> bool {
-        let Some(closed) = shard.closed_ms else {
-            return false;
-        };
-        !self.shared() || self.clock.now_millis() >= closed + SHARED_CLOSE_GRACE_MS
     }
 
     /// The first sequence number of the table's log whose record is still

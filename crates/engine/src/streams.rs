@@ -163,10 +163,11 @@ impl Engine {
     /// below it is committed or will never exist.
     pub(crate) fn readable_sequence(&self) -> u64 {
         // Shared storage: other nodes' commits are not in this process's
-        // gate, so nothing is held back (records are ordered per item only;
-        // see cluster.rs).
+        // gate; a reader waits until numbers are old enough that their
+        // writes have committed (cluster.rs), or it would read past one
+        // committing late and never see it.
         if self.shared() {
-            return u64::MAX;
+            return self.settled_sequence();
         }
         self.stream_gate.readable(&self.next_stream_seq)
     }
