@@ -88,6 +88,8 @@ enum Command {
     Cost(cli::patterns::CostArgs),
     /// Show the capacity a running Ferrodyn has seen consumed, and its price.
     Usage(cli::usage::UsageArgs),
+    /// Show the shard tree of a table's stream (open and closed shards, lineage).
+    Shards(cli::shards::ShardsArgs),
     /// Show or move a running Ferrodyn's clock (test harness).
     Clock(cli::harness::ClockArgs),
     /// Save and restore a namespace's tables (test harness).
@@ -120,6 +122,7 @@ fn main() {
         Command::Expr(args) => cli::patterns::expr(args),
         Command::Cost(args) => cli::patterns::cost(args),
         Command::Usage(args) => cli::usage::run(args),
+        Command::Shards(args) => cli::shards::run(args),
         Command::Clock(args) => cli::harness::clock(args),
         Command::Snapshot(args) => cli::harness::snapshot(args),
         Command::Reset(args) => cli::harness::reset(args),

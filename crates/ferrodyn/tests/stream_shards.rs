@@ -542,3 +542,45 @@ async fn raising_provisioned_throughput_doubles_partitions_and_splits_their_shar
         .unwrap();
     assert_eq!(list_shards(server.endpoint(), &arn, 100).await.len(), 5);
 }
+
+#[tokio::test]
+async fn the_cli_draws_the_shard_tree() {
+    let (server, client) =
+        util::own_server(&["--clock", "manual", "--stream-shard-lifetime", "60"]);
+    streamed_table(&client, "drawn").await;
+    advance(&server, "61s").await;
+    let run = |format: &str| {
+        let output = util::cli_command()
+            .args([
+                "shards",
+                "drawn",
+                "-o",
+                format,
+                "--endpoint-url",
+                server.endpoint(),
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout).unwrap()
+    };
+    let table = run("table");
+    assert!(table.contains("8 shards, 4 open"), "{table}");
+    // Children are indented under their parents.
+    let rows: Vec<&str> = table.lines().filter(|l| l.contains("shardId-")).collect();
+    assert_eq!(rows.len(), 8);
+    for pair in rows.chunks(2) {
+        assert!(
+            pair[0].contains("closed") && pair[1].contains("open"),
+            "{table}"
+        );
+        assert!(pair[1].contains("│   shardId-"), "{table}");
+    }
+    let json: Value = serde_json::from_str(&run("json")).unwrap();
+    assert_eq!(json["StreamStatus"], "ENABLED");
+    assert_eq!(json["Shards"].as_array().unwrap().len(), 8);
+}

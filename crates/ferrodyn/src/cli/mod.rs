@@ -19,6 +19,7 @@ pub mod output;
 pub mod patterns;
 pub mod read;
 pub mod s3;
+pub mod shards;
 pub mod sql;
 pub mod tables;
 pub mod usage;
