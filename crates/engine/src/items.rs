@@ -240,6 +240,7 @@ impl Engine {
             table: Arc::clone(table),
             collection,
             collection_size: None,
+            hash: crate::keyspace::item_hash_of(&storage_key),
             storage_key,
             read,
             index_changes,
@@ -405,6 +406,10 @@ fn check_nesting(item: &Item, updated_paths: &[Path]) -> Result<()> {
 pub struct PlannedWrite {
     pub table: Arc<Table>,
     storage_key: Vec<u8>,
+    /// The item's partition hash, kept apart from `storage_key` because
+    /// commit moves the key into its batch before stream records and
+    /// partition charges need the hash.
+    hash: u64,
     /// The catalog record and item as planning found them (shared storage
     /// only: checked at commit).
     pub(crate) read: Vec<ferrodyn_storage::ReadCheck>,
@@ -426,7 +431,7 @@ pub struct PlannedWrite {
 impl PlannedWrite {
     /// The partition hash of the written item (its key's first field).
     pub(crate) fn partition_hash(&self) -> u64 {
-        crate::keyspace::item_hash_of(&self.storage_key)
+        self.hash
     }
 }
 

@@ -225,9 +225,20 @@ impl PartitionLimits {
         }
     }
 
-    /// Forgets partitions that no longer exist (split parents).
-    pub(crate) fn forget(&self, table_id: u64, index: Option<u32>, partition: u32) {
-        self.states.lock().remove(&(table_id, index, partition));
+    /// Hands a split partition's buckets to its children (their counts
+    /// start afresh): a split adds no capacity at once, so the hot key
+    /// goes on at the partition maximum rather than getting a second's
+    /// worth extra.
+    pub(crate) fn inherit(&self, table_id: u64, parent: u32, children: &[u32], now_ms: u64) {
+        let mut states = self.states.lock();
+        let Some(old) = states.remove(&(table_id, None, parent)) else {
+            return;
+        };
+        for child in children {
+            let mut state = PartitionState::new(now_ms);
+            state.buckets = old.buckets.clone();
+            states.insert((table_id, None, *child), state);
+        }
     }
 }
 
@@ -469,18 +480,25 @@ impl Engine {
     /// after it, leaving `hash` alone in `[hash, hash]` (a split needs room:
     /// a key at a partition's edge needs one split, a lone key none).
     fn isolate_key(&self, table: &Table, id: u32, hash: u64) -> Result<usize> {
-        let mut splits = 0;
-        if self.split_partition(table, id, hash)? {
-            self.partition_limits.forget(table.id, None, id);
-            splits += 1;
-        }
+        let mut splits = usize::from(self.split_handing_over(table, id, hash)?);
         let holder = table.partitions().table_partition(hash).clone();
         if let Some(next) = hash.checked_add(1).filter(|n| *n <= holder.hi) {
-            if self.split_partition(table, holder.id, next)? {
-                self.partition_limits.forget(table.id, None, holder.id);
-                splits += 1;
-            }
+            splits += usize::from(self.split_handing_over(table, holder.id, next)?);
         }
         Ok(splits)
+    }
+
+    /// [`Engine::split_partition`], the children taking over its buckets.
+    fn split_handing_over(&self, table: &Table, id: u32, mid: u64) -> Result<bool> {
+        if !self.split_partition(table, id, mid)? {
+            return Ok(false);
+        }
+        let children: Vec<u32> = (table.partitions().table.iter())
+            .filter(|p| p.parent == Some(id))
+            .map(|p| p.id)
+            .collect();
+        let now = self.clock.now_millis();
+        self.partition_limits.inherit(table.id, id, &children, now);
+        Ok(true)
     }
 }

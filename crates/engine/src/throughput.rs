@@ -20,6 +20,7 @@ pub enum Capacity {
 
 /// A token bucket on the engine's clock (also one partition's read or
 /// write capacity, partition_limits.rs).
+#[derive(Clone)]
 pub(crate) struct Bucket {
     /// Units per second; 0 means unlimited (on-demand).
     rate: f64,
