@@ -446,7 +446,8 @@ fn splits_for_heat(table: &Table) -> bool {
     let description = table.describe();
     let has_lsi = (description.local_secondary_indexes.as_ref()).is_some_and(|l| !l.is_empty());
     let provisioned = description.billing_mode() == BillingMode::Provisioned;
-    !has_lsi && !(provisioned && table.current_stream().is_some())
+    let provisioned_with_stream = provisioned && table.current_stream().is_some();
+    !(has_lsi || provisioned_with_stream)
 }
 
 impl Engine {

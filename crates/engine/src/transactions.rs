@@ -359,7 +359,7 @@ impl Engine {
     pub(crate) fn batch_write_admitting(
         &self,
         writes: Vec<(Arc<Table>, Item, Mutation<'_>)>,
-    ) -> EngineResult<(Vec<PlannedWrite>, Vec<(usize, DynamoError)>)> {
+    ) -> EngineResult<(Vec<PlannedWrite>, Refused)> {
         let tables: Vec<Arc<Table>> = writes.iter().map(|(t, _, _)| Arc::clone(t)).collect();
         let _writers = table_writers(&tables);
         let items: Vec<(&Arc<Table>, &Item)> = writes.iter().map(|(t, k, _)| (t, k)).collect();
@@ -400,6 +400,9 @@ impl Engine {
         })
     }
 }
+
+/// Positions of a batch's writes that partition limits refused, with why.
+pub(crate) type Refused = Vec<(usize, DynamoError)>;
 
 /// The writers guards of these tables, each once, in table-id order (the
 /// order every multi-table request takes them in).
