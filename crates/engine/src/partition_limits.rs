@@ -503,3 +503,51 @@ impl Engine {
         Ok(true)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A partition driven at `per_second` write units of key 7 (plus one
+    /// unit of key 8) for `seconds` whole seconds, from `start_ms`.
+    fn drive(state: &mut PartitionState, start_ms: u64, seconds: u64, per_second: u64) {
+        for ms in (0..seconds * 1000).step_by(100) {
+            let now = start_ms + ms;
+            for _ in 0..per_second / 100 {
+                if state.admit(Capacity::Write, now) {
+                    state.charge(Capacity::Write, 7, 10.0, now);
+                }
+            }
+            if state.admit(Capacity::Write, now) {
+                state.charge(Capacity::Write, 8, 1.0, now);
+            }
+        }
+    }
+
+    #[test]
+    fn a_partition_admits_its_rate_and_splits_for_a_key_hot_for_five_seconds() {
+        let mut state = PartitionState::new(10_000);
+        drive(&mut state, 10_000, HEAT_SECONDS as u64 - 1, 3_000);
+        state.roll(10_000 + (HEAT_SECONDS as u64 - 1) * 1000);
+        assert_eq!(state.split_at, None, "not yet hot for long enough");
+        let steady = &state.history[1];
+        assert!(
+            (steady.units[1] - 1_000.0).abs() <= 11.0,
+            "{:?}",
+            steady.units
+        );
+        assert!(steady.throttles[1] > 0);
+        drive(&mut state, 14_000, 2, 3_000);
+        state.roll(16_000);
+        assert_eq!(state.split_at, Some(7));
+    }
+
+    #[test]
+    fn a_partition_below_its_rate_never_splits() {
+        let mut state = PartitionState::new(10_000);
+        drive(&mut state, 10_000, 10, 700);
+        state.roll(20_000);
+        assert_eq!(state.split_at, None);
+        assert_eq!(state.throttles_total, 0);
+    }
+}
