@@ -134,7 +134,9 @@ impl Engine {
                 return_old_on_failure,
             )?;
             self.admit_collection(&mut CollectionTracker::default(), &mut planned)?;
+            self.admit_index_partitions(&planned)?;
             self.commit(std::slice::from_mut(&mut planned))?;
+            self.charge_write_partitions(&planned, 1.0);
             Ok(planned.into_outcome())
         });
         Ok(written?)

@@ -73,6 +73,8 @@ pub mod keys;
 mod keyspace;
 pub mod locks;
 pub mod objects;
+pub mod partition_limits;
+pub mod partition_report;
 pub mod partitions;
 pub mod policies;
 pub mod quotas;
@@ -164,6 +166,8 @@ pub struct Engine {
     pub(crate) partition_settings: partitions::PartitionSettings,
     /// How long a stream shard stays open before a child takes over.
     pub(crate) shard_lifetime_ms: u64,
+    /// Per-partition throughput limits (`--partition-limits on`).
+    pub(crate) partition_limits: partition_limits::PartitionLimits,
 }
 
 /// Engine settings.
@@ -195,6 +199,9 @@ pub struct EngineOptions {
     pub partitions: partitions::PartitionSettings,
     /// Seconds a stream shard stays open (DynamoDB: about four hours).
     pub shard_lifetime_seconds: f64,
+    /// Each partition serves at most 3,000 read and 1,000 write units a
+    /// second (partition_limits.rs); off by default.
+    pub partition_limits: bool,
 }
 
 impl Default for EngineOptions {
@@ -211,6 +218,7 @@ impl Default for EngineOptions {
             clock: clock::ClockMode::Wall,
             partitions: partitions::PartitionSettings::default(),
             shard_lifetime_seconds: shards::DEFAULT_SHARD_LIFETIME_SECONDS,
+            partition_limits: false,
         }
     }
 }
@@ -249,6 +257,7 @@ impl Engine {
             objects: RwLock::new(None),
             partition_settings: options.partitions,
             shard_lifetime_ms: (options.shard_lifetime_seconds * 1000.0) as u64,
+            partition_limits: partition_limits::PartitionLimits::new(options.partition_limits),
         };
 
         engine.load_catalog()?;

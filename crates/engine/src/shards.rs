@@ -208,6 +208,7 @@ impl Engine {
         for table in tables.iter().filter(|t| !t.is_creating()) {
             self.roll_over_shards(table)?;
             self.split_large_partitions(table)?;
+            self.split_hot_partitions(table)?;
             self.reclaim_stream_log(table)?;
         }
         Ok(())

@@ -18,7 +18,10 @@ pub enum Capacity {
     Write,
 }
 
-struct Bucket {
+/// A token bucket on the engine's clock (also one partition's read or
+/// write capacity, partition_limits.rs).
+#[derive(Clone)]
+pub(crate) struct Bucket {
     /// Units per second; 0 means unlimited (on-demand).
     rate: f64,
     tokens: f64,
@@ -29,7 +32,7 @@ struct Bucket {
 }
 
 impl Bucket {
-    fn full(rate: u64, burst_seconds: f64, now: u64) -> Bucket {
+    pub(crate) fn full(rate: u64, burst_seconds: f64, now: u64) -> Bucket {
         Bucket {
             rate: rate as f64,
             tokens: rate as f64 * burst_seconds,
@@ -42,6 +45,18 @@ impl Bucket {
         let elapsed = now.saturating_sub(self.updated) as f64 / 1000.0;
         self.tokens = (self.tokens + elapsed * self.rate).min(self.rate * self.burst_seconds);
         self.updated = self.updated.max(now);
+    }
+
+    /// Whether an operation may start at `now`: the bucket is positive.
+    pub(crate) fn admits(&mut self, now: u64) -> bool {
+        self.refill(now);
+        self.tokens > 0.0
+    }
+
+    /// Takes what an admitted operation consumed (it may go negative).
+    pub(crate) fn spend(&mut self, units: f64, now: u64) {
+        self.refill(now);
+        self.tokens -= units;
     }
 }
 

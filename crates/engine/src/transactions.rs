@@ -302,6 +302,7 @@ impl Engine {
                     a.return_old_on_failure,
                 )?;
                 self.admit_collection(&mut collections, &mut write)?;
+                self.admit_index_partitions(&write)?;
                 Ok(write)
             });
             match outcome {
@@ -349,6 +350,16 @@ impl Engine {
         &self,
         writes: Vec<(Arc<Table>, Item, Mutation<'_>)>,
     ) -> EngineResult<Vec<PlannedWrite>> {
+        Ok(self.batch_write_admitting(writes)?.0)
+    }
+
+    /// [`Engine::batch_write`], leaving out the writes whose global index
+    /// partitions refuse them (partition limits): the committed writes,
+    /// and the positions (in `writes`) of those left out, with why.
+    pub(crate) fn batch_write_admitting(
+        &self,
+        writes: Vec<(Arc<Table>, Item, Mutation<'_>)>,
+    ) -> EngineResult<(Vec<PlannedWrite>, Refused)> {
         let tables: Vec<Arc<Table>> = writes.iter().map(|(t, _, _)| Arc::clone(t)).collect();
         let _writers = table_writers(&tables);
         let items: Vec<(&Arc<Table>, &Item)> = writes.iter().map(|(t, k, _)| (t, k)).collect();
@@ -366,7 +377,8 @@ impl Engine {
             let mut planned = Vec::with_capacity(writes.len());
             let mut collections = CollectionTracker::default();
             let mut live = Vec::new();
-            for (table, key, mutation) in writes {
+            let mut refused = Vec::new();
+            for (position, (table, key, mutation)) in writes.into_iter().enumerate() {
                 let table = self.refresh_table_on_retry(&table, retry)?;
                 let storage_key = (keys.as_mut().and_then(Iterator::next))
                     .unwrap_or_else(|| table.schema.encode(table.id, &key));
@@ -377,13 +389,20 @@ impl Engine {
                 let mut write =
                     self.plan_write(&table, &key, storage_key, mutation, None, false)?;
                 self.admit_collection(&mut collections, &mut write)?;
+                if let Err(error) = self.admit_index_partitions(&write) {
+                    refused.push((position, error));
+                    continue;
+                }
                 planned.push(write);
             }
             self.commit(&mut planned)?;
-            Ok(planned)
+            Ok((planned, refused))
         })
     }
 }
+
+/// Positions of a batch's writes that partition limits refused, with why.
+pub(crate) type Refused = Vec<(usize, DynamoError)>;
 
 /// The writers guards of these tables, each once, in table-id order (the
 /// order every multi-table request takes them in).

@@ -12,7 +12,7 @@ use ferrodyn_console::{ConsoleOptions, BASE};
 use std::collections::HashMap;
 use std::net::SocketAddr;
 
-/// `--console on|off` of `ferrodyn serve`.
+/// An on/off option of `ferrodyn serve` (`--console`, `--partition-limits`).
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Switch {
     On,

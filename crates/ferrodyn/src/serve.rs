@@ -107,6 +107,13 @@ pub struct ServeArgs {
     /// stream, as DynamoDB Local does.
     #[arg(long, value_name = "N", default_value_t = ferrodyn_engine::partitions::DEFAULT_ON_DEMAND_PARTITIONS)]
     on_demand_partitions: u32,
+    /// `on`: each partition of a table or global index serves at most
+    /// 3,000 read and 1,000 write units a second, as DynamoDB's do; a hot
+    /// key gets ThrottlingException (on-demand) or
+    /// ProvisionedThroughputExceededException (provisioned), and a partition
+    /// one key keeps hot splits around it. Off by default.
+    #[arg(long, value_enum, default_value_t = crate::console::Switch::Off)]
+    partition_limits: crate::console::Switch,
     /// Most tables (DynamoDB's default quota per region: 2,500); CreateTable
     /// beyond it gets LimitExceededException.
     #[arg(long, default_value_t = ferrodyn_engine::quotas::DEFAULT_MAX_TABLES)]
@@ -361,6 +368,7 @@ fn engine_options(args: &ServeArgs, faults: &Faults) -> EngineOptions {
             on_demand_partitions: args.on_demand_partitions,
         },
         shard_lifetime_seconds: args.stream_shard_lifetime,
+        partition_limits: args.partition_limits == crate::console::Switch::On,
         max_tables: args.max_tables,
         max_table_operations: args.max_table_operations,
         accept_unused_attribute_definitions: args.accept_unused_attribute_definitions,

@@ -30,6 +30,7 @@ mod embedded;
 mod fidelity;
 mod gsi_throughput;
 mod harness;
+mod hot_keys;
 mod indexes;
 mod item_collections;
 mod items;

@@ -77,9 +77,11 @@ impl Api<'_> {
         let table = self.engine.table_for_items(table_name)?;
         table.schema.validate_key(key)?;
         table.throughput.admit(Capacity::Read)?;
+        self.engine.admit_key(&table, key, Capacity::Read)?;
         let item = self.engine.get_item(&table, key)?;
         let units = read_units(item.as_ref().map_or(0, |s| s.size), consistent);
         table.charge(Capacity::Read, units);
+        self.engine.charge_key_read(&table, key, units);
         let consumed = Consumed::read(&table.name, units);
         Ok(GetItemOutput {
             table,
@@ -94,6 +96,10 @@ impl Api<'_> {
     pub fn write_item(&self, write: SingleWrite<'_>) -> Result<SingleWriteOutput> {
         let table = write.table;
         table.admit_write()?;
+        // Partition limits: the item's partition here, its global index
+        // partitions between planning and commit (items.rs), which also
+        // charges them.
+        self.engine.admit_key(table, write.key, Capacity::Write)?;
         let outcome = self.engine.write_item(
             table,
             write.key,

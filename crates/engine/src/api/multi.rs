@@ -43,6 +43,9 @@ pub struct BatchGetTable {
     pub processed: usize,
     /// Whether a key was left for want of read capacity.
     pub throttled: bool,
+    /// The first refusal by a key's partition (partition limits): the
+    /// answer when no key of the request could be read.
+    pub refusal: Option<DynamoError>,
     /// The units the reads cost (charged).
     pub units: f64,
 }
@@ -85,17 +88,25 @@ impl Api<'_> {
             left: Vec::new(),
             processed: 0,
             throttled: false,
+            refusal: None,
             units: 0.0,
         };
         for (position, key) in keys.iter().enumerate() {
-            let capacity = table.throughput.has_capacity(Capacity::Read);
-            if *response_bytes >= max_bytes || !capacity || leave() {
-                out.throttled |= *response_bytes < max_bytes && !capacity;
+            let full = *response_bytes >= max_bytes;
+            let capacity = !full && table.throughput.has_capacity(Capacity::Read);
+            let refused = capacity
+                .then(|| self.engine.admit_key(&table, key, Capacity::Read).err())
+                .flatten();
+            if full || !capacity || refused.is_some() || leave() {
+                out.throttled |= !full && (!capacity || refused.is_some());
+                out.refusal = out.refusal.take().or(refused);
                 out.left.push(position);
                 continue;
             }
             let stored = self.engine.get_item(&table, key)?;
-            out.units += read_units(stored.as_ref().map_or(0, |s| s.size), consistent);
+            let units = read_units(stored.as_ref().map_or(0, |s| s.size), consistent);
+            self.engine.charge_key_read(&table, key, units);
+            out.units += units;
             out.processed += 1;
             if let Some(stored) = stored {
                 *response_bytes += stored.json.len();
@@ -123,30 +134,46 @@ impl Api<'_> {
         let mut unprocessed = Vec::new();
         let mut admitted = Vec::with_capacity(total);
         let mut throttled = false;
+        let mut refusal = None;
         for (position, (table, key, mutation)) in writes.into_iter().enumerate() {
             let no_capacity = !table.has_write_capacity();
-            throttled |= no_capacity;
-            if no_capacity || leave(&table) {
+            let refused = (!no_capacity)
+                .then(|| self.engine.admit_key(&table, &key, Capacity::Write).err())
+                .flatten();
+            throttled |= no_capacity || refused.is_some();
+            if no_capacity || refused.is_some() || leave(&table) {
+                refusal = refusal.or(refused);
                 unprocessed.push(position);
             } else {
-                admitted.push((table, key, mutation));
+                admitted.push((position, (table, key, mutation)));
             }
         }
         if admitted.is_empty() && throttled {
-            return Err(crate::throughput::exceeded());
+            return Err(refusal.unwrap_or_else(crate::throughput::exceeded));
         }
-        let planned = match self.engine.batch_write(admitted) {
+        let (positions, admitted): (Vec<usize>, Vec<_>) = admitted.into_iter().unzip();
+        let planned = match self.engine.batch_write_admitting(admitted) {
             // Every write was either left out above or admitted and failed.
             Err(crate::error::EngineError::Conflict) => {
                 unprocessed = (0..total).collect();
                 Vec::new()
             }
-            other => other?,
+            other => {
+                let (planned, refused) = other?;
+                if planned.is_empty() && !refused.is_empty() {
+                    // Nothing done, every write refused by a global index's partition.
+                    return Err(refused.into_iter().next().expect("one").1);
+                }
+                unprocessed.extend(refused.into_iter().map(|(at, _)| positions[at]));
+                unprocessed.sort_unstable();
+                planned
+            }
         };
         for write in &planned {
             write
                 .table
                 .charge_write(write.write_units, &write.index_units());
+            self.engine.charge_write_partitions(write, 1.0);
         }
         Ok(BatchWriteOutput {
             planned,
@@ -158,13 +185,15 @@ impl Api<'_> {
     /// snapshot of the items. Each Get costs twice a strongly consistent
     /// read, a missing item too.
     pub fn transact_get_items(&self, gets: &[(Arc<Table>, Item)]) -> Result<TransactGetOutput> {
-        for (table, _) in gets {
+        for (table, key) in gets {
             table.throughput.admit(Capacity::Read)?;
+            self.engine.admit_key(table, key, Capacity::Read)?;
         }
         let found = self.engine.transact_get(gets)?;
         let mut units: Vec<(String, f64)> = Vec::new();
-        for ((table, _), stored) in gets.iter().zip(&found) {
+        for ((table, key), stored) in gets.iter().zip(&found) {
             let cost = 2.0 * read_units(stored.as_ref().map_or(0, |s| s.size), true);
+            self.engine.charge_key_read(table, key, cost);
             add_units(&mut units, &table.name, cost);
         }
         for (name, total) in &units {
@@ -210,6 +239,8 @@ impl Api<'_> {
             .map(|action| {
                 let action = action?;
                 action.table.admit_write()?;
+                self.engine
+                    .admit_key(&action.table, &action.key, Capacity::Write)?;
                 Ok(action)
             })
             .collect();
@@ -228,6 +259,7 @@ impl Api<'_> {
             write
                 .table
                 .charge_write(2.0 * write.write_units, &write.index_units());
+            self.engine.charge_write_partitions(write, 2.0);
         }
         if let Some((token, _)) = token {
             self.engine.tokens.complete(token, units.clone());

@@ -7,6 +7,7 @@ use super::Api;
 use crate::index::{Index, IndexKind};
 use crate::read::{query_range, scan_range, Page, PageItem, QueryKeys, Segment};
 use crate::table::Table;
+use crate::throughput::Capacity;
 use ferrodyn_expr::Condition;
 use ferrodyn_types::{Item, Result};
 
@@ -42,6 +43,7 @@ impl Api<'_> {
     ) -> Result<PageOutput> {
         let range = query_range(read.table, read.index, keys, start_key, forward)?;
         read.table.admit_read(read.index)?;
+        let partition = (self.engine).admit_query(read.table, read.index, &keys.hash)?;
         let mut page = self.engine.read_page(
             read.table,
             read.index,
@@ -53,6 +55,9 @@ impl Api<'_> {
         self.fetch_from_table(&read, &mut page)?;
         let units = page.read_units(read.consistent);
         read.table.charge_read(read.index, units);
+        if let Some(hash) = partition {
+            (self.engine).charge_partition(read.table, read.index, Capacity::Read, hash, units);
+        }
         Ok(PageOutput { page, units })
     }
 
@@ -65,6 +70,10 @@ impl Api<'_> {
     ) -> Result<PageOutput> {
         let (range, start) = scan_range(read.table, read.index, segment, start_key)?;
         read.table.admit_read(read.index)?;
+        // Partition limits: a page is admitted and charged by the partition
+        // it starts in (it may run on into the next; a simplification).
+        let partition = start.first_hash();
+        (self.engine).admit_partition(read.table, read.index, Capacity::Read, partition)?;
         let mut page = self.engine.read_page(
             read.table,
             read.index,
@@ -76,6 +85,7 @@ impl Api<'_> {
         self.fetch_from_table(&read, &mut page)?;
         let units = start.units(read.table, read.index, &page, read.consistent);
         read.table.charge_read(read.index, units);
+        (self.engine).charge_partition(read.table, read.index, Capacity::Read, partition, units);
         Ok(PageOutput { page, units })
     }
 

@@ -116,6 +116,11 @@ fn start_entry(table: &Table, index: Option<&Index>, start_key: &Item) -> Result
 }
 
 impl ScanStart {
+    /// The partition hash the scan starts at.
+    pub fn first_hash(&self) -> u64 {
+        self.first_hash
+    }
+
     /// What the page read costs: its bytes, over the partition hashes from
     /// where it started to its last key (or the segment's or space's end).
     pub fn units(

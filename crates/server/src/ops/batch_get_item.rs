@@ -56,6 +56,8 @@ struct Progress {
     response_bytes: usize,
     processed: usize,
     throttled: bool,
+    /// A partition's refusal (partition limits), answered when nothing was read.
+    refusal: Option<ferrodyn_types::DynamoError>,
 }
 
 const MAX_KEYS: usize = 100;
@@ -69,7 +71,8 @@ pub fn run(engine: &Engine, faults: &Faults, request: Request) -> Result<Vec<u8>
         read_table(engine, faults, table_name, spec, &mut progress)?;
     }
     if progress.processed == 0 && progress.throttled {
-        return Err(ferrodyn_engine::throughput::exceeded());
+        let refusal = progress.refusal.take();
+        return Err(refusal.unwrap_or_else(ferrodyn_engine::throughput::exceeded));
     }
     Ok(encode(progress, &request.return_consumed_capacity))
 }
@@ -173,6 +176,7 @@ fn read_table(
             faults.leave_unprocessed("BatchGetItem", table_name)
         })?;
     progress.throttled |= read.throttled;
+    progress.refusal = progress.refusal.take().or(read.refusal);
     progress.processed += read.processed;
     // Unprojected items go out as their stored JSON.
     let found = read

@@ -14,12 +14,36 @@
 //! | `GET /ferrodyn/faults` | how many fault rules apply to the namespace |
 //! | `PUT /ferrodyn/faults` `{"seed": 7, "rules": ["BatchWriteItem=unprocessed@0.5"]}` | replaces the namespace's fault rules (without namespaces: the rules for every request) |
 //! | `DELETE /ferrodyn/faults` | clears them |
+//! | `GET /ferrodyn/partitions?table=T` | table T's partitions, its global indexes' and its stream's shards (below) |
 //!
 //! The namespace is the access key of the request's Authorization header,
 //! as for DynamoDB calls, when the server runs with `--namespaces
 //! access-key`. With `--credentials` the request must be signed like a
 //! DynamoDB call (service `dynamodb`); without, no header is needed.
 //! Errors come as DynamoDB's do: `{"__type", "message"}`, status 400 or 404.
+//!
+//! `/ferrodyn/partitions` answers (engine/src/partition_report.rs; `lo` and
+//! `hi` bound an item's placement, its partition hash mixed
+//! (`partitions::placement`), in 16 hex digits; times are epoch
+//! milliseconds, sequence numbers as DynamoDB Streams writes them):
+//!
+//! ```text
+//! {"table": "T", "partitionLimits": true,
+//!  "partitions": [{"id": 5, "lo": "4000000000000000", "hi": "7fffffffffffffff",
+//!                  "parent": 1, "created": 1767225600000, "items": 120, "bytes": 48000,
+//!                  "heat": {"readUnitsLastSecond": 0.5, "writeUnitsLastSecond": 1000,
+//!                           "readUnitsLastMinute": 3, "writeUnitsLastMinute": 41000,
+//!                           "throttlesLastMinute": 812, "throttlesTotal": 812}}],
+//!  "indexes": {"GSI": [{"id": 4, "lo": ..., "hi": ..., "created": ..., "heat": {...}}]},
+//!  "shards": [{"shardId": "shardId-...", "parentShardId": "shardId-...", "partition": 5,
+//!              "lo": ..., "hi": ..., "startingSequenceNumber": "000000000000000000001",
+//!              "endingSequenceNumber": "...", "open": false, "created": 1767225600000}]}
+//! ```
+//!
+//! `parent`, `parentShardId` and `endingSequenceNumber` are left out when
+//! there is none; `items`/`bytes` (a scan of the partition) only on table
+//! partitions; `heat` only with `--partition-limits on` (zeros for a
+//! partition no request reached); `shards` is empty without a stream.
 
 use crate::faults::FaultConfig;
 use crate::protocol::auth;
@@ -45,7 +69,7 @@ pub fn answer(
     body: &[u8],
 ) -> Option<Response<Body>> {
     let path = uri.path().strip_prefix(PREFIX)?;
-    let route = Route::of(method, path)?;
+    let route = Route::of(method, path, uri.query())?;
     let policy = auth::AuthPolicy {
         check_request_time: state.check_request_time,
         credentials: state.credentials.as_deref(),
@@ -80,10 +104,12 @@ enum Route<'a> {
     Faults,
     SetFaults,
     ClearFaults,
+    /// The `table` query parameter, if given.
+    Partitions(Option<&'a str>),
 }
 
 impl<'a> Route<'a> {
-    fn of(method: &Method, path: &'a str) -> Option<Route<'a>> {
+    fn of(method: &Method, path: &'a str, query: Option<&'a str>) -> Option<Route<'a>> {
         let parts: Vec<&str> = path.split('/').collect();
         Some(match (method.as_str(), parts.as_slice()) {
             ("GET", ["clock"]) => Route::Clock,
@@ -96,6 +122,7 @@ impl<'a> Route<'a> {
             ("GET", ["faults"]) => Route::Faults,
             ("PUT", ["faults"]) => Route::SetFaults,
             ("DELETE", ["faults"]) => Route::ClearFaults,
+            ("GET", ["partitions"]) => Route::Partitions(query_value(query, "table")),
             _ => return None,
         })
     }
@@ -136,8 +163,21 @@ impl<'a> Route<'a> {
                 cleared.map_err(DynamoError::validation)?;
                 Ok(json!({ "rules": state.faults.rule_count(namespace) }))
             }
+            Route::Partitions(table) => {
+                let table = table.ok_or_else(|| {
+                    DynamoError::validation("Give the table: /ferrodyn/partitions?table=NAME")
+                })?;
+                let report = engine.partition_report(table)?;
+                Ok(serde_json::to_value(report).expect("plain data always serialises"))
+            }
         }
     }
+}
+
+/// The value of parameter `name` in a query string. Table names use only
+/// letters, digits, `_`, `-` and `.`, so no percent-decoding is needed.
+fn query_value<'a>(query: Option<&'a str>, name: &str) -> Option<&'a str> {
+    (query?.split('&')).find_map(|pair| pair.strip_prefix(name)?.strip_prefix('='))
 }
 
 fn summary(name: &str, summary: SnapshotSummary) -> Value {
