@@ -32,7 +32,8 @@ pub async fn streams_call(endpoint: &str, op: &str, body: serde_json::Value) -> 
     response.json()
 }
 
-/// Every record of the stream's shards, read through `endpoint`.
+/// Every record of the stream's shards, read through `endpoint`, in
+/// sequence-number order.
 pub async fn stream_records(endpoint: &str, arn: &str) -> Vec<serde_json::Value> {
     let described = streams_call(
         endpoint,
@@ -67,6 +68,12 @@ pub async fn stream_records(endpoint: &str, arn: &str) -> Vec<serde_json::Value>
             next = page["NextShardIterator"].clone();
         }
     }
+    // In commit order across the shards (a stream has one per partition).
+    records.sort_by(|a, b| {
+        let seq =
+            |r: &serde_json::Value| r["dynamodb"]["SequenceNumber"].as_str().map(str::to_string);
+        seq(a).cmp(&seq(b))
+    });
     records
 }
 
