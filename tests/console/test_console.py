@@ -1235,3 +1235,27 @@ def test_the_lock_view_filters_to_problems_links_owners_repairs_one_row_and_offe
     link.click()
     wait(browser, lambda b: len(grid_rows(b)) == 1 and "ACCT#1" in grid_rows(b)[0].text)
     assert js_errors(browser) == []
+
+
+def test_partitions_tab_lists_partitions_sizes_and_shards(server, browser):
+    server.call("CreateTable", {
+        "TableName": "app", "BillingMode": "PAY_PER_REQUEST",
+        "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
+        "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+        "StreamSpecification": {"StreamEnabled": True, "StreamViewType": "KEYS_ONLY"},
+    })
+    for i in range(40):
+        server.call("PutItem", {"TableName": "app", "Item": {"pk": {"S": f"user-{i}"}, "note": {"S": "x" * 100}}})
+    open_console(browser, server, "#/table/app/partitions")
+    rows = wait(browser, lambda b: b.find_elements(By.CSS_SELECTOR, '[aria-label="Table partitions"] tbody tr'))
+    # A new on-demand table: four partitions over the whole hash range,
+    # every item in one of them, a shard each.
+    assert len(rows) == 4
+    counts = [int(r.find_elements(By.TAG_NAME, "td")[3].text) for r in rows]
+    assert sum(counts) == 40 and all(c > 0 for c in counts), counts
+    assert rows[0].find_elements(By.TAG_NAME, "td")[1].text.startswith("0000000000000000")
+    assert rows[-1].find_elements(By.TAG_NAME, "td")[1].text.endswith("ffffffffffffffff")
+    text = browser.find_element(By.CSS_SELECTOR, ".partitionsview").text
+    assert "per-partition limits off" in text
+    assert "Stream: 4 shard(s), 4 open" in text
+    assert js_errors(browser) == []

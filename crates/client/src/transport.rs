@@ -130,11 +130,18 @@ impl Transport {
         });
         let content_type = "application/json";
         let headers = [("content-type", content_type), ("host", self.host.as_str())];
+        // A query (`?table=T`) is signed as parameters, not as part of the
+        // path; its values are plain names, sent as they are.
+        let (bare_path, query_text) = path.split_once('?').unwrap_or((path, ""));
+        let query: Vec<(&str, &str)> = (query_text.split('&'))
+            .filter(|pair| !pair.is_empty())
+            .map(|pair| pair.split_once('=').unwrap_or((pair, "")))
+            .collect();
         let signed = sigv4::sign(
             &sigv4::Request {
                 method,
-                path,
-                query: &[],
+                path: bare_path,
+                query: &query,
                 headers: &headers,
                 body: &body,
             },

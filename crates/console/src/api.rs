@@ -18,6 +18,7 @@
 //! | `POST expr` | expression builder with SDK snippets |
 //! | `POST commands` | any request as an `aws dynamodb` command and SDK snippets |
 //! | `POST cost`, `GET usage` | the calculator and the measured usage, priced |
+//! | `POST partitions` `{table}` | the table's partitions, sizes, heat and shards (GET /ferrodyn/partitions) |
 //! | `POST import`, `POST export` | files in and out |
 //! | `POST streams` | a table's stream records, newest first |
 
@@ -174,6 +175,7 @@ pub(crate) fn dispatch(console: &Console, method: &Method, path: &str, body: &[u
         (false, ["cost"]) => estimate(&request()?),
         (true, ["usage"]) => usage(console),
         (false, ["streams"]) => streams::records(client, &console.streams_client, &request()?),
+        (false, ["partitions"]) => partitions(client, &request()?),
         (false, ["import"]) => transfer::import(client, &console.jobs, &request()?),
         (false, ["export"]) => transfer::export(client, &request()?),
         _ => Err(ApiFailure {
@@ -369,6 +371,27 @@ fn estimate(request: &Value) -> ApiResult {
         "text": e.to_string(),
         "prices": format!("{} {}, {}", prices.region, prices.currency, prices.as_of),
     }))
+}
+
+/// `GET /ferrodyn/partitions?table=T` of the endpoint: the table's
+/// partitions, sizes, heat and shards (Ferrodyn only).
+fn partitions(client: &ferrodyn_client::Client, request: &Value) -> ApiResult {
+    let table = required(request, "table")?;
+    if !table
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b))
+    {
+        return Err(ApiFailure::invalid(format!("not a table name: {table}")));
+    }
+    let path = format!("/ferrodyn/partitions?table={table}");
+    client.harness("GET", &path, None).map_err(|e| {
+        let mut failure = ApiFailure::from(e);
+        failure.message = format!(
+            "{} (partitions are shown by Ferrodyn only; AWS does not expose them)",
+            failure.message
+        );
+        failure
+    })
 }
 
 /// `GET /ferrodyn/usage` of the endpoint, each row priced on demand.

@@ -23,6 +23,11 @@ pub const FILES: &[(&str, &str, &[u8])] = &[
     ("js/bulk.js", JS, include_bytes!("../assets/js/bulk.js")),
     ("js/tools.js", JS, include_bytes!("../assets/js/tools.js")),
     (
+        "js/partitions.js",
+        JS,
+        include_bytes!("../assets/js/partitions.js"),
+    ),
+    (
         "js/backups.js",
         JS,
         include_bytes!("../assets/js/backups.js"),

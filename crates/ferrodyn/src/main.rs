@@ -90,6 +90,8 @@ enum Command {
     Usage(cli::usage::UsageArgs),
     /// Show the shard tree of a table's stream (open and closed shards, lineage).
     Shards(cli::shards::ShardsArgs),
+    /// Show a running Ferrodyn's partitions of a table: ranges, sizes, heat.
+    Partitions(cli::partitions::PartitionsArgs),
     /// Show or move a running Ferrodyn's clock (test harness).
     Clock(cli::harness::ClockArgs),
     /// Save and restore a namespace's tables (test harness).
@@ -123,6 +125,7 @@ fn main() {
         Command::Cost(args) => cli::patterns::cost(args),
         Command::Usage(args) => cli::usage::run(args),
         Command::Shards(args) => cli::shards::run(args),
+        Command::Partitions(args) => cli::partitions::run(args),
         Command::Clock(args) => cli::harness::clock(args),
         Command::Snapshot(args) => cli::harness::snapshot(args),
         Command::Reset(args) => cli::harness::reset(args),

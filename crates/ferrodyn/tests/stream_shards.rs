@@ -584,3 +584,33 @@ async fn the_cli_draws_the_shard_tree() {
     assert_eq!(json["StreamStatus"], "ENABLED");
     assert_eq!(json["Shards"].as_array().unwrap().len(), 8);
 }
+
+#[tokio::test]
+async fn the_cli_lists_partitions_from_a_server_that_checks_signatures() {
+    let (server, _) = util::own_server(&["--credentials", "AKIDPART:secretpart"]);
+    let cli = |args: &[&str]| {
+        let output = util::cli_command()
+            .args(args)
+            .args(["--endpoint-url", server.endpoint()])
+            .env("AWS_ACCESS_KEY_ID", "AKIDPART")
+            .env("AWS_SECRET_ACCESS_KEY", "secretpart")
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout).unwrap()
+    };
+    cli(&["tables", "create", "parts", "--pk", "pk"]);
+    let shown = cli(&["partitions", "parts"]);
+    assert_eq!(shown.matches("created").count(), 4, "{shown}");
+    assert!(
+        shown.contains("0000000000000000-3fffffffffffffff"),
+        "{shown}"
+    );
+    let json: Value = serde_json::from_str(&cli(&["partitions", "parts", "-o", "json"])).unwrap();
+    assert_eq!(json["partitions"].as_array().unwrap().len(), 4);
+    assert_eq!(json["partitionLimits"], false);
+}

@@ -16,6 +16,7 @@ pub mod import;
 pub mod items;
 pub mod keys;
 pub mod output;
+pub mod partitions;
 pub mod patterns;
 pub mod read;
 pub mod s3;

@@ -1,0 +1,79 @@
+// A table's Partitions tab: its partitions as Ferrodyn keeps them (ranges
+// of the key hash, each serving 3,000 read and 1,000 write units a second
+// and splitting past its size), their sizes and, with --partition-limits
+// on, their heat and throttles; the global indexes' partitions; the
+// stream's shards per partition. Ferrodyn only (GET /ferrodyn/partitions):
+// AWS does not show its partitions.
+
+import { api } from './api.js';
+import { el, fill, button, errorBox, formatBytes } from './ui.js';
+
+/** The tab's body for `table`. */
+export function partitionsView(table) {
+  const out = el('div.partitionsview', el('p.hint', 'Reading the partitions…'));
+  const load = async () => {
+    try {
+      const r = await api('partitions', { table });
+      fill(out, header(r, load), partitionTable(r.partitions, r.partitionLimits, 'Table partitions'),
+        indexSections(r.indexes || {}, r.partitionLimits), shardNote(r.shards || []));
+    } catch (e) {
+      fill(out, errorBox(e));
+    }
+  };
+  load();
+  return out;
+}
+
+function header(r, load) {
+  const count = r.partitions.length;
+  const items = r.partitions.reduce((n, p) => n + (p.items || 0), 0);
+  return el('div.row',
+    el('p.hint', `${count} partition${count === 1 ? '' : 's'} · ${items} item(s) · each serves 3,000 read and 1,000 write units a second · `,
+      r.partitionLimits ? 'per-partition limits on' : 'per-partition limits off (serve with --partition-limits on to throttle hot keys)'),
+    el('span.spacer'), button('Refresh', load, 'small'));
+}
+
+/** Partitions as rows: id, hash range, parent, size bar, heat. */
+function partitionTable(partitions, limits, label) {
+  const most = Math.max(1, ...partitions.map((p) => p.bytes || 0));
+  const heatCells = (p) => limits
+    ? [el('td.num', units(p.heat?.writeUnitsLastSecond)), el('td.num', units(p.heat?.readUnitsLastSecond)),
+      el('td.num', { class: p.heat?.throttlesLastMinute ? 'hot' : '' }, String(p.heat?.throttlesLastMinute ?? 0))]
+    : [];
+  return el('table.plain.partitions', { 'aria-label': label },
+    el('thead', el('tr', el('th', 'id'), el('th', 'hash range'), el('th', 'from'), el('th', 'items'), el('th', 'size'),
+      limits ? [el('th', 'writes/s'), el('th', 'reads/s'), el('th', 'throttles/min')] : [])),
+    el('tbody', partitions.map((p) => el('tr',
+      el('td', String(p.id)),
+      el('td', el('code', `${p.lo}–${p.hi}`)),
+      el('td.hint', p.parent === undefined ? 'created' : `split of ${p.parent}`),
+      el('td.num', p.items === undefined ? '' : String(p.items)),
+      el('td', p.bytes === undefined ? '' : sizeBar(p.bytes, most)),
+      heatCells(p)))));
+}
+
+/** A bar as long as `bytes` is against the largest partition (its width
+ * set through the CSSOM: the console's policy forbids style attributes). */
+function sizeBar(bytes, most) {
+  const fill = el('span.fill');
+  fill.style.width = `${Math.round((100 * bytes) / most)}%`;
+  return el('span.sizebar', { title: `${bytes} bytes` }, fill, el('span.label', formatBytes(bytes)));
+}
+
+function units(value) {
+  return value === undefined ? '0' : (Math.round(value * 10) / 10).toString();
+}
+
+function indexSections(indexes, limits) {
+  const names = Object.keys(indexes);
+  if (!names.length) return null;
+  return names.map((name) => el('details.index-partitions',
+    el('summary', `Global index ${name}: ${indexes[name].length} partition(s)`),
+    partitionTable(indexes[name], limits, `Partitions of ${name}`)));
+}
+
+function shardNote(shards) {
+  if (!shards.length) return el('p.hint', 'No stream: a stream would have one open shard per partition.');
+  const open = shards.filter((s) => s.open).length;
+  return el('p.hint', `Stream: ${shards.length} shard(s), ${open} open (one per partition); the Streams tab draws their tree.`);
+}
