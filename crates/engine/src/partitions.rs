@@ -135,27 +135,22 @@ impl PartitionMap {
     }
 
     /// Splits table partition `id` into `lo..mid` and `mid..=hi` (of
-    /// placement, [`placement`]); returns
-    /// the two children, or None when `mid` does not fall inside it.
+    /// placement, [`placement`]); returns the two children, or None when
+    /// `mid` does not fall inside it.
     pub fn split(&mut self, id: u32, mid: u64, now_ms: u64) -> Option<(Partition, Partition)> {
-        let at = self.table.iter().position(|p| p.id == id)?;
-        let parent = self.table[at].clone();
-        if mid <= parent.lo || mid > parent.hi {
-            return None;
-        }
-        let (left_id, right_id) = (self.next_id, self.next_id + 1);
-        self.next_id += 2;
-        let child = |id, lo, hi| Partition {
-            id,
-            lo,
-            hi,
-            parent: Some(parent.id),
-            created_ms: now_ms,
-        };
-        let left = child(left_id, parent.lo, mid - 1);
-        let right = child(right_id, mid, parent.hi);
-        self.table.splice(at..=at, [left.clone(), right.clone()]);
-        Some((left, right))
+        split_in(&mut self.table, &mut self.next_id, (id, mid), now_ms)
+    }
+
+    /// [`PartitionMap::split`] for a partition of global index `index`.
+    pub fn split_index(
+        &mut self,
+        index: &str,
+        id: u32,
+        mid: u64,
+        now_ms: u64,
+    ) -> Option<(Partition, Partition)> {
+        let list = self.indexes.get_mut(index)?;
+        split_in(list, &mut self.next_id, (id, mid), now_ms)
     }
 
     /// A global index added after the table was created gets partitions of
@@ -179,6 +174,32 @@ impl PartitionMap {
             }
         }
     }
+}
+
+/// Splits partition `id` of `list` at `mid` (ids from `next_id`).
+fn split_in(
+    list: &mut Vec<Partition>,
+    next_id: &mut u32,
+    (id, mid): (u32, u64),
+    now_ms: u64,
+) -> Option<(Partition, Partition)> {
+    let at = list.iter().position(|p| p.id == id)?;
+    let parent = list[at].clone();
+    if mid <= parent.lo || mid > parent.hi {
+        return None;
+    }
+    let child = |id, lo, hi| Partition {
+        id,
+        lo,
+        hi,
+        parent: Some(parent.id),
+        created_ms: now_ms,
+    };
+    let left = child(*next_id, parent.lo, mid - 1);
+    let right = child(*next_id + 1, mid, parent.hi);
+    *next_id += 2;
+    list.splice(at..=at, [left.clone(), right.clone()]);
+    Some((left, right))
 }
 
 /// Each partition of `partitions` split in two at the middle of its range
@@ -256,11 +277,36 @@ impl Engine {
     /// (partitions are ranges of placement, not of stored key order).
     pub fn partition_sizes(&self, table: &Table) -> Result<Vec<(Partition, PartitionSize)>> {
         let map = table.partitions();
-        let mut sizes = vec![PartitionSize::default(); map.table.len()];
-        let mut histograms: Vec<Histogram> = map.table.iter().map(Histogram::over).collect();
         let prefix = crate::keyspace::table_items(table.id);
-        let end = crate::keyspace::prefix_end(&prefix).map_or(Bound::Unbounded, Bound::Excluded);
-        let mut low = Bound::Included(prefix);
+        self.measure(&prefix, &map.table)
+    }
+
+    /// [`Engine::partition_sizes`] for global index `index`: a pass over its
+    /// entries (their keys carry the index key's hash after the prefix).
+    pub fn index_partition_sizes(
+        &self,
+        table: &Table,
+        index: &crate::index::Index,
+    ) -> Result<Vec<(Partition, PartitionSize)>> {
+        let map = table.partitions();
+        let Some(partitions) = map.indexes.get(&index.name) else {
+            return Ok(Vec::new());
+        };
+        let prefix = crate::keyspace::index_entries(table.id, index.id);
+        self.measure(&prefix, partitions)
+    }
+
+    /// Items and bytes per partition of the keys under `prefix`, whose
+    /// partition hash follows the prefix.
+    fn measure(
+        &self,
+        prefix: &[u8],
+        partitions: &[Partition],
+    ) -> Result<Vec<(Partition, PartitionSize)>> {
+        let mut sizes = vec![PartitionSize::default(); partitions.len()];
+        let mut histograms: Vec<Histogram> = partitions.iter().map(Histogram::over).collect();
+        let end = crate::keyspace::prefix_end(prefix).map_or(Bound::Unbounded, Bound::Excluded);
+        let mut low = Bound::Included(prefix.to_vec());
         loop {
             let page = (self.storage)
                 .scan(
@@ -271,11 +317,10 @@ impl Engine {
                 )
                 .map_err(crate::storage_error)?;
             for (key, value) in &page {
-                let at = placement(crate::keyspace::item_hash_of(key));
-                let which = map
-                    .table
+                let at = placement(hash_after(key, prefix.len()));
+                let which = partitions
                     .partition_point(|p| p.hi < at)
-                    .min(map.table.len() - 1);
+                    .min(partitions.len() - 1);
                 let bytes = (key.len() + value.len()) as u64;
                 sizes[which].items += 1;
                 sizes[which].bytes += bytes;
@@ -289,7 +334,7 @@ impl Engine {
         for (size, histogram) in sizes.iter_mut().zip(&histograms) {
             size.median = histogram.median(size.bytes);
         }
-        Ok(map.table.iter().cloned().zip(sizes).collect())
+        Ok(partitions.iter().cloned().zip(sizes).collect())
     }
 
     /// Splits every partition of `table` larger than the split size, at its
@@ -303,7 +348,15 @@ impl Engine {
             self.refresh_stats(table)?;
         }
         let total = table.stats().size_bytes.max(0) as u64;
-        if total <= limit || !table.partitions_grew(total, limit) {
+        let globals: Vec<_> = (table.indexes().into_iter())
+            .filter(|i| i.kind == crate::index::IndexKind::Global)
+            .collect();
+        let largest = globals
+            .iter()
+            .map(|i| i.stats().size_bytes.max(0) as u64)
+            .max()
+            .unwrap_or(0);
+        if total.max(largest) <= limit || !table.partitions_grew(total + largest, limit) {
             return Ok(0);
         }
         let mut splits = 0;
@@ -312,12 +365,31 @@ impl Engine {
                 splits += usize::from(self.split_partition(table, partition.id, size.median)?);
             }
         }
+        for index in &globals {
+            for (partition, size) in self.index_partition_sizes(table, index)? {
+                if size.bytes > limit && size.median > partition.lo {
+                    splits += usize::from(self.split_index_partition(
+                        table,
+                        &index.name,
+                        partition.id,
+                        size.median,
+                    )?);
+                }
+            }
+        }
         if splits > 0 {
             // A child may still be over: measure again next time.
             table.remeasure_partitions();
         }
         Ok(splits)
     }
+}
+
+/// The partition hash stored right after a key's `prefix_len` bytes.
+fn hash_after(key: &[u8], prefix_len: usize) -> u64 {
+    key.get(prefix_len..prefix_len + 8)
+        .and_then(|bytes| bytes.try_into().ok())
+        .map_or(0, u64::from_be_bytes)
 }
 
 #[cfg(test)]

@@ -268,6 +268,26 @@ impl Engine {
         })
     }
 
+    /// Splits partition `id` of global index `index` at `mid` (an index has
+    /// no stream: only its map changes).
+    pub(crate) fn split_index_partition(
+        &self,
+        table: &Table,
+        index: &str,
+        id: u32,
+        mid: u64,
+    ) -> Result<bool> {
+        let now_ms = self.clock.now_millis();
+        self.change_table_shape(table, |table, _| {
+            let mut map = PartitionMap::clone(&table.partitions());
+            let split = map.split_index(index, id, mid, now_ms).is_some();
+            if split {
+                table.set_partitions(map);
+            }
+            split
+        })
+    }
+
     /// After UpdateTable raised provisioned throughput: while the table's
     /// (or a global index's) partitions cannot carry it at 3,000 read and
     /// 1,000 write units each, every one of them splits in two (DynamoDB

@@ -614,3 +614,92 @@ async fn the_cli_lists_partitions_from_a_server_that_checks_signatures() {
     assert_eq!(json["partitions"].as_array().unwrap().len(), 4);
     assert_eq!(json["partitionLimits"], false);
 }
+
+#[tokio::test]
+async fn a_global_index_partition_past_the_split_size_splits_too() {
+    let (server, client) = util::own_server(&[
+        "--partition-split-size",
+        "20000",
+        "--on-demand-partitions",
+        "1",
+    ]);
+    let def = |name: &str| {
+        AttributeDefinition::builder()
+            .attribute_name(name)
+            .attribute_type(ScalarAttributeType::S)
+            .build()
+            .unwrap()
+    };
+    let gsi = aws_sdk_dynamodb::types::GlobalSecondaryIndex::builder()
+        .index_name("by-g")
+        .key_schema(
+            KeySchemaElement::builder()
+                .attribute_name("g")
+                .key_type(KeyType::Hash)
+                .build()
+                .unwrap(),
+        )
+        .projection(
+            aws_sdk_dynamodb::types::Projection::builder()
+                .projection_type(aws_sdk_dynamodb::types::ProjectionType::All)
+                .build(),
+        )
+        .build()
+        .unwrap();
+    client
+        .create_table()
+        .table_name("indexed")
+        .billing_mode(BillingMode::PayPerRequest)
+        .key_schema(
+            KeySchemaElement::builder()
+                .attribute_name("pk")
+                .key_type(KeyType::Hash)
+                .build()
+                .unwrap(),
+        )
+        .attribute_definitions(def("pk"))
+        .attribute_definitions(def("g"))
+        .global_secondary_indexes(gsi)
+        .send()
+        .await
+        .unwrap();
+    for i in 0..200 {
+        client
+            .put_item()
+            .table_name("indexed")
+            .item("pk", s(&format!("p{i}")))
+            .item("g", s(&format!("g{i}")))
+            .item("pad", s(&"x".repeat(300)))
+            .send()
+            .await
+            .unwrap();
+    }
+    let headers = [("authorization", raw::AUTHORIZATION)];
+    let report = util::poll_until(
+        "the index partitions split",
+        Duration::from_secs(10),
+        || async {
+            let response = raw::send_to(
+                server.endpoint(),
+                "GET",
+                "/ferrodyn/partitions?table=indexed",
+                &headers,
+                Vec::new(),
+            )
+            .await
+            .unwrap();
+            let report = response.json();
+            (report["indexes"]["by-g"].as_array().unwrap().len() >= 3).then_some(report)
+        },
+    )
+    .await;
+    let index = report["indexes"]["by-g"].as_array().unwrap();
+    assert!(
+        index.iter().all(|p| p["parent"].is_u64() || p["id"] == 1),
+        "{index:?}"
+    );
+    assert!(
+        report["partitions"].as_array().unwrap().len() >= 3,
+        "the table's split too: {report}"
+    );
+}
