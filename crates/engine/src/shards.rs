@@ -19,7 +19,7 @@
 //! shard_reads.rs.
 
 use crate::shared::{shard_id, Partition, PartitionMap, Shard, StreamInfo};
-use crate::table::Table;
+use crate::table::{Table, UpkeepWork};
 use crate::Engine;
 use ferrodyn_types::Result;
 use std::sync::Arc;
@@ -27,6 +27,12 @@ use std::time::Duration;
 
 /// How long a shard stays open by default (DynamoDB: about four hours).
 pub const DEFAULT_SHARD_LIFETIME_SECONDS: f64 = 4.0 * 3600.0;
+/// Seconds between size checks of a table on shared storage (every
+/// upkeep on embedded storage, where the figures are in memory).
+const SHARED_SIZE_CHECK_SECONDS: f64 = 10.0;
+/// Seconds between deletions of a table's stream records past 24 hours.
+const LOG_RECLAIM_SECONDS: f64 = 60.0;
+
 /// How long a closed shard stays listed (its records' 24 hours).
 const CLOSED_SHARD_KEPT_MS: u64 = 24 * 3600 * 1000;
 /// How often the upkeep runs.
@@ -205,11 +211,23 @@ impl Engine {
     /// Runs every second, and at once when a test moves the manual clock.
     pub fn partition_upkeep(&self) -> Result<()> {
         let tables: Vec<Arc<Table>> = self.tables.read().values().cloned().collect();
+        let now = crate::shared::now_seconds();
         for table in tables.iter().filter(|t| !t.is_creating()) {
             self.roll_over_shards(table)?;
-            self.split_large_partitions(table)?;
             self.split_hot_partitions(table)?;
-            self.reclaim_stream_log(table)?;
+            // Reading sizes and the log costs queries on shared storage,
+            // whose serializable checks every read can make writers retry.
+            let (sizes, log) = if self.shared() {
+                (SHARED_SIZE_CHECK_SECONDS, LOG_RECLAIM_SECONDS)
+            } else {
+                (0.0, LOG_RECLAIM_SECONDS)
+            };
+            if table.upkeep_due(UpkeepWork::Sizes, now, sizes) {
+                self.split_large_partitions(table)?;
+            }
+            if table.upkeep_due(UpkeepWork::Log, now, log) {
+                self.reclaim_stream_log(table)?;
+            }
         }
         Ok(())
     }

@@ -54,6 +54,9 @@ pub struct Table {
     pub(crate) trim_point: AtomicU64,
     /// Change-log records below this were deleted (shards.rs).
     pub(crate) log_reclaimed_to: AtomicU64,
+    /// When the partition upkeep last did each kind of its work here
+    /// (seconds, wall clock; shards.rs).
+    upkeep_done: parking_lot::Mutex<[f64; 2]>,
     /// Provisioned read/write capacity buckets (unlimited when on-demand).
     pub throughput: Throughput,
     /// Seconds of unused capacity the table and its GSIs bank.
@@ -106,6 +109,7 @@ impl Table {
             sizes_measured_at: AtomicU64::new(0),
             trim_point: AtomicU64::new(0),
             log_reclaimed_to: AtomicU64::new(0),
+            upkeep_done: parking_lot::Mutex::new([0.0; 2]),
             ttl_attribute: RwLock::new(None),
             recovery: RwLock::new(None),
             next_index_id: std::sync::atomic::AtomicU32::new(1),
@@ -218,6 +222,18 @@ impl Table {
             self.sizes_measured_at.store(size, Ordering::Relaxed);
         }
         grew
+    }
+
+    /// Whether the partition upkeep's `work` is due (`every` seconds after
+    /// it was last done, at `now`); if so, it counts as done now.
+    pub(crate) fn upkeep_due(&self, work: UpkeepWork, now: f64, every: f64) -> bool {
+        let mut done = self.upkeep_done.lock();
+        let last = &mut done[work as usize];
+        let due = now - *last >= every;
+        if due {
+            *last = now;
+        }
+        due
     }
 
     /// Makes the next [`Table::partitions_grew`] say yes.
@@ -419,6 +435,15 @@ impl Table {
         self.size_bytes
             .fetch_add(delta.size_bytes, Ordering::Relaxed);
     }
+}
+
+/// The partition upkeep's periodic work on a table (shards.rs).
+#[derive(Clone, Copy)]
+pub(crate) enum UpkeepWork {
+    /// Measuring partitions and splitting the large ones.
+    Sizes = 0,
+    /// Deleting stream records past 24 hours.
+    Log = 1,
 }
 
 /// (read, write) units per second a table is provisioned for; (0, 0) for
