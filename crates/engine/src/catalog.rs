@@ -15,6 +15,7 @@ use crate::keys::IndexKeySchema;
 use crate::keyspace::{
     self, catalog_key, index_stats_key, prefix_end, purge_key, stats_key, NEXT_TABLE_ID,
 };
+use crate::quotas::RequestedUnits;
 use crate::schema::{
     BillingMode, BillingModeSummary, ProvisionedThroughputDescription, ResourcePolicy,
     StreamSpecification, TableDescription,
@@ -308,6 +309,9 @@ impl Engine {
         let region = self.request_region();
         let catalog_name = self.catalog_name_in(&region, &new.name);
         self.admit_new_table(&region, &catalog_name, &new.name)?;
+        let units = requested_units(&new);
+        self.check_table_units(&units)?;
+        self.check_account_units(&units)?;
         let (id, id_check) = self.allocate_table_id()?;
         let now = self.now_seconds();
         let arn = self.table_arn(&region, &new.name);
@@ -537,6 +541,12 @@ impl Engine {
         let table = self.table_to_change(name)?;
         let _writes = table.exclusive();
         self.check_table_operations()?;
+        self.check_table_units(&RequestedUnits {
+            table: update.provisioned,
+            indexes: (update.index_throughput.iter())
+                .map(|(n, r, w)| (n.as_str(), *r, *w))
+                .collect(),
+        })?;
         let now = self.now_seconds();
         let description = table.update_description(|d| {
             if let Some(mode) = update.billing_mode {
@@ -820,6 +830,30 @@ fn index_ids(description: &TableDescription) -> BTreeMap<String, u32> {
         index_ids.insert(index.index_name.clone(), n as u32 + 1);
     }
     index_ids
+}
+
+/// The provisioned units a new table asks for (none on demand).
+fn requested_units(new: &NewTable) -> RequestedUnits<'_> {
+    if new.billing_mode != BillingMode::Provisioned {
+        return RequestedUnits {
+            table: None,
+            indexes: Vec::new(),
+        };
+    }
+    let indexes = (new.global_secondary_indexes.iter())
+        .filter_map(|i| {
+            let t = i.provisioned_throughput.as_ref()?;
+            Some((
+                i.index_name.as_str(),
+                t.read_capacity_units,
+                t.write_capacity_units,
+            ))
+        })
+        .collect();
+    RequestedUnits {
+        table: new.provisioned,
+        indexes,
+    }
 }
 
 /// A stream label in DynamoDB's form (an ISO-8601 timestamp).

@@ -8,6 +8,13 @@
 //! table operation is in progress while its background work runs (a purge
 //! after DeleteTable, a GSI backfill or purge after UpdateTable).
 //! (GSIs per table, 20, are checked with the request, in the server.)
+//!
+//! Provisioned capacity has DynamoDB's default quotas too, the figures
+//! DescribeLimits reports: 40,000 read and 40,000 write units per table and
+//! per global index, 80,000 of each per account and region. Their
+//! LimitExceededException texts are AWS's as recorded by probes of real
+//! DynamoDB (ack-api-quirks DDB-TABLE-443, 2026-10-09); the index variant's
+//! sentence is completed by analogy with the table's.
 
 use crate::Engine;
 use ferrodyn_types::{DynamoError, ErrorKind, Result};
@@ -18,7 +25,98 @@ pub const DEFAULT_MAX_TABLES: usize = 2500;
 /// Table operations in progress at once (DynamoDB's default quota).
 pub const DEFAULT_MAX_TABLE_OPERATIONS: usize = 500;
 
+/// Most provisioned read (and write) units of one table or global index.
+pub const TABLE_MAX_UNITS: u64 = 40_000;
+/// Most provisioned read (and write) units of all tables of an account in
+/// a region.
+pub const ACCOUNT_MAX_UNITS: u64 = 80_000;
+
+/// The end of the capacity quotas' messages.
+const LIMITS_REFERENCE: &str =
+    "Refer to the Amazon DynamoDB Developer Guide for current limits and how to request higher limits.";
+
+/// Provisioned units a table asks for: its own and each global index's.
+pub struct RequestedUnits<'a> {
+    pub table: Option<(u64, u64)>,
+    pub indexes: Vec<(&'a str, u64, u64)>,
+}
+
+impl RequestedUnits<'_> {
+    /// Read and write units in all.
+    fn total(&self) -> (u64, u64) {
+        let (mut read, mut write) = self.table.unwrap_or((0, 0));
+        for (_, r, w) in &self.indexes {
+            read += r;
+            write += w;
+        }
+        (read, write)
+    }
+}
+
 impl Engine {
+    /// Refuses units above the per-table and per-index maxima (CreateTable,
+    /// UpdateTable).
+    pub(crate) fn check_table_units(&self, requested: &RequestedUnits) -> Result<()> {
+        let region = self.request_region();
+        let over = |units: u64| units > TABLE_MAX_UNITS;
+        if let Some((read, write)) = requested.table {
+            for (kind, units) in [("ReadCapacityUnits", read), ("WriteCapacityUnits", write)] {
+                if over(units) {
+                    return Err(limit_exceeded(format!("The requested {kind}, {units}, is above the per table maximum for the account in {region}. Per table maximum: {TABLE_MAX_UNITS}. {LIMITS_REFERENCE}")));
+                }
+            }
+        }
+        for (index, read, write) in &requested.indexes {
+            for (kind, units) in [("ReadCapacityUnits", *read), ("WriteCapacityUnits", *write)] {
+                if over(units) {
+                    return Err(limit_exceeded(format!("The requested {kind} for index {index}, {units}, is above the per index maximum for the account in {region}. Per index maximum: {TABLE_MAX_UNITS}. {LIMITS_REFERENCE}")));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Refuses a new table whose units would take the region's provisioned
+    /// tables past the account's quota (CreateTable).
+    pub(crate) fn check_account_units(&self, requested: &RequestedUnits) -> Result<()> {
+        let region = self.request_region();
+        let (read, write) = requested.total();
+        let (reserved_read, reserved_write) = self.reserved_units(&region);
+        for (kind, reserved, asked) in [
+            ("ReadCapacityUnits", reserved_read, read),
+            ("WriteCapacityUnits", reserved_write, write),
+        ] {
+            if reserved + asked > ACCOUNT_MAX_UNITS {
+                return Err(limit_exceeded(format!("This request would have caused the {kind} limit to be exceeded for the account in {region}. Current {kind} reserved by the account: {reserved}. Limit: {ACCOUNT_MAX_UNITS}. Requested: {asked}. {LIMITS_REFERENCE}")));
+            }
+        }
+        Ok(())
+    }
+
+    /// Read and write units provisioned by the tables (and their global
+    /// indexes) of `region` now.
+    fn reserved_units(&self, region: &str) -> (u64, u64) {
+        let tables = self.tables.read();
+        let mut units = (0, 0);
+        for table in tables
+            .values()
+            .filter(|t| self.name_in_region(&t.catalog_name, region).is_some())
+        {
+            let d = table.describe();
+            if d.billing_mode() != crate::schema::BillingMode::Provisioned {
+                continue;
+            }
+            units.0 += d.provisioned_throughput.read_capacity_units;
+            units.1 += d.provisioned_throughput.write_capacity_units;
+            for index in d.global_secondary_indexes.iter().flatten() {
+                let t = index.provisioned_throughput.as_ref();
+                units.0 += t.map_or(0, |t| t.read_capacity_units);
+                units.1 += t.map_or(0, |t| t.write_capacity_units);
+            }
+        }
+        units
+    }
+
     /// Refuses a new table when `existing` tables already reach the quota.
     pub(crate) fn check_table_quota(&self, existing: usize) -> Result<()> {
         if existing >= self.max_tables {
@@ -46,6 +144,10 @@ impl Engine {
         }
         Ok(())
     }
+}
+
+fn limit_exceeded(message: String) -> DynamoError {
+    DynamoError::new(ErrorKind::LimitExceeded, message)
 }
 
 #[cfg(test)]

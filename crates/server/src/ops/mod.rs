@@ -19,6 +19,7 @@ mod get_item;
 mod imports;
 mod jobs;
 mod leniency;
+mod limits;
 mod list_tables;
 mod output;
 mod partiql;

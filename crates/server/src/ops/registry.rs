@@ -93,6 +93,7 @@ operations! {
     CreateTable: TableChange => |engine, _, body| create_table::run(engine, create_table_request(engine, body)?),
     DescribeTable: TableRead => |engine, _, body| describe_table::run(engine, parse_body(body)?),
     ListTables: TableRead => |engine, _, body| list_tables::run(engine, parse_body(body)?),
+    DescribeLimits: TableRead => |_, _, body| { parse_body::<serde_json::Value>(body)?; limits::describe() },
     DeleteTable: TableChange => |engine, _, body| delete_table::run(engine, parse_body(body)?),
     UpdateTable: TableChange => |engine, _, body| update_table::run(engine, parse_body(body)?),
     PutItem: ItemWrite => |engine, _, body| put_item::run(engine, parse_body(body)?),
