@@ -57,6 +57,9 @@ pub(crate) struct CatalogRecord {
     /// which have one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partitions: Option<PartitionMap>,
+    /// Contributor Insights of the table ("") and its GSIs (insights.rs).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub insights: BTreeMap<String, crate::shared::InsightsState>,
     #[serde(default)]
     pub ttl_attribute: Option<String>,
     /// Point-in-time recovery, when enabled (recovery.rs).
@@ -86,6 +89,7 @@ impl CatalogRecord {
             policies: table.policies(),
             streams: table.streams(),
             partitions: Some(PartitionMap::clone(&table.partitions())),
+            insights: table.insights().into_iter().collect(),
             ttl_attribute: table.ttl_attribute(),
             recovery: table.recovery(),
             next_index_id: table.next_index_id(),
@@ -333,6 +337,7 @@ impl Engine {
             policies,
             streams: Vec::new(),
             partitions: None,
+            insights: BTreeMap::new(),
             ttl_attribute: None,
             recovery: None,
             next_index_id: 0,
@@ -468,6 +473,7 @@ impl Engine {
             self.commit_catalog(checks, ops)
         })?;
         self.tables.write().remove(&table.catalog_name);
+        self.forget_contributors(table.id); // its rules go with it
         drop(writes);
         drop(catalog);
         drop(guard);

@@ -68,6 +68,7 @@ pub mod imports;
 pub mod imports_format;
 pub mod index;
 mod index_changes;
+pub mod insights;
 pub mod items;
 pub mod keys;
 mod keyspace;
@@ -162,6 +163,8 @@ pub struct Engine {
     snapshots: snapshots::Snapshots,
     /// The S3 store exports and imports use (`--s3-endpoint`; objects.rs).
     objects: RwLock<Option<Arc<dyn objects::Objects>>>,
+    /// Contributor Insights' counts of the last hour (insights.rs).
+    pub(crate) insights: insights::InsightsCounts,
     /// How tables are partitioned and when partitions split.
     pub(crate) partition_settings: partitions::PartitionSettings,
     /// How long a stream shard stays open before a child takes over.
@@ -255,6 +258,7 @@ impl Engine {
             clock,
             snapshots: snapshots::Snapshots::default(),
             objects: RwLock::new(None),
+            insights: insights::InsightsCounts::default(),
             partition_settings: options.partitions,
             shard_lifetime_ms: (options.shard_lifetime_seconds * 1000.0) as u64,
             partition_limits: partition_limits::PartitionLimits::new(options.partition_limits),

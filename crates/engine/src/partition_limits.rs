@@ -354,11 +354,17 @@ impl Engine {
         if !self.partition_limits.on {
             return Ok(());
         }
-        self.admit_partition(table, None, kind, key_hash(table, key))
+        let admitted = self.admit_partition(table, None, kind, key_hash(table, key));
+        if admitted.is_err() {
+            self.count_contributor(table, None, key, 0.0, true);
+        }
+        admitted
     }
 
-    /// Charges a read of item `key` to its table partition.
+    /// Charges a read of item `key` to its table partition (and counts it
+    /// for Contributor Insights).
     pub(crate) fn charge_key_read(&self, table: &Table, key: &Item, units: f64) {
+        self.count_contributor(table, None, key, units, false);
         if self.partition_limits.on {
             self.charge_partition(table, None, Capacity::Read, key_hash(table, key), units);
         }
@@ -399,6 +405,7 @@ impl Engine {
     /// Charges a committed write to its table partition and its global
     /// index partitions; `factor` is 2 for a transaction's writes.
     pub(crate) fn charge_write_partitions(&self, write: &PlannedWrite, factor: f64) {
+        self.count_write_contributors(write, factor);
         if !self.partition_limits.on {
             return;
         }
@@ -412,6 +419,25 @@ impl Engine {
         );
         for (index, hash, units) in index_landings(write) {
             self.charge_partition(table, Some(&index), Capacity::Write, hash, factor * units);
+        }
+    }
+}
+
+impl Engine {
+    /// Counts a committed write for Contributor Insights: 3 units per write
+    /// unit (ConsumedThroughputUnits), on the table's rules and on each
+    /// global index's it changes.
+    fn count_write_contributors(&self, write: &PlannedWrite, factor: f64) {
+        if !write.table.counts_contributors() {
+            return;
+        }
+        let Some(item) = write.new.as_ref().or(write.old.as_ref()) else {
+            return;
+        };
+        let table = &write.table;
+        self.count_contributor(table, None, item, 3.0 * factor * write.write_units, false);
+        for (index, _, units) in index_landings(write) {
+            self.count_contributor(table, Some(&index.name), item, 3.0 * factor * units, false);
         }
     }
 }

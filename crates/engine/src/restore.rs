@@ -541,6 +541,7 @@ fn restored_record(
         policies: Default::default(),
         streams: Vec::new(),
         partitions: None,
+        insights: Default::default(),
         ttl_attribute: None,
         recovery: None,
         next_index_id: schema.next_index_id,

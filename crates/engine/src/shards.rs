@@ -207,7 +207,8 @@ impl Engine {
     }
 
     /// Rolls over shards past their lifetime, splits partitions past the
-    /// split size, and deletes stream records nobody may read any more.
+    /// split size, settles Contributor Insights' statuses, and deletes
+    /// stream records nobody may read any more.
     /// Runs every second, and at once when a test moves the manual clock.
     pub fn partition_upkeep(&self) -> Result<()> {
         let tables: Vec<Arc<Table>> = self.tables.read().values().cloned().collect();
@@ -215,6 +216,7 @@ impl Engine {
         for table in tables.iter().filter(|t| !t.is_creating()) {
             self.roll_over_shards(table)?;
             self.split_hot_partitions(table)?;
+            self.settle_contributor_insights(table)?;
             // Reading sizes and the log costs queries on shared storage,
             // whose serializable checks every read can make writers retry.
             let (sizes, log) = if self.shared() {

@@ -221,3 +221,34 @@ pub fn now_seconds() -> f64 {
     // Millisecond precision, as DynamoDB reports timestamps.
     (now.as_millis() as f64) / 1000.0
 }
+
+/// One table's or index's setting, as the catalog keeps it.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct InsightsState {
+    /// ENABLING, ENABLED, DISABLING, DISABLED or FAILED.
+    pub status: String,
+    /// ACCESSED_AND_THROTTLED_KEYS or THROTTLED_KEYS.
+    pub mode: String,
+    /// The rules' creation time (ms), part of their names.
+    pub rule_ms: u64,
+    /// LastUpdateDateTime (seconds).
+    pub updated: f64,
+    /// Why it FAILED (exception name, description).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<(String, String)>,
+    /// An ENABLE past the quota: FAILED once it settles.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub over_quota: bool,
+}
+
+impl InsightsState {
+    /// Whether traffic is counted (the rules exist).
+    pub fn counting(&self) -> bool {
+        matches!(self.status.as_str(), "ENABLING" | "ENABLED")
+    }
+
+    /// Whether accessed keys are counted, not only throttled ones.
+    pub fn counts_accessed(&self) -> bool {
+        self.mode == "ACCESSED_AND_THROTTLED_KEYS"
+    }
+}

@@ -11,7 +11,7 @@ use crate::index::{Index, IndexKind, IndexState};
 use crate::keys::KeySchema;
 use crate::schema::{BillingMode, ResourcePolicy, TableDescription};
 pub use crate::shared::TableStats;
-use crate::shared::{PartitionMap, PitrSettings, StreamInfo};
+use crate::shared::{InsightsState, PartitionMap, PitrSettings, StreamInfo};
 use crate::throughput::{Capacity, Throughput};
 use crate::usage::UsageLedger;
 use parking_lot::RwLock;
@@ -45,6 +45,10 @@ pub struct Table {
     recovery: RwLock<Option<PitrSettings>>,
     /// The table's streams, oldest first; the last one may be enabled.
     streams: RwLock<Vec<StreamInfo>>,
+    /// Contributor Insights of the table ("") and its global indexes, by
+    /// name (insights.rs), and whether any of them counts traffic.
+    insights: RwLock<BTreeMap<String, InsightsState>>,
+    insights_counting: AtomicBool,
     /// The table's and its global indexes' partitions (partitions.rs).
     partitions: RwLock<Arc<PartitionMap>>,
     /// The table size at which partition sizes were last measured.
@@ -105,6 +109,8 @@ impl Table {
             tags: RwLock::new(BTreeMap::new()),
             policies: RwLock::new(BTreeMap::new()),
             streams: RwLock::new(Vec::new()),
+            insights: RwLock::new(BTreeMap::new()),
+            insights_counting: AtomicBool::new(false),
             partitions: RwLock::new(Arc::new(PartitionMap::single())),
             sizes_measured_at: AtomicU64::new(0),
             trim_point: AtomicU64::new(0),
@@ -202,6 +208,52 @@ impl Table {
     /// Changes the stream list in place (shard rollovers and splits).
     pub(crate) fn edit_streams<R>(&self, edit: impl FnOnce(&mut Vec<StreamInfo>) -> R) -> R {
         edit(&mut self.streams.write())
+    }
+
+    /// Contributor Insights settings by resource ("" is the table).
+    pub fn insights(&self) -> Vec<(String, InsightsState)> {
+        self.insights
+            .read()
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    }
+
+    pub fn insights_state(&self, resource: &str) -> Option<InsightsState> {
+        self.insights.read().get(resource).cloned()
+    }
+
+    pub(crate) fn set_insights(&self, all: BTreeMap<String, InsightsState>) {
+        let counting = all.values().any(InsightsState::counting);
+        *self.insights.write() = all;
+        self.insights_counting.store(counting, Ordering::Relaxed);
+    }
+
+    pub(crate) fn set_insights_state(&self, resource: &str, state: InsightsState) {
+        let mut all = self.insights.read().clone();
+        all.insert(resource.to_string(), state);
+        self.set_insights(all);
+    }
+
+    /// Whether any Contributor Insights rule of the table counts traffic.
+    pub(crate) fn counts_contributors(&self) -> bool {
+        self.insights_counting.load(Ordering::Relaxed)
+    }
+
+    /// The partition- and sort-key attribute names of the table (`index`
+    /// None) or of one of its indexes.
+    pub fn key_names(&self, index: Option<&str>) -> (Vec<String>, Vec<String>) {
+        let found = index.and_then(|name| self.indexes().into_iter().find(|i| i.name == name));
+        match found {
+            Some(index) => (
+                index.schema.hash.iter().map(|a| a.name.clone()).collect(),
+                index.schema.range.iter().map(|a| a.name.clone()).collect(),
+            ),
+            None => (
+                vec![self.schema.hash.name.clone()],
+                self.schema.range.iter().map(|a| a.name.clone()).collect(),
+            ),
+        }
     }
 
     pub fn partitions(&self) -> Arc<PartitionMap> {

@@ -32,6 +32,7 @@ mod gsi_throughput;
 mod harness;
 mod hot_keys;
 mod indexes;
+mod insights;
 mod item_collections;
 mod items;
 mod legacy;

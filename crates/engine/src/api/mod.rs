@@ -76,7 +76,10 @@ impl Api<'_> {
     ) -> Result<GetItemOutput> {
         let table = self.engine.table_for_items(table_name)?;
         table.schema.validate_key(key)?;
-        table.throughput.admit(Capacity::Read)?;
+        if let Err(refused) = table.throughput.admit(Capacity::Read) {
+            self.engine.count_contributor(&table, None, key, 0.0, true);
+            return Err(refused);
+        }
         self.engine.admit_key(&table, key, Capacity::Read)?;
         let item = self.engine.get_item(&table, key)?;
         let units = read_units(item.as_ref().map_or(0, |s| s.size), consistent);
@@ -95,7 +98,11 @@ impl Api<'_> {
     /// units charged to the table and to each GSI.
     pub fn write_item(&self, write: SingleWrite<'_>) -> Result<SingleWriteOutput> {
         let table = write.table;
-        table.admit_write()?;
+        if let Err(refused) = table.admit_write() {
+            self.engine
+                .count_contributor(table, None, write.key, 0.0, true);
+            return Err(refused);
+        }
         // Partition limits: the item's partition here, its global index
         // partitions between planning and commit (items.rs), which also
         // charges them.

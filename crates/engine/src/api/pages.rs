@@ -55,6 +55,8 @@ impl Api<'_> {
         self.fetch_from_table(&read, &mut page)?;
         let units = page.read_units(read.consistent);
         read.table.charge_read(read.index, units);
+        self.engine
+            .count_query_contributor(&read, &keys.hash, units);
         if let Some(hash) = partition {
             (self.engine).charge_partition(read.table, read.index, Capacity::Read, hash, units);
         }

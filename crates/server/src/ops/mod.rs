@@ -17,6 +17,7 @@ mod describe_table;
 mod exports;
 mod get_item;
 mod imports;
+mod insights;
 mod jobs;
 mod leniency;
 mod limits;

@@ -15,6 +15,7 @@
 //! | `PUT /ferrodyn/faults` `{"seed": 7, "rules": ["BatchWriteItem=unprocessed@0.5"]}` | replaces the namespace's fault rules (without namespaces: the rules for every request) |
 //! | `DELETE /ferrodyn/faults` | clears them |
 //! | `GET /ferrodyn/partitions?table=T` | table T's partitions, its global indexes' and its stream's shards (below) |
+//! | `GET /ferrodyn/insights?table=T[&index=I][&minutes=N]` | Contributor Insights of T (or its index I): status, mode and the top 10 keys of each rule (PKC, SKC, PKT, SKT: `[{"key": [values], "value"}]`) over the last N minutes (default 60) |
 //!
 //! The namespace is the access key of the request's Authorization header,
 //! as for DynamoDB calls, when the server runs with `--namespaces
@@ -106,6 +107,8 @@ enum Route<'a> {
     ClearFaults,
     /// The `table` query parameter, if given.
     Partitions(Option<&'a str>),
+    /// `table`, `index` and `minutes`, as given.
+    Insights(Option<&'a str>, Option<&'a str>, Option<&'a str>),
 }
 
 impl<'a> Route<'a> {
@@ -123,6 +126,11 @@ impl<'a> Route<'a> {
             ("PUT", ["faults"]) => Route::SetFaults,
             ("DELETE", ["faults"]) => Route::ClearFaults,
             ("GET", ["partitions"]) => Route::Partitions(query_value(query, "table")),
+            ("GET", ["insights"]) => Route::Insights(
+                query_value(query, "table"),
+                query_value(query, "index"),
+                query_value(query, "minutes"),
+            ),
             _ => return None,
         })
     }
@@ -170,8 +178,52 @@ impl<'a> Route<'a> {
                 let report = engine.partition_report(table)?;
                 Ok(serde_json::to_value(report).expect("plain data always serialises"))
             }
+            Route::Insights(table, index, minutes) => {
+                insights_report(engine, table, index, minutes)
+            }
         }
     }
+}
+
+/// `GET /ferrodyn/insights`: a resource's Contributor Insights status and
+/// the top 10 keys of each of its rules over the last `minutes` (1 to 60,
+/// default 60), as CloudWatch would chart them.
+fn insights_report(
+    engine: &ferrodyn_engine::Engine,
+    table: Option<&str>,
+    index: Option<&str>,
+    minutes: Option<&str>,
+) -> Result<Value, DynamoError> {
+    let table = table
+        .ok_or_else(|| DynamoError::validation("Give the table: /ferrodyn/insights?table=NAME"))?;
+    let minutes = match minutes {
+        None => 60,
+        Some(text) => text
+            .parse::<u64>()
+            .ok()
+            .filter(|m| (1..=60).contains(m))
+            .ok_or_else(|| {
+                DynamoError::validation(format!("minutes must be 1 to 60, not {text}"))
+            })?,
+    };
+    let (found, state) = engine.describe_contributor_insights(table, index)?;
+    let rules: Vec<Value> = (engine.contributors(&found, index, minutes, 10).into_iter())
+        .map(|(kind, top)| {
+            let top: Vec<Value> = top
+                .into_iter()
+                .map(|(key, value)| json!({ "key": key, "value": value }))
+                .collect();
+            json!({ "rule": kind, "top": top })
+        })
+        .collect();
+    Ok(json!({
+        "table": found.name,
+        "index": index,
+        "status": state.as_ref().map_or("DISABLED", |s| s.status.as_str()),
+        "mode": state.as_ref().map(|s| s.mode.clone()),
+        "minutes": minutes,
+        "rules": rules,
+    }))
 }
 
 /// The value of parameter `name` in a query string. Table names use only
