@@ -1259,3 +1259,23 @@ def test_partitions_tab_lists_partitions_sizes_and_shards(server, browser):
     assert "per-partition limits off" in text
     assert "Stream: 4 shard(s), 4 open" in text
     assert js_errors(browser) == []
+
+
+def test_contributor_insights_switch_on_and_rank_the_most_read_keys(server, browser):
+    server.call("CreateTable", {
+        "TableName": "app", "BillingMode": "PAY_PER_REQUEST",
+        "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
+        "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+    })
+    open_console(browser, server, "#/table/app/partitions")
+    enable = wait(browser, lambda b: [x for x in b.find_elements(By.CSS_SELECTOR, "section.insights button") if x.text == "Enable"])
+    enable[0].click()
+    wait(browser, lambda b: "ENABLED" in b.find_element(By.CSS_SELECTOR, "section.insights").text, timeout=10)
+    for key, reads in (("hot", 5), ("warm", 2), ("cold", 1)):
+        for _ in range(reads):
+            server.call("GetItem", {"TableName": "app", "Key": {"pk": {"S": key}}, "ConsistentRead": True})
+    browser.find_element(By.XPATH, "//section[contains(@class,'insights')]//button[.='Refresh']").click()
+    top = wait(browser, lambda b: b.find_elements(By.CSS_SELECTOR, 'ol.topkeys[aria-label="PKC"] li'))
+    assert [li.find_element(By.TAG_NAME, "code").text for li in top] == ["hot", "warm", "cold"]
+    assert top[0].find_element(By.CSS_SELECTOR, ".num").text == "5"
+    assert js_errors(browser) == []

@@ -19,6 +19,7 @@
 //! | `POST commands` | any request as an `aws dynamodb` command and SDK snippets |
 //! | `POST cost`, `GET usage` | the calculator and the measured usage, priced |
 //! | `POST partitions` `{table}` | the table's partitions, sizes, heat and shards (GET /ferrodyn/partitions) |
+//! | `POST insights` `{table, index?, minutes?}` | Contributor Insights' status and top keys (GET /ferrodyn/insights) |
 //! | `POST import`, `POST export` | files in and out |
 //! | `POST streams` | a table's stream records, newest first |
 
@@ -176,6 +177,7 @@ pub(crate) fn dispatch(console: &Console, method: &Method, path: &str, body: &[u
         (true, ["usage"]) => usage(console),
         (false, ["streams"]) => streams::records(client, &console.streams_client, &request()?),
         (false, ["partitions"]) => partitions(client, &request()?),
+        (false, ["insights"]) => insights(client, &request()?),
         (false, ["import"]) => transfer::import(client, &console.jobs, &request()?),
         (false, ["export"]) => transfer::export(client, &request()?),
         _ => Err(ApiFailure {
@@ -388,6 +390,33 @@ fn partitions(client: &ferrodyn_client::Client, request: &Value) -> ApiResult {
         let mut failure = ApiFailure::from(e);
         failure.message = format!(
             "{} (partitions are shown by Ferrodyn only; AWS does not expose them)",
+            failure.message
+        );
+        failure
+    })
+}
+
+/// `GET /ferrodyn/insights?table=T[&index=I]&minutes=N` of the endpoint:
+/// Contributor Insights' status and top keys (Ferrodyn only).
+fn insights(client: &ferrodyn_client::Client, request: &Value) -> ApiResult {
+    let table = required(request, "table")?;
+    let index = request["index"].as_str();
+    let minutes = request["minutes"].as_u64().unwrap_or(60);
+    let plain = |name: &str| {
+        name.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b))
+    };
+    if !plain(table) || !index.is_none_or(plain) {
+        return Err(ApiFailure::invalid("not a table or index name"));
+    }
+    let mut path = format!("/ferrodyn/insights?table={table}&minutes={minutes}");
+    if let Some(index) = index {
+        path.push_str(&format!("&index={index}"));
+    }
+    client.harness("GET", &path, None).map_err(|e| {
+        let mut failure = ApiFailure::from(e);
+        failure.message = format!(
+            "{} (the key counts are served by Ferrodyn only; on AWS they are CloudWatch graphs)",
             failure.message
         );
         failure

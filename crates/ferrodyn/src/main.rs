@@ -92,6 +92,8 @@ enum Command {
     Shards(cli::shards::ShardsArgs),
     /// Show a running Ferrodyn's partitions of a table: ranges, sizes, heat.
     Partitions(cli::partitions::PartitionsArgs),
+    /// Show a table's most accessed and most throttled keys (Contributor Insights).
+    Insights(cli::insights::InsightsArgs),
     /// Show or move a running Ferrodyn's clock (test harness).
     Clock(cli::harness::ClockArgs),
     /// Save and restore a namespace's tables (test harness).
@@ -126,6 +128,7 @@ fn main() {
         Command::Usage(args) => cli::usage::run(args),
         Command::Shards(args) => cli::shards::run(args),
         Command::Partitions(args) => cli::partitions::run(args),
+        Command::Insights(args) => cli::insights::run(args),
         Command::Clock(args) => cli::harness::clock(args),
         Command::Snapshot(args) => cli::harness::snapshot(args),
         Command::Reset(args) => cli::harness::reset(args),

@@ -479,3 +479,50 @@ async fn a_throttled_hot_key_ranks_first_among_throttled_keys() {
     );
     assert!(admitted_cold > 0);
 }
+
+#[tokio::test]
+async fn the_cli_enables_insights_and_shows_the_top_keys() {
+    let (server, client) = own_server(&[]);
+    table(&client, "cli", false).await;
+    let cli = |args: &[&str]| {
+        let output = util::cli_command()
+            .args(args)
+            .args(["--endpoint-url", server.endpoint()])
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout).unwrap()
+    };
+    cli(&["insights", "cli", "--enable"]);
+    settled(&client, "cli", None, ContributorInsightsStatus::Enabled).await;
+    for key in ["a", "a", "a", "b"] {
+        client
+            .get_item()
+            .table_name("cli")
+            .key("pk", s(key))
+            .consistent_read(true)
+            .send()
+            .await
+            .unwrap();
+    }
+    let shown = cli(&["insights", "cli", "--minutes", "5"]);
+    assert!(
+        shown.starts_with("ENABLED ACCESSED_AND_THROTTLED_KEYS (last 5 minutes)"),
+        "{shown}"
+    );
+    let a = shown
+        .lines()
+        .position(|l| l.contains("│ a "))
+        .expect("key a listed");
+    let b = shown
+        .lines()
+        .position(|l| l.contains("│ b "))
+        .expect("key b listed");
+    assert!(a < b, "a (3 units) ranks above b (1): {shown}");
+    let json: Value = serde_json::from_str(&cli(&["insights", "cli", "-o", "json"])).unwrap();
+    assert_eq!(json["rules"][0]["top"][0]["value"], 3.0);
+}

@@ -1,4 +1,6 @@
-// A table's Partitions tab: its partitions as Ferrodyn keeps them (ranges
+// A table's Partitions tab: Contributor Insights (on/off, the most
+// accessed and most throttled keys of the last minutes), then its
+// partitions as Ferrodyn keeps them (ranges
 // of the key hash, each serving 3,000 read and 1,000 write units a second
 // and splitting past its size), their sizes and, with --partition-limits
 // on, their heat and throttles; the global indexes' partitions; the
@@ -10,6 +12,8 @@ import { el, fill, button, errorBox, formatBytes } from './ui.js';
 
 /** The tab's body for `table`. */
 export function partitionsView(table) {
+  const insights = el('section.card.insights', { 'aria-label': 'Contributor insights' }, el('p.hint', 'Reading Contributor Insights…'));
+  loadInsights(insights, table, 5);
   const out = el('div.partitionsview', el('p.hint', 'Reading the partitions…'));
   const load = async () => {
     try {
@@ -21,7 +25,48 @@ export function partitionsView(table) {
     }
   };
   load();
-  return out;
+  return el('div', insights, out);
+}
+
+const RULES = {
+  PKC: 'Most accessed partition keys (units)', SKC: 'Most accessed items (units)',
+  PKT: 'Most throttled partition keys (requests)', SKT: 'Most throttled items (requests)',
+};
+
+/** Contributor Insights of `table`: status, a switch, the top ten keys of
+ * each rule over the last `minutes`. */
+async function loadInsights(box, table, minutes) {
+  try {
+    const r = await api('insights', { table, minutes });
+    const on = r.status === 'ENABLED' || r.status === 'ENABLING';
+    const toggle = button(on ? 'Disable' : 'Enable', async () => {
+      try {
+        await api('call/UpdateContributorInsights', { TableName: table, ContributorInsightsAction: on ? 'DISABLE' : 'ENABLE' });
+      } catch (e) {
+        fill(box, errorBox(e));
+        return;
+      }
+      setTimeout(() => loadInsights(box, table, minutes), 1200);
+      loadInsights(box, table, minutes);
+    }, on ? 'small' : 'small primary');
+    const span = select(['5', '60'].map((m) => [m, `last ${m} min`]), String(minutes), (m) => loadInsights(box, table, Number(m)));
+    const lists = r.rules.filter((rule) => rule.top.length || on).map((rule) => el('div.rule',
+      el('h4', RULES[rule.rule] || rule.rule),
+      rule.top.length ? el('ol.topkeys', { 'aria-label': rule.rule }, rule.top.map((t) => el('li', el('code', t.key.join(' / ')), el('span.num', units(t.value)))))
+        : el('p.hint', 'Nothing yet.')));
+    fill(box,
+      el('div.row', el('h3', 'Contributor insights'), el('span', { class: `pill s-${r.status.toLowerCase()}` }, r.status), r.mode ? el('span.hint', r.mode) : null,
+        el('span.spacer'), span, button('Refresh', () => loadInsights(box, table, minutes), 'small'), toggle),
+      on ? el('div.rules', lists) : el('p.hint', 'Off: no key is counted. Enable it to see which keys take the most capacity and which are throttled (UpdateContributorInsights).'));
+  } catch (e) {
+    fill(box, errorBox(e));
+  }
+}
+
+/** A <select> of [value, label] options calling `onchange(value)`. */
+function select(options, current, onchange) {
+  return el('select', { 'aria-label': 'Period', onchange: (e) => onchange(e.target.value) },
+    options.map(([value, label]) => el('option', { value, selected: value === current }, label)));
 }
 
 function header(r, load) {

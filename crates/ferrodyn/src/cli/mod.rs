@@ -13,6 +13,7 @@ pub mod export;
 pub mod formats;
 pub mod harness;
 pub mod import;
+pub mod insights;
 pub mod items;
 pub mod keys;
 pub mod output;
