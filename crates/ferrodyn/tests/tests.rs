@@ -14,6 +14,7 @@
 mod util;
 
 // The DynamoDB API through the AWS SDK, one module per area.
+mod api_coverage;
 mod authentication;
 mod background_work;
 mod backup_recovery;
