@@ -93,9 +93,6 @@ operations! {
     CreateTable: TableChange => |engine, _, body| create_table::run(engine, create_table_request(engine, body)?),
     DescribeTable: TableRead => |engine, _, body| describe_table::run(engine, parse_body(body)?),
     ListTables: TableRead => |engine, _, body| list_tables::run(engine, parse_body(body)?),
-    UpdateContributorInsights: TableChange => |engine, _, body| insights::update(engine, parse_body(body)?),
-    DescribeContributorInsights: TableRead => |engine, _, body| insights::describe(engine, parse_body(body)?),
-    ListContributorInsights: TableRead => |engine, _, body| insights::list(engine, parse_body(body)?),
     DescribeLimits: TableRead => |_, _, body| { parse_body::<serde_json::Value>(body)?; limits::describe() },
     DeleteTable: TableChange => |engine, _, body| delete_table::run(engine, parse_body(body)?),
     UpdateTable: TableChange => |engine, _, body| update_table::run(engine, parse_body(body)?),
@@ -146,6 +143,9 @@ operations! {
     ExecuteTransaction: MultiItem => |engine, faults, body| {
         partiql::transaction::run(engine, faults, parse_body(body)?)
     },
+    UpdateContributorInsights: TableChange => |engine, _, body| insights::update(engine, parse_body(body)?),
+    DescribeContributorInsights: TableRead => |engine, _, body| insights::describe(engine, parse_body(body)?),
+    ListContributorInsights: TableRead => |engine, _, body| insights::list(engine, parse_body(body)?),
 }
 
 impl Operation {
@@ -232,7 +232,8 @@ mod tests {
                 "ExportTableToPointInTime",
                 "ImportTable",
                 "StartBulkPutItems",
-                "CancelBulkOperation"
+                "CancelBulkOperation",
+                "UpdateContributorInsights"
             ]
         );
         assert!(Operation::TransactGetItems.writes_items());
