@@ -12,7 +12,9 @@
 //!   tables filled from S3 objects ([`imports_format`]: the line formats);
 //!   [`bulk_loads`]: StartBulkPutItems into existing tables; [`transfers`]:
 //!   where those three kinds of job run and how they resume;
-//!   [`objects`]: the S3 store they use, provided by the binary.
+//!   [`objects`]: the S3 store they use, provided by the binary;
+//!   [`kinesis`]: Kinesis streaming destinations (the client, likewise,
+//!   provided by the binary).
 //! - [`collections`]: item-collection sizes of LSI tables and their limit.
 //! - [`error`]: the engine's error (a client answer, a storage conflict, a
 //!   storage failure) and the one retry loop.
@@ -71,6 +73,7 @@ mod index_changes;
 pub mod items;
 pub mod keys;
 mod keyspace;
+pub mod kinesis;
 pub mod locks;
 pub mod objects;
 pub mod policies;
@@ -157,6 +160,8 @@ pub struct Engine {
     snapshots: snapshots::Snapshots,
     /// The S3 store exports and imports use (`--s3-endpoint`; objects.rs).
     objects: RwLock<Option<Arc<dyn objects::Objects>>>,
+    /// Kinesis destinations' client and delivery (`--kinesis-endpoint`).
+    kinesis: kinesis::KinesisState,
 }
 
 /// Engine settings.
@@ -234,6 +239,7 @@ impl Engine {
             clock,
             snapshots: snapshots::Snapshots::default(),
             objects: RwLock::new(None),
+            kinesis: kinesis::KinesisState::default(),
         };
 
         engine.load_catalog()?;

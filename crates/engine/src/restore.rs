@@ -534,6 +534,7 @@ fn restored_record(
         streams: Vec::new(),
         ttl_attribute: None,
         recovery: None,
+        kinesis: Vec::new(),
         next_index_id: schema.next_index_id,
     };
     Ok((record, dropped))
