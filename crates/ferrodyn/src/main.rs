@@ -6,6 +6,7 @@
 
 mod cli;
 mod console;
+mod kinesis;
 mod s3;
 mod serve;
 
@@ -88,6 +89,8 @@ enum Command {
     Cost(cli::patterns::CostArgs),
     /// Show the capacity a running Ferrodyn has seen consumed, and its price.
     Usage(cli::usage::UsageArgs),
+    /// Show a table's Kinesis streaming destinations: status, lag, errors.
+    Destinations(cli::destinations::DestinationsArgs),
     /// Show or move a running Ferrodyn's clock (test harness).
     Clock(cli::harness::ClockArgs),
     /// Save and restore a namespace's tables (test harness).
@@ -120,6 +123,7 @@ fn main() {
         Command::Expr(args) => cli::patterns::expr(args),
         Command::Cost(args) => cli::patterns::cost(args),
         Command::Usage(args) => cli::usage::run(args),
+        Command::Destinations(args) => cli::destinations::run(args),
         Command::Clock(args) => cli::harness::clock(args),
         Command::Snapshot(args) => cli::harness::snapshot(args),
         Command::Reset(args) => cli::harness::reset(args),

@@ -51,6 +51,12 @@ pub struct ServeArgs {
     /// Without it those jobs fail (FAILED, saying so).
     #[arg(long, value_name = "URL")]
     s3_endpoint: Option<String>,
+    /// The Kinesis Data Streams endpoint Kinesis streaming destinations
+    /// deliver to (AWS's https://kinesis.<region>.amazonaws.com, moto,
+    /// LocalStack...), signed with AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY.
+    /// Without it EnableKinesisStreamingDestination ends ENABLE_FAILED.
+    #[arg(long, value_name = "URL")]
+    kinesis_endpoint: Option<String>,
     /// Verify request signatures against this access key, given as
     /// ACCESS_KEY_ID:SECRET_ACCESS_KEY (repeatable). Unknown keys then get
     /// UnrecognizedClientException and bad signatures
@@ -237,6 +243,12 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         let sink = crate::s3::S3Sink::new(endpoint, &args.region)?;
         engine.set_objects(std::sync::Arc::new(sink));
     }
+    let kinesis = (args.kinesis_endpoint.as_deref()).map(|endpoint| {
+        let client = crate::kinesis::KinesisClient::new(endpoint, &args.region);
+        std::sync::Arc::new(client) as std::sync::Arc<dyn ferrodyn_engine::kinesis::KinesisStreams>
+    });
+    // Destinations a stop left live deliver again (or fail, without an endpoint).
+    engine.set_kinesis(kinesis);
     // Exports and imports a stop cut short go on (or fail, without a store).
     engine.resume_transfers().map_err(|e| e.to_string())?;
     if args.ttl_interval > 0.0 {

@@ -18,6 +18,7 @@ mod exports;
 mod get_item;
 mod imports;
 mod jobs;
+mod kinesis;
 mod leniency;
 mod list_tables;
 mod output;

@@ -14,6 +14,7 @@
 //! | `GET /ferrodyn/faults` | how many fault rules apply to the namespace |
 //! | `PUT /ferrodyn/faults` `{"seed": 7, "rules": ["BatchWriteItem=unprocessed@0.5"]}` | replaces the namespace's fault rules (without namespaces: the rules for every request) |
 //! | `DELETE /ferrodyn/faults` | clears them |
+//! | `GET /ferrodyn/destinations?table=T` (or `/ferrodyn/destinations/T`) | T's Kinesis destinations as Ferrodyn sees them: status, last error, AgeOfOldestUnreplicatedRecord, counts |
 //!
 //! The namespace is the access key of the request's Authorization header,
 //! as for DynamoDB calls, when the server runs with `--namespaces
@@ -45,7 +46,7 @@ pub fn answer(
     body: &[u8],
 ) -> Option<Response<Body>> {
     let path = uri.path().strip_prefix(PREFIX)?;
-    let route = Route::of(method, path)?;
+    let route = Route::of(method, path, uri.query())?;
     let policy = auth::AuthPolicy {
         check_request_time: state.check_request_time,
         credentials: state.credentials.as_deref(),
@@ -68,6 +69,39 @@ pub fn answer(
     })
 }
 
+/// The value of `name` in a query string (`table=a%20b` → `a b`).
+fn query_value(query: Option<&str>, name: &str) -> Option<String> {
+    let (_, value) = query?
+        .split('&')
+        .filter_map(|pair| pair.split_once('='))
+        .find(|(key, _)| *key == name)?;
+    Some(percent_decoded(value))
+}
+
+/// `%XX` escapes and `+` decoded (table names are `[a-zA-Z0-9_.-]`, ARNs
+/// add `:` and `/`, which clients may escape).
+fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok());
+        match (bytes[i], hex.and_then(|h| u8::from_str_radix(h, 16).ok())) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                i += 3;
+                continue;
+            }
+            (b'+', _) => out.push(b' '),
+            (byte, _) => out.push(byte),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 /// A harness endpoint, parsed from method and path.
 enum Route<'a> {
     Clock,
@@ -80,10 +114,11 @@ enum Route<'a> {
     Faults,
     SetFaults,
     ClearFaults,
+    Destinations(Option<String>),
 }
 
 impl<'a> Route<'a> {
-    fn of(method: &Method, path: &'a str) -> Option<Route<'a>> {
+    fn of(method: &Method, path: &'a str, query: Option<&str>) -> Option<Route<'a>> {
         let parts: Vec<&str> = path.split('/').collect();
         Some(match (method.as_str(), parts.as_slice()) {
             ("GET", ["clock"]) => Route::Clock,
@@ -96,6 +131,9 @@ impl<'a> Route<'a> {
             ("GET", ["faults"]) => Route::Faults,
             ("PUT", ["faults"]) => Route::SetFaults,
             ("DELETE", ["faults"]) => Route::ClearFaults,
+            ("GET", ["destinations"]) => Route::Destinations(query_value(query, "table")),
+            // The path form signs like any harness call (ferrodyn destinations).
+            ("GET", ["destinations", table]) => Route::Destinations(Some(percent_decoded(table))),
             _ => return None,
         })
     }
@@ -126,6 +164,12 @@ impl<'a> Route<'a> {
                 let set = state.faults.replace(namespace, config);
                 set.map_err(DynamoError::validation)?;
                 Ok(json!({ "rules": state.faults.rule_count(namespace) }))
+            }
+            Route::Destinations(ref table) => {
+                let table = table.as_deref().ok_or_else(|| {
+                    DynamoError::validation("GET /ferrodyn/destinations needs ?table=NAME")
+                })?;
+                engine.destination_report(table)
             }
             Route::ClearFaults => {
                 let none = FaultConfig {
