@@ -33,6 +33,7 @@ mod harness;
 mod indexes;
 mod item_collections;
 mod items;
+mod kinesis;
 mod legacy;
 mod multi_attribute_gsi;
 mod partiql;
