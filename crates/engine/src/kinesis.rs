@@ -45,19 +45,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// The Kinesis Data Streams endpoint (`ferrodyn serve --kinesis-endpoint`).
-pub trait KinesisStreams: Send + Sync {
-    /// DescribeStreamSummary: Ok when the stream exists and is usable.
-    fn check_stream(&self, stream_arn: &str) -> std::result::Result<(), String>;
-    /// PutRecords: one outcome per record, in order; Err when the whole
-    /// call failed (connection, ResourceNotFound, throttled call...).
-    fn put_records(
-        &self,
-        stream_arn: &str,
-        records: &[OutgoingRecord],
-    ) -> std::result::Result<Vec<PutOutcome>, String>;
-}
-
 /// One record of a PutRecords call.
 pub struct OutgoingRecord {
     pub partition_key: String,
@@ -749,6 +736,19 @@ fn hex_md5(bytes: &[u8]) -> String {
         .iter()
         .map(|byte| format!("{byte:02X}"))
         .collect()
+}
+
+/// The Kinesis Data Streams endpoint (`ferrodyn serve --kinesis-endpoint`).
+pub trait KinesisStreams: Send + Sync {
+    /// DescribeStreamSummary: Ok when the stream exists and is usable.
+    fn check_stream(&self, stream_arn: &str) -> std::result::Result<(), String>;
+    /// PutRecords: one outcome per record, in order; Err when the whole
+    /// call failed (connection, ResourceNotFound, throttled call...).
+    fn put_records(
+        &self,
+        stream_arn: &str,
+        records: &[OutgoingRecord],
+    ) -> std::result::Result<Vec<PutOutcome>, String>;
 }
 
 #[cfg(test)]

@@ -15,11 +15,18 @@ use base64::Engine as _;
 use ferrodyn_client::sigv4;
 use ferrodyn_engine::kinesis::{KinesisStreams, OutgoingRecord, PutOutcome};
 use serde_json::{json, Value};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 /// How long one call may take (a stream that does not answer is an error
 /// the delivery retries, never a hang).
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The client `--kinesis-endpoint` asks for, as the engine takes it.
+pub fn client(endpoint: &Option<String>, region: &str) -> Option<Arc<dyn KinesisStreams>> {
+    let endpoint = endpoint.as_deref()?;
+    Some(Arc::new(KinesisClient::new(endpoint, region)))
+}
 
 /// One Kinesis endpoint.
 pub struct KinesisClient {
