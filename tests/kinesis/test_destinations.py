@@ -337,6 +337,8 @@ def test_an_outage_delays_changes_but_loses_none(dynamodb, kinesis, proxy, ferro
         assert time.time() < deadline, "the lag did not fall back to 0"
         time.sleep(0.1)
     assert report(ferrodyn, "outage")["DeliveredRecordCount"] == items * changes
+    # DeleteTable is accepted with the destination ACTIVE, as on AWS.
+    assert dynamodb.delete_table(TableName="outage")["TableDescription"]["TableStatus"] == "DELETING"
 
 
 def test_kill_9_while_delivering_loses_nothing(kinesis, proxy):

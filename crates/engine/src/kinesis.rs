@@ -159,7 +159,13 @@ impl Engine {
                 "{NOT_VALID}EnableKinesisStreamingDestination must be DISABLED or ENABLE_FAILED to perform ENABLE operation."
             )));
         }
-        let number = list.len() + 1;
+        // A consumer name no entry of the table has had (its delivery
+        // state and cursor are its own).
+        let number = (list.iter())
+            .filter_map(|d| d.consumer.strip_prefix("kinesis/")?.parse::<u64>().ok())
+            .max()
+            .unwrap_or(0)
+            + 1;
         list.retain(|d| d.stream_arn != stream_arn);
         let destination = KinesisDestination {
             stream_arn: stream_arn.to_string(),
