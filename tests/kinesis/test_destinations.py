@@ -121,12 +121,12 @@ def proxy(moto):
     return Proxy(moto)
 
 
-def start_ferrodyn(proxy, data_dir):
+def start_ferrodyn(proxy, data_dir, *extra):
     port = free_port()
     log = open(Path(data_dir).parent / f"ferrodyn-{port}.log", "w")
     process = subprocess.Popen(
         [str(BINARY), "serve", "--data-dir", str(data_dir), "--port", str(port), "--console", "off",
-         "--kinesis-endpoint", f"http://127.0.0.1:{proxy.port}"], stdout=log, stderr=log)
+         "--kinesis-endpoint", f"http://127.0.0.1:{proxy.port}", *extra], stdout=log, stderr=log)
     wait_listening(port, process)
     return process, f"http://127.0.0.1:{port}"
 
@@ -401,3 +401,34 @@ class dynamodb_batch:
     def __exit__(self, *exc):
         if self.pending:
             self.flush()
+
+
+def test_recovery_s_trim_keeps_what_a_destination_has_not_delivered(kinesis, proxy):
+    """Point-in-time recovery drops log history older than its period; a
+    destination whose stream is down must still get those changes."""
+    arn = new_stream(kinesis, "kept", shards=1)
+    with tempfile.TemporaryDirectory() as scratch:
+        process, endpoint = start_ferrodyn(proxy, Path(scratch) / "data", "--clock", "manual")
+        try:
+            dynamodb = boto3.client("dynamodb", endpoint_url=endpoint, **KEYS)
+            new_table(dynamodb, "kept")
+            dynamodb.update_continuous_backups(TableName="kept", PointInTimeRecoverySpecification={
+                "PointInTimeRecoveryEnabled": True, "RecoveryPeriodInDays": 1})
+            enable(dynamodb, "kept", arn)
+            proxy.cut()
+            try:
+                for i in range(20):
+                    dynamodb.put_item(TableName="kept", Item={"pk": {"S": f"item{i}"}, "n": {"N": "0"}})
+                # Three half-periods: a new base each time, then the oldest
+                # base and the log before the next one are dropped.
+                for hours in ("13h", "12h", "13h"):
+                    request = urllib.request.Request(f"{endpoint}/ferrodyn/clock", method="POST",
+                                                     data=json.dumps({"advance": hours}).encode())
+                    urllib.request.urlopen(request).read()
+            finally:
+                proxy.restore()
+            records = wait_records(kinesis, arn, 20)
+            assert_in_order_per_item(records, 20, 1)
+        finally:
+            process.terminate()
+            process.wait(timeout=10)
