@@ -25,6 +25,9 @@ cargo test --workspace
 # Exports to S3 against moto's S3 server (installed from PyPI by the script),
 # read back with boto3 and gzip.
 ./scripts/s3-tests.sh
+# Kinesis streaming destinations against moto's Kinesis server, through a
+# proxy the tests cut and restore.
+./scripts/kinesis-tests.sh
 # The other official clients: boto3 and the AWS CLI (installed locally by the script).
 ./scripts/smoke.sh
 # moto's AWS-verified DynamoDB tests, unchanged, against a fresh server (moto's

@@ -65,6 +65,9 @@ pub(crate) struct CatalogRecord {
     /// Point-in-time recovery, when enabled (recovery.rs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recovery: Option<crate::shared::PitrSettings>,
+    /// Kinesis streaming destinations (kinesis.rs), when it ever had one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kinesis: Vec<crate::shared::KinesisDestination>,
     /// The next index id to hand out. Ids are never reused, so entries a
     /// deleted index left behind (a purge cut short by a crash) can never
     /// show up in a later index.
@@ -92,6 +95,7 @@ impl CatalogRecord {
             insights: table.insights().into_iter().collect(),
             ttl_attribute: table.ttl_attribute(),
             recovery: table.recovery(),
+            kinesis: table.kinesis_destinations(),
             next_index_id: table.next_index_id(),
         }
     }
@@ -231,6 +235,7 @@ impl Engine {
         );
         table.set_ttl_attribute(record.ttl_attribute.clone());
         table.set_recovery(record.recovery.clone());
+        table.set_kinesis_destinations(record.kinesis.clone());
         let highest = record.index_ids.values().max().copied().unwrap_or(0);
         table.set_next_index_id(record.next_index_id.max(highest + 1));
         if self.storage.shared() {
@@ -340,6 +345,7 @@ impl Engine {
             insights: BTreeMap::new(),
             ttl_attribute: None,
             recovery: None,
+            kinesis: Vec::new(),
             next_index_id: 0,
         };
         let indexes = record.indexes(self)?;

@@ -94,6 +94,17 @@ impl Clock {
         }
     }
 
+    /// Now, in microseconds since the epoch (a manual clock counts whole
+    /// milliseconds): Kinesis destinations with MICROSECOND precision.
+    pub fn now_micros(&self) -> u64 {
+        match self.mode() {
+            ClockMode::Wall => std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_micros() as u64),
+            ClockMode::Manual => self.millis.load(Ordering::SeqCst) * 1000,
+        }
+    }
+
     /// Now, in seconds since the epoch to the millisecond (as DynamoDB
     /// reports timestamps).
     pub fn now_seconds(&self) -> f64 {

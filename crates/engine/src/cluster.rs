@@ -312,6 +312,7 @@ impl Engine {
             return Ok(());
         }
         self.resume_shared_jobs()?;
+        self.start_kinesis_worker_if_needed(); // a destination enabled on another node
         let tables: Vec<_> = self.tables.read().values().cloned().collect();
         for table in tables {
             self.fold_all(table.id, None)?;

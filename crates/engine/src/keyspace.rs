@@ -16,6 +16,7 @@
 //! | `'x' table index hash(ipk) ipk [isk] base-key` | a secondary-index entry |
 //! | `'x' table u32::MAX hash(pk) pk` | the item-collection size of a partition |
 //! | `'r' table seq` | a stream record |
+//! | `'k' table consumer` | a change-log consumer's cursor (`kinesis`: `kinesis/<n>`) |
 //! | `'t' token` | shared storage only: a ClientRequestToken record |
 //! | `'a' backup` | an on-demand backup's record (`backups`) |
 //! | `'b' backup table-data-key` | a backup's copy of one key of its table's data (`'s'`, `'q'` folded bases, `'x'`, `'i'`) |
@@ -31,7 +32,7 @@
 //! | `"mlease"` | shared storage only: which node runs background work, until when |
 //! | `"mtransfer/" job` | shared storage only: a running S3 transfer's heartbeat (`transfers`) |
 //!
-//! Every key of a table's data (`'s'`, `'q'`, `'i'`, `'x'`, `'r'`) starts with
+//! Every key of a table's data (`'s'`, `'q'`, `'i'`, `'x'`, `'k'`, `'r'`) starts with
 //! its prefix byte and table id, so it can be re-homed under another id
 //! ([`rehomed`], for restored snapshots).
 //!
@@ -53,6 +54,8 @@ const ITEM: u8 = b'i';
 const INDEX: u8 = b'x';
 /// Stream records.
 const STREAM_RECORD: u8 = b'r';
+/// Change-log consumers' cursors (docs/design/change-log.md, point 2).
+const CURSOR: u8 = b'k';
 
 /// ClientRequestToken records (shared storage).
 const TOKEN: u8 = b't';
@@ -251,14 +254,22 @@ pub fn stream_seq_of(key: &[u8]) -> Option<u64> {
         .map(u64::from_be_bytes)
 }
 
+/// The cursor of change-log consumer `consumer` of a table.
+pub fn cursor_key(table_id: u64, consumer: &str) -> Vec<u8> {
+    let mut key = with_table(CURSOR, table_id);
+    key.extend_from_slice(consumer.as_bytes());
+    key
+}
+
 /// Every prefix under which a dropped table's data lives, for its purge:
 /// statistics delta records, index entries and collection sizes, index
-/// statistics, stream records, then the items.
-pub fn table_data(table_id: u64) -> [Vec<u8>; 5] {
+/// statistics, consumers' cursors, stream records, then the items.
+pub fn table_data(table_id: u64) -> [Vec<u8>; 6] {
     [
         stats_key(table_id),
         table_index_entries(table_id),
         with_table(INDEX_STATS, table_id),
+        with_table(CURSOR, table_id),
         with_table(STREAM_RECORD, table_id),
         table_items(table_id),
     ]
@@ -460,6 +471,7 @@ mod tests {
             table_items(1),
             index_entries(1, 1),
             stream_record_key(1, 1),
+            cursor_key(1, "kinesis/1"),
             NEXT_TABLE_ID.to_vec(),
             backup_record_key(1),
             backup_data(1),

@@ -12,7 +12,9 @@
 //!   tables filled from S3 objects ([`imports_format`]: the line formats);
 //!   [`bulk_loads`]: StartBulkPutItems into existing tables; [`transfers`]:
 //!   where those three kinds of job run and how they resume;
-//!   [`objects`]: the S3 store they use, provided by the binary.
+//!   [`objects`]: the S3 store they use, provided by the binary;
+//!   [`kinesis`]: Kinesis streaming destinations (the client, likewise,
+//!   provided by the binary).
 //! - [`collections`]: item-collection sizes of LSI tables and their limit.
 //! - [`error`]: the engine's error (a client answer, a storage conflict, a
 //!   storage failure) and the one retry loop.
@@ -72,6 +74,7 @@ pub mod insights;
 pub mod items;
 pub mod keys;
 mod keyspace;
+pub mod kinesis;
 pub mod locks;
 pub mod objects;
 pub mod partition_limits;
@@ -171,6 +174,8 @@ pub struct Engine {
     pub(crate) shard_lifetime_ms: u64,
     /// Per-partition throughput limits (`--partition-limits on`).
     pub(crate) partition_limits: partition_limits::PartitionLimits,
+    /// Kinesis destinations' client and delivery (`--kinesis-endpoint`).
+    kinesis: kinesis::KinesisState,
 }
 
 /// Engine settings.
@@ -262,6 +267,7 @@ impl Engine {
             partition_settings: options.partitions,
             shard_lifetime_ms: (options.shard_lifetime_seconds * 1000.0) as u64,
             partition_limits: partition_limits::PartitionLimits::new(options.partition_limits),
+            kinesis: kinesis::KinesisState::default(),
         };
 
         engine.load_catalog()?;

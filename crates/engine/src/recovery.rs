@@ -278,6 +278,8 @@ impl Engine {
             if let Some(id) = dropped {
                 self.purge_backup(id)?;
             }
+            // Not past what a Kinesis destination has yet to deliver.
+            let keep_from = keep_from.min(self.kinesis_floor(table)?);
             self.trim_log(table.id, keep_from)?;
         }
     }

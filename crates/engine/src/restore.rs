@@ -544,6 +544,7 @@ fn restored_record(
         insights: Default::default(),
         ttl_attribute: None,
         recovery: None,
+        kinesis: Vec::new(),
         next_index_id: schema.next_index_id,
     };
     Ok((record, dropped))

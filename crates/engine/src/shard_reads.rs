@@ -186,13 +186,14 @@ impl Engine {
     }
 
     /// Deletes the change-log records of a table no reader needs: older
-    /// than the streams' 24 hours, when point-in-time recovery (which keeps
-    /// its own period, recovery.rs) is off.
+    /// than the streams' 24 hours and delivered to every live Kinesis
+    /// destination, when point-in-time recovery (which keeps its own
+    /// period, recovery.rs) is off.
     pub(crate) fn reclaim_stream_log(&self, table: &Table) -> Result<()> {
-        if table.logs_for_recovery() {
+        if table.recovery().is_some() {
             return Ok(());
         }
-        let point = self.trim_point(table)?;
+        let point = self.trim_point(table)?.min(self.kinesis_floor(table)?);
         if point > table.log_reclaimed_to.load(Ordering::Relaxed) {
             self.trim_log(table.id, point)?;
             table.log_reclaimed_to.store(point, Ordering::Relaxed);

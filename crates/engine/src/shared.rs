@@ -252,3 +252,66 @@ impl InsightsState {
         self.mode == "ACCESSED_AND_THROTTLED_KEYS"
     }
 }
+
+/// A Kinesis streaming destination of a table (kinesis.rs), as its catalog
+/// record keeps it. Entries are kept after they end (DISABLED,
+/// ENABLE_FAILED), as DynamoDB lists them; at most one is live.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KinesisDestination {
+    pub stream_arn: String,
+    pub status: DestinationStatus,
+    /// DestinationStatusDescription (why an enable failed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// ApproximateCreationDateTimePrecision as set by the client; None
+    /// (never set) delivers milliseconds and is not shown, as on AWS.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision: Option<String>,
+    /// The name of its delivery cursor (`kinesis/<n>`, keyspace `'k'`).
+    pub consumer: String,
+    /// When the status last changed (seconds, engine clock).
+    pub since: f64,
+}
+
+/// DestinationStatus.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum DestinationStatus {
+    Enabling,
+    Active,
+    Disabling,
+    Disabled,
+    EnableFailed,
+    Updating,
+}
+
+impl DestinationStatus {
+    /// Whether the destination is live (DynamoDB allows one per table).
+    pub fn live(self) -> bool {
+        !matches!(
+            self,
+            DestinationStatus::Disabled | DestinationStatus::EnableFailed
+        )
+    }
+
+    /// Whether changes are delivered (and so logged and kept) in this state.
+    pub fn delivers(self) -> bool {
+        matches!(
+            self,
+            DestinationStatus::Enabling | DestinationStatus::Active | DestinationStatus::Updating
+        )
+    }
+
+    /// The wire name.
+    pub fn name(self) -> &'static str {
+        match self {
+            DestinationStatus::Enabling => "ENABLING",
+            DestinationStatus::Active => "ACTIVE",
+            DestinationStatus::Disabling => "DISABLING",
+            DestinationStatus::Disabled => "DISABLED",
+            DestinationStatus::EnableFailed => "ENABLE_FAILED",
+            DestinationStatus::Updating => "UPDATING",
+        }
+    }
+}

@@ -123,17 +123,18 @@ impl Engine {
             gate: &self.stream_gate,
             entries: Vec::new(),
         };
-        let now = self.now_seconds();
+        // One reading for the records' seconds, milliseconds and microseconds.
+        let micros = self.clock.now_micros();
         for write in writes {
             let streams = write.table.streams_ref();
             let stream = streams.last().filter(|s| s.enabled());
-            let recovery = write.table.logs_for_recovery();
+            let recovery = write.table.logs_whole_changes();
             if stream.is_none() && !recovery {
                 continue;
             }
             let logged = Logged { stream, recovery };
             let Some(record) =
-                change_record(&write.table, logged, write, (source, now), &self.region)
+                change_record(&write.table, logged, write, (source, micros), &self.region)
             else {
                 continue;
             };
@@ -255,9 +256,10 @@ fn change_record<'w>(
     table: &Table,
     logged: Logged<'_>,
     write: &'w PlannedWrite,
-    (source, now): (ChangeSource, f64),
+    (source, micros): (ChangeSource, u64),
     region: &'w str,
 ) -> Option<ChangeRecord<'w>> {
+    let now = (micros / 1000) as f64 / 1000.0;
     let (old, new) = (write.old.as_ref(), write.new.as_ref());
     let event = match (old, new) {
         (None, None) => return None,
@@ -313,7 +315,8 @@ fn change_record<'w>(
         user_identity: (source == ChangeSource::TimeToLive)
             .then(|| json!({ "type": "Service", "principalId": "dynamodb.amazonaws.com" })),
         recovery: logged.recovery.then_some(RecoveryFacts {
-            commit_millis: (now * 1000.0) as u64,
+            commit_millis: micros / 1000,
+            commit_micros: micros,
             keys_bytes,
             new_bytes,
             old_bytes,
@@ -362,6 +365,8 @@ struct ChangeBody<'w> {
 #[serde(rename_all = "camelCase")]
 struct RecoveryFacts {
     commit_millis: u64,
+    /// Kinesis destinations with MICROSECOND precision (kinesis.rs).
+    commit_micros: u64,
     keys_bytes: usize,
     new_bytes: usize,
     old_bytes: usize,

@@ -11,7 +11,7 @@ use crate::index::{Index, IndexKind, IndexState};
 use crate::keys::KeySchema;
 use crate::schema::{BillingMode, ResourcePolicy, TableDescription};
 pub use crate::shared::TableStats;
-use crate::shared::{InsightsState, PartitionMap, PitrSettings, StreamInfo};
+use crate::shared::{InsightsState, KinesisDestination, PartitionMap, PitrSettings, StreamInfo};
 use crate::throughput::{Capacity, Throughput};
 use crate::usage::UsageLedger;
 use parking_lot::RwLock;
@@ -43,6 +43,11 @@ pub struct Table {
     /// Point-in-time recovery, when enabled: every write is then logged
     /// with both of its images (streams.rs).
     recovery: RwLock<Option<PitrSettings>>,
+    /// Kinesis streaming destinations (kinesis.rs), current and ended.
+    kinesis: RwLock<Vec<KinesisDestination>>,
+    /// Whether one of them delivers: writes then log whole changes, as
+    /// for recovery (read on every write, so not behind the lock).
+    kinesis_delivers: AtomicBool,
     /// The table's streams, oldest first; the last one may be enabled.
     streams: RwLock<Vec<StreamInfo>>,
     /// Contributor Insights of the table ("") and its global indexes, by
@@ -118,6 +123,8 @@ impl Table {
             upkeep_done: parking_lot::Mutex::new([0.0; 2]),
             ttl_attribute: RwLock::new(None),
             recovery: RwLock::new(None),
+            kinesis: RwLock::new(Vec::new()),
+            kinesis_delivers: AtomicBool::new(false),
             next_index_id: std::sync::atomic::AtomicU32::new(1),
             item_count: AtomicI64::new(stats.item_count),
             size_bytes: AtomicI64::new(stats.size_bytes),
@@ -182,9 +189,21 @@ impl Table {
         self.recovery.read().clone()
     }
 
-    /// Whether writes must log their whole change for point-in-time recovery.
-    pub fn logs_for_recovery(&self) -> bool {
-        self.recovery.read().is_some()
+    /// Whether writes must log their whole change (both images, commit
+    /// time): for point-in-time recovery or a Kinesis destination.
+    pub fn logs_whole_changes(&self) -> bool {
+        self.kinesis_delivers.load(Ordering::Relaxed) || self.recovery.read().is_some()
+    }
+
+    /// The table's Kinesis streaming destinations, oldest first.
+    pub fn kinesis_destinations(&self) -> Vec<KinesisDestination> {
+        self.kinesis.read().clone()
+    }
+
+    pub(crate) fn set_kinesis_destinations(&self, destinations: Vec<KinesisDestination>) {
+        let delivers = destinations.iter().any(|d| d.status.delivers());
+        *self.kinesis.write() = destinations;
+        self.kinesis_delivers.store(delivers, Ordering::Relaxed);
     }
 
     pub(crate) fn set_recovery(&self, settings: Option<PitrSettings>) {

@@ -6,6 +6,7 @@
 
 mod cli;
 mod console;
+mod kinesis;
 mod s3;
 mod serve;
 
@@ -94,6 +95,8 @@ enum Command {
     Partitions(cli::partitions::PartitionsArgs),
     /// Show a table's most accessed and most throttled keys (Contributor Insights).
     Insights(cli::insights::InsightsArgs),
+    /// Show a table's Kinesis streaming destinations: status, lag, errors.
+    Destinations(cli::destinations::DestinationsArgs),
     /// Show or move a running Ferrodyn's clock (test harness).
     Clock(cli::harness::ClockArgs),
     /// Save and restore a namespace's tables (test harness).
@@ -129,6 +132,7 @@ fn main() {
         Command::Shards(args) => cli::shards::run(args),
         Command::Partitions(args) => cli::partitions::run(args),
         Command::Insights(args) => cli::insights::run(args),
+        Command::Destinations(args) => cli::destinations::run(args),
         Command::Clock(args) => cli::harness::clock(args),
         Command::Snapshot(args) => cli::harness::snapshot(args),
         Command::Reset(args) => cli::harness::reset(args),

@@ -51,6 +51,12 @@ pub struct ServeArgs {
     /// Without it those jobs fail (FAILED, saying so).
     #[arg(long, value_name = "URL")]
     s3_endpoint: Option<String>,
+    /// The Kinesis Data Streams endpoint Kinesis streaming destinations
+    /// deliver to (AWS's https://kinesis.<region>.amazonaws.com, moto,
+    /// LocalStack...), signed with AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY.
+    /// Without it EnableKinesisStreamingDestination ends ENABLE_FAILED.
+    #[arg(long, value_name = "URL")]
+    kinesis_endpoint: Option<String>,
     /// Verify request signatures against this access key, given as
     /// ACCESS_KEY_ID:SECRET_ACCESS_KEY (repeatable). Unknown keys then get
     /// UnrecognizedClientException and bad signatures
@@ -254,18 +260,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         );
     }
     check_partition_args(&args)?;
-    let storage = open_storage(&args)?;
-    let engine =
-        Engine::open(storage, engine_options(&args, &faults)).map_err(|e| e.to_string())?;
-    if let Some(endpoint) = &args.s3_endpoint {
-        let sink = crate::s3::S3Sink::new(endpoint, &args.region)?;
-        engine.set_objects(std::sync::Arc::new(sink));
-    }
-    // Exports and imports a stop cut short go on (or fail, without a store).
-    engine.resume_transfers().map_err(|e| e.to_string())?;
-    if args.ttl_interval > 0.0 {
-        engine.start_ttl_sweeper(std::time::Duration::from_secs_f64(args.ttl_interval));
-    }
+    let engine = open_engine(&args, &faults)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -316,6 +311,25 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     // Don't wait for the stdin watcher: its blocking read may never return.
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));
     Ok(())
+}
+
+/// The engine over the chosen storage, with the S3 store and Kinesis
+/// client it is given, its interrupted work resumed and its TTL sweeper on.
+fn open_engine(args: &ServeArgs, faults: &Faults) -> Result<Arc<Engine>, String> {
+    let storage = open_storage(args)?;
+    let engine = Engine::open(storage, engine_options(args, faults)).map_err(|e| e.to_string())?;
+    if let Some(endpoint) = &args.s3_endpoint {
+        let sink = crate::s3::S3Sink::new(endpoint, &args.region)?;
+        engine.set_objects(std::sync::Arc::new(sink));
+    }
+    // Destinations a stop left live deliver again (or fail, without an endpoint).
+    engine.set_kinesis(crate::kinesis::client(&args.kinesis_endpoint, &args.region));
+    // Exports and imports a stop cut short go on (or fail, without a store).
+    engine.resume_transfers().map_err(|e| e.to_string())?;
+    if args.ttl_interval > 0.0 {
+        engine.start_ttl_sweeper(std::time::Duration::from_secs_f64(args.ttl_interval));
+    }
+    Ok(engine)
 }
 
 /// The storage `serve` was asked for: a shared PostgreSQL database, memory,

@@ -36,6 +36,7 @@ mod indexes;
 mod insights;
 mod item_collections;
 mod items;
+mod kinesis;
 mod legacy;
 mod multi_attribute_gsi;
 mod partiql;

@@ -9,6 +9,7 @@
 
 pub mod backups;
 pub mod convert;
+pub mod destinations;
 pub mod export;
 pub mod formats;
 pub mod harness;

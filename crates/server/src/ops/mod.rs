@@ -19,6 +19,7 @@ mod get_item;
 mod imports;
 mod insights;
 mod jobs;
+mod kinesis;
 mod leniency;
 mod limits;
 mod list_tables;

@@ -138,6 +138,10 @@ operations! {
     DescribeBulkOperation: TableRead => |engine, _, body| bulk_loads::describe(engine, parse_body(body)?),
     ListBulkOperations: TableRead => |engine, _, body| bulk_loads::list(engine, parse_body(body)?),
     CancelBulkOperation: TableChange => |engine, _, body| bulk_loads::cancel(engine, parse_body(body)?),
+    EnableKinesisStreamingDestination: TableChange => |engine, _, body| kinesis::enable(engine, parse_body(body)?),
+    DisableKinesisStreamingDestination: TableChange => |engine, _, body| kinesis::disable(engine, parse_body(body)?),
+    UpdateKinesisStreamingDestination: TableChange => |engine, _, body| kinesis::update(engine, parse_body(body)?),
+    DescribeKinesisStreamingDestination: TableRead => |engine, _, body| kinesis::describe(engine, parse_body(body)?),
     ExecuteStatement: MultiItem => |engine, _, body| partiql::execute::run(engine, parse_body(body)?),
     BatchExecuteStatement: MultiItem => |engine, _, body| partiql::batch::run(engine, parse_body(body)?),
     ExecuteTransaction: MultiItem => |engine, faults, body| {
@@ -233,7 +237,10 @@ mod tests {
                 "ImportTable",
                 "StartBulkPutItems",
                 "CancelBulkOperation",
-                "UpdateContributorInsights"
+                "UpdateContributorInsights",
+                "EnableKinesisStreamingDestination",
+                "DisableKinesisStreamingDestination",
+                "UpdateKinesisStreamingDestination"
             ]
         );
         assert!(Operation::TransactGetItems.writes_items());

@@ -16,6 +16,7 @@
 //! | `DELETE /ferrodyn/faults` | clears them |
 //! | `GET /ferrodyn/partitions?table=T` | table T's partitions, its global indexes' and its stream's shards (below) |
 //! | `GET /ferrodyn/insights?table=T[&index=I][&minutes=N]` | Contributor Insights of T (or its index I): status, mode and the top 10 keys of each rule (PKC, SKC, PKT, SKT: `[{"key": [values], "value"}]`) over the last N minutes (default 60) |
+//! | `GET /ferrodyn/destinations?table=T` (or `/ferrodyn/destinations/T`) | T's Kinesis destinations as Ferrodyn sees them: status, last error, AgeOfOldestUnreplicatedRecord, counts |
 //!
 //! The namespace is the access key of the request's Authorization header,
 //! as for DynamoDB calls, when the server runs with `--namespaces
@@ -93,6 +94,39 @@ pub fn answer(
     })
 }
 
+/// The value of `name` in a query string (`table=a%20b` → `a b`).
+fn query_value(query: Option<&str>, name: &str) -> Option<String> {
+    let (_, value) = query?
+        .split('&')
+        .filter_map(|pair| pair.split_once('='))
+        .find(|(key, _)| *key == name)?;
+    Some(percent_decoded(value))
+}
+
+/// `%XX` escapes and `+` decoded (table names are `[a-zA-Z0-9_.-]`, ARNs
+/// add `:` and `/`, which clients may escape).
+fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok());
+        match (bytes[i], hex.and_then(|h| u8::from_str_radix(h, 16).ok())) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                i += 3;
+                continue;
+            }
+            (b'+', _) => out.push(b' '),
+            (byte, _) => out.push(byte),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 /// A harness endpoint, parsed from method and path.
 enum Route<'a> {
     Clock,
@@ -106,13 +140,14 @@ enum Route<'a> {
     SetFaults,
     ClearFaults,
     /// The `table` query parameter, if given.
-    Partitions(Option<&'a str>),
+    Partitions(Option<String>),
     /// `table`, `index` and `minutes`, as given.
-    Insights(Option<&'a str>, Option<&'a str>, Option<&'a str>),
+    Insights(Option<String>, Option<String>, Option<String>),
+    Destinations(Option<String>),
 }
 
 impl<'a> Route<'a> {
-    fn of(method: &Method, path: &'a str, query: Option<&'a str>) -> Option<Route<'a>> {
+    fn of(method: &Method, path: &'a str, query: Option<&str>) -> Option<Route<'a>> {
         let parts: Vec<&str> = path.split('/').collect();
         Some(match (method.as_str(), parts.as_slice()) {
             ("GET", ["clock"]) => Route::Clock,
@@ -131,6 +166,9 @@ impl<'a> Route<'a> {
                 query_value(query, "index"),
                 query_value(query, "minutes"),
             ),
+            ("GET", ["destinations"]) => Route::Destinations(query_value(query, "table")),
+            // The path form signs like any harness call (ferrodyn destinations).
+            ("GET", ["destinations", table]) => Route::Destinations(Some(percent_decoded(table))),
             _ => return None,
         })
     }
@@ -162,6 +200,12 @@ impl<'a> Route<'a> {
                 set.map_err(DynamoError::validation)?;
                 Ok(json!({ "rules": state.faults.rule_count(namespace) }))
             }
+            Route::Destinations(ref table) => {
+                let table = table.as_deref().ok_or_else(|| {
+                    DynamoError::validation("GET /ferrodyn/destinations needs ?table=NAME")
+                })?;
+                engine.destination_report(table)
+            }
             Route::ClearFaults => {
                 let none = FaultConfig {
                     seed: None,
@@ -171,16 +215,19 @@ impl<'a> Route<'a> {
                 cleared.map_err(DynamoError::validation)?;
                 Ok(json!({ "rules": state.faults.rule_count(namespace) }))
             }
-            Route::Partitions(table) => {
-                let table = table.ok_or_else(|| {
+            Route::Partitions(ref table) => {
+                let table = table.as_deref().ok_or_else(|| {
                     DynamoError::validation("Give the table: /ferrodyn/partitions?table=NAME")
                 })?;
                 let report = engine.partition_report(table)?;
                 Ok(serde_json::to_value(report).expect("plain data always serialises"))
             }
-            Route::Insights(table, index, minutes) => {
-                insights_report(engine, table, index, minutes)
-            }
+            Route::Insights(ref table, ref index, ref minutes) => insights_report(
+                engine,
+                table.as_deref(),
+                index.as_deref(),
+                minutes.as_deref(),
+            ),
         }
     }
 }
@@ -224,12 +271,6 @@ fn insights_report(
         "minutes": minutes,
         "rules": rules,
     }))
-}
-
-/// The value of parameter `name` in a query string. Table names use only
-/// letters, digits, `_`, `-` and `.`, so no percent-decoding is needed.
-fn query_value<'a>(query: Option<&'a str>, name: &str) -> Option<&'a str> {
-    (query?.split('&')).find_map(|pair| pair.strip_prefix(name)?.strip_prefix('='))
 }
 
 fn summary(name: &str, summary: SnapshotSummary) -> Value {
