@@ -570,11 +570,13 @@ impl Engine {
             return Ok(Batch::default());
         }
         let start = keyspace::stream_record_key(table.id, from);
-        let end = keyspace::stream_record_key(table.id, readable - 1);
+        // Record keys go on after the number (the item's hash): every
+        // record numbered below `readable`.
+        let end = keyspace::stream_record_key(table.id, readable);
         let page = (self.storage)
             .scan(
                 Bound::Included(&start),
-                Bound::Included(&end),
+                Bound::Excluded(&end),
                 false,
                 MAX_RECORDS,
             )
@@ -653,9 +655,9 @@ impl Engine {
             return Ok(0);
         }
         let start = keyspace::stream_record_key(table.id, from);
-        let end = keyspace::stream_record_key(table.id, readable - 1);
+        let end = keyspace::stream_record_key(table.id, readable);
         let first = (self.storage)
-            .scan(Bound::Included(&start), Bound::Included(&end), false, 1)
+            .scan(Bound::Included(&start), Bound::Excluded(&end), false, 1)
             .map_err(crate::storage_error)?;
         let Some((_, value)) = first.first() else {
             return Ok(0);
