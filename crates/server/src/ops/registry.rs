@@ -237,10 +237,10 @@ mod tests {
                 "ImportTable",
                 "StartBulkPutItems",
                 "CancelBulkOperation",
-                "UpdateContributorInsights",
                 "EnableKinesisStreamingDestination",
                 "DisableKinesisStreamingDestination",
-                "UpdateKinesisStreamingDestination"
+                "UpdateKinesisStreamingDestination",
+                "UpdateContributorInsights"
             ]
         );
         assert!(Operation::TransactGetItems.writes_items());
