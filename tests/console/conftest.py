@@ -114,8 +114,10 @@ def pytest_configure(config):
 # ---- helpers used by the tests ---------------------------------------------------
 
 def wait(driver, condition, timeout=10):
-    """Waits for `condition`; an element re-rendered mid-check counts as not yet."""
-    return WebDriverWait(driver, timeout, ignored_exceptions=[StaleElementReferenceException, ElementNotInteractableException, ValueError]).until(
+    """Waits for `condition`; an element re-rendered mid-check, or a lookup
+    helper (`button`, `by_label`) that finds nothing yet, counts as not yet
+    (a CI run failed when the first poll came before the tab had drawn)."""
+    return WebDriverWait(driver, timeout, ignored_exceptions=[StaleElementReferenceException, ElementNotInteractableException, ValueError, AssertionError]).until(
         lambda d: condition(d))
 
 
