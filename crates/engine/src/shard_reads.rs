@@ -91,10 +91,42 @@ impl Engine {
         // through has no next page (on shared storage, once its numbers
         // have settled: `readable` reaches `end` only then).
         let done = exhausted && readable == end;
+        if let Some(closed_at) = self.closed_meanwhile(table, stream, shard)? {
+            // Another node closed it: what follows its end is its children's.
+            records.retain(|r| r.seq <= closed_at);
+            position = position.min(closed_at + 1);
+        }
         Ok(ShardPage {
             records,
             next: (!done).then_some(position),
         })
+    }
+
+    /// On shared storage, the end of an open shard that another node has
+    /// closed since this node loaded the catalog: read after the records, so
+    /// that any child record the page holds (committed only after the close)
+    /// is known to be past it.
+    fn closed_meanwhile(
+        &self,
+        table: &Table,
+        stream: &StreamInfo,
+        shard: &Shard,
+    ) -> Result<Option<u64>> {
+        if !self.shared() || !shard.is_open() {
+            return Ok(None);
+        }
+        let known = self.tables.read().get(&table.catalog_name).cloned();
+        let Some(table) = known.filter(|t| t.id == table.id) else {
+            return Ok(None);
+        };
+        let fresh = self.refresh_table(&table)?;
+        let streams = fresh.streams();
+        let now = streams
+            .iter()
+            .find(|s| s.arn == stream.arn)
+            .map(StreamInfo::shards);
+        let found = now.into_iter().flatten().find(|s| s.id == shard.id);
+        Ok(found.and_then(|s| s.end_seq))
     }
 
     /// Change-log keys and values of table `table_id` numbered `from..=to`.
