@@ -58,6 +58,14 @@ impl Engine {
                     format!("Subscriber limit exceeded: The number of global secondary indexes exceeds the limit of {MAX_GSIS}"),
                 ));
             }
+            if let Some(units) = &description.provisioned_throughput {
+                let name = description.index_name.as_str();
+                let (read, write) = (units.read_capacity_units, units.write_capacity_units);
+                self.check_table_units(&crate::quotas::RequestedUnits {
+                    table: None,
+                    indexes: vec![(name, read, write)],
+                })?;
+            }
             let id = table.allocate_index_id();
             description.index_arn =
                 format!("{}/index/{}", current.table_arn, description.index_name);

@@ -162,3 +162,50 @@ async fn describe_limits_reports_the_capacity_quotas_create_and_update_table_enf
         .await;
     assert_error(updated, "LimitExceededException", &format!("The requested WriteCapacityUnits, 40001, is above the per table maximum for the account in us-east-1. Per table maximum: 40000. {REFERENCE}"));
 }
+
+#[tokio::test]
+async fn a_global_index_created_by_update_table_is_held_to_the_per_index_maximum() {
+    let (_server, client) = own_server(&[]);
+    create_provisioned(&client, "grows", (5, 5), None)
+        .await
+        .unwrap();
+    let create = |units: i64| {
+        aws_sdk_dynamodb::types::GlobalSecondaryIndexUpdate::builder()
+            .create(
+                aws_sdk_dynamodb::types::CreateGlobalSecondaryIndexAction::builder()
+                    .index_name("late")
+                    .key_schema(util::key("g", KeyType::Hash))
+                    .projection(
+                        aws_sdk_dynamodb::types::Projection::builder()
+                            .projection_type(aws_sdk_dynamodb::types::ProjectionType::KeysOnly)
+                            .build(),
+                    )
+                    .provisioned_throughput(
+                        aws_sdk_dynamodb::types::ProvisionedThroughput::builder()
+                            .read_capacity_units(units)
+                            .write_capacity_units(5)
+                            .build()
+                            .unwrap(),
+                    )
+                    .build()
+                    .unwrap(),
+            )
+            .build()
+    };
+    let refused = client
+        .update_table()
+        .table_name("grows")
+        .attribute_definitions(util::attr_def("g", ScalarAttributeType::S))
+        .global_secondary_index_updates(create(40_001))
+        .send()
+        .await;
+    assert_error(refused, "LimitExceededException", &format!("The requested ReadCapacityUnits for index late, 40001, is above the per index maximum for the account in us-east-1. Per index maximum: 40000. {REFERENCE}"));
+    client
+        .update_table()
+        .table_name("grows")
+        .attribute_definitions(util::attr_def("g", ScalarAttributeType::S))
+        .global_secondary_index_updates(create(40_000))
+        .send()
+        .await
+        .unwrap();
+}
