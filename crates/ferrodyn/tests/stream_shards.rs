@@ -21,43 +21,17 @@ use serde_json::{json, Value};
 
 use crate::util::process::ServerProcess;
 use crate::util::raw;
-use crate::util::streams::{list_shards, streams_call, ShardConsumer as Consumer};
+use crate::util::streams::{
+    list_shards, streams_call, try_streams_call, ShardConsumer as Consumer,
+};
 use crate::util::{self, n, s};
-
-/// A Streams call that may fail: (status, answer).
-async fn try_streams_call(endpoint: &str, op: &str, body: Value) -> (u16, Value) {
-    let target = format!("DynamoDBStreams_20120810.{op}");
-    let headers = [
-        ("content-type", raw::CONTENT_TYPE),
-        ("x-amz-target", target.as_str()),
-        ("x-amz-date", "20261130T000000Z"),
-        ("authorization", raw::AUTHORIZATION),
-    ];
-    let response = raw::send_to(
-        endpoint,
-        "POST",
-        "/",
-        &headers,
-        body.to_string().into_bytes(),
-    )
-    .await
-    .expect("the server answers");
-    (response.status, response.json())
-}
 
 /// Moves the server's manual clock (which also runs the shard upkeep).
 async fn advance(server: &ServerProcess, by: &str) {
-    let headers = [("authorization", raw::AUTHORIZATION)];
-    let body = json!({ "advance": by }).to_string().into_bytes();
-    let response = raw::send_to(server.endpoint(), "POST", "/ferrodyn/clock", &headers, body)
-        .await
-        .expect("the server answers");
-    assert_eq!(
-        response.status,
-        200,
-        "{}",
-        String::from_utf8_lossy(&response.body)
-    );
+    let mover = ClockMover {
+        endpoint: server.endpoint().to_string(),
+    };
+    mover.advance(by).await;
 }
 
 /// An on-demand table keyed by `pk` (S) with a NEW_IMAGE stream: its ARN.

@@ -5,8 +5,8 @@ use super::raw;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-/// One DynamoDB Streams call to `endpoint`, answered with JSON.
-pub async fn streams_call(endpoint: &str, op: &str, body: serde_json::Value) -> serde_json::Value {
+/// One DynamoDB Streams call to `endpoint`: (status, answer).
+pub async fn try_streams_call(endpoint: &str, op: &str, body: Value) -> (u16, Value) {
     let target = format!("DynamoDBStreams_20120810.{op}");
     let headers = [
         ("content-type", raw::CONTENT_TYPE),
@@ -23,13 +23,14 @@ pub async fn streams_call(endpoint: &str, op: &str, body: serde_json::Value) -> 
     )
     .await
     .expect("the server answers");
-    assert_eq!(
-        response.status,
-        200,
-        "{op}: {}",
-        String::from_utf8_lossy(&response.body)
-    );
-    response.json()
+    (response.status, response.json())
+}
+
+/// One DynamoDB Streams call to `endpoint` that must succeed: its answer.
+pub async fn streams_call(endpoint: &str, op: &str, body: Value) -> Value {
+    let (status, answer) = try_streams_call(endpoint, op, body).await;
+    assert_eq!(status, 200, "{op}: {answer}");
+    answer
 }
 
 /// Every record of the stream's shards, read through `endpoint`, in
