@@ -74,7 +74,7 @@ function header(r, load) {
   const items = r.partitions.reduce((n, p) => n + (p.items || 0), 0);
   return el('div.row',
     el('p.hint', `${count} partition${count === 1 ? '' : 's'} · ${items} item(s) · each serves 3,000 read and 1,000 write units a second · `,
-      r.partitionLimits ? 'per-partition limits on' : 'per-partition limits off (serve with --partition-limits on to throttle hot keys)'),
+      r.partitionLimits ? 'per-partition limits on' : 'per-partition limits off (--partition-limits on throttles hot keys)'),
     el('span.spacer'), button('Refresh', load, 'small'));
 }
 
