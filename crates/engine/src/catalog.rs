@@ -68,6 +68,9 @@ pub(crate) struct CatalogRecord {
     /// Kinesis streaming destinations (kinesis.rs), when it ever had one.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub kinesis: Vec<crate::shared::KinesisDestination>,
+    /// The replication group, when the table is a global table's replica.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub global: Option<crate::shared::GlobalTable>,
     /// The next index id to hand out. Ids are never reused, so entries a
     /// deleted index left behind (a purge cut short by a crash) can never
     /// show up in a later index.
@@ -96,6 +99,7 @@ impl CatalogRecord {
             ttl_attribute: table.ttl_attribute(),
             recovery: table.recovery(),
             kinesis: table.kinesis_destinations(),
+            global: table.global(),
             next_index_id: table.next_index_id(),
         }
     }
@@ -236,6 +240,7 @@ impl Engine {
         table.set_ttl_attribute(record.ttl_attribute.clone());
         table.set_recovery(record.recovery.clone());
         table.set_kinesis_destinations(record.kinesis.clone());
+        table.set_global(record.global.clone(), self.region_of(&table.catalog_name));
         let highest = record.index_ids.values().max().copied().unwrap_or(0);
         table.set_next_index_id(record.next_index_id.max(highest + 1));
         if self.storage.shared() {
@@ -254,7 +259,9 @@ impl Engine {
 
     /// The table a TableName (name or ARN) designates in the request's region.
     pub fn table(&self, name: &str) -> Result<Arc<Table>> {
-        self.lookup(name).ok_or_else(|| {
+        // A witness's copy of an MRSC table serves no request (strong.rs).
+        let found = self.lookup(name).filter(|t| !t.is_witness());
+        found.ok_or_else(|| {
             DynamoError::resource_not_found(format!(
                 "Requested resource not found: Table: {name} not found"
             ))
@@ -346,6 +353,7 @@ impl Engine {
             ttl_attribute: None,
             recovery: None,
             kinesis: Vec::new(),
+            global: None,
             next_index_id: 0,
         };
         let indexes = record.indexes(self)?;
@@ -434,8 +442,9 @@ impl Engine {
         let mut names: Vec<String> = self
             .tables
             .read()
-            .keys()
-            .filter_map(|key| self.name_in_region(key, &region))
+            .iter()
+            .filter(|(_, table)| !table.is_witness())
+            .filter_map(|(key, _)| self.name_in_region(key, &region))
             .filter(|n| start.is_none_or(|s| *n > s))
             .map(str::to_string)
             .collect();
@@ -449,6 +458,12 @@ impl Engine {
     /// Removes the table at once (its name is free again) and purges its
     /// data in the background; answers with the table as DELETING.
     pub fn delete_table(self: &Arc<Self>, name: &str) -> Result<TableDescription> {
+        // A replica leaves its group first (replication/group.rs): no lock
+        // is held while the other regions hear of it.
+        let replica = self.lookup(name).filter(|t| t.is_replicated());
+        if let Some(table) = replica.filter(|t| !t.describe().deletion_protection_enabled) {
+            self.depart_before_delete(&table)?;
+        }
         let guard = self.catalog_lock.lock();
         let table = self.table_to_change(name)?;
         let writes = table.exclusive();
@@ -826,6 +841,11 @@ fn new_description(new: NewTable, id: u64, arn: &str, now: f64) -> TableDescript
             .table_class
             .map(|c| serde_json::json!({ "TableClass": c })),
         restore_summary: None,
+        replicas: None,
+        global_table_version: None,
+        multi_region_consistency: None,
+        global_table_witnesses: None,
+        global_table_settings_replication_mode: None,
     }
 }
 

@@ -214,6 +214,11 @@ impl Engine {
             }
         }
         let changes = !matches!(mutation, Mutation::Check);
+        // Global tables: the item's version moves with it (replication/).
+        let version = match changes && table.is_replicated() {
+            true => Some(self.plan_version(table, &storage_key, &mut read)?),
+            false => None,
+        };
         let (new, updated_paths) = apply_mutation(mutation, key, old.as_ref())?;
         let old_size = old.as_ref().map_or(0, item_size);
         let new_size = new.as_ref().map_or(0, item_size);
@@ -250,6 +255,7 @@ impl Engine {
                 size_bytes: new_size as i64 - old_size as i64,
             },
             changes,
+            version,
             old,
             new,
             updated_paths,
@@ -269,6 +275,10 @@ impl Engine {
         writes: &mut [PlannedWrite],
         source: ChangeSource,
     ) -> EngineResult<()> {
+        // MRSC: a majority of regions holds each write before it commits here.
+        if writes.iter().any(|w| w.table.is_strong()) {
+            self.propose_strongly(writes)?;
+        }
         // Shared storage: what planning read, checked at commit (cluster.rs).
         let mut checks = self.read_set(writes)?;
         let mut ops = Vec::with_capacity(writes.len() + 1);
@@ -421,6 +431,8 @@ pub struct PlannedWrite {
     delta: TableStats,
     /// False for a ConditionCheck, which reads but never writes.
     changes: bool,
+    /// Global tables: how the write moves its item's version.
+    pub(crate) version: Option<crate::replication::VersionChange>,
     /// How the write changes its item collection (tables with an LSI).
     pub(crate) collection: Option<CollectionChange>,
     /// The collection's size after the write, once admitted.
@@ -553,6 +565,14 @@ impl PlannedWrite {
     /// into `ops`, adding its statistics changes to `deltas`. A write is
     /// committed once: its keys and entries are taken, not copied.
     fn take_ops(&mut self, ops: &mut Vec<WriteOp>, deltas: &mut StatsDeltas) {
+        if let Some(version) = &self.version {
+            // An unchanged item keeps its version (a write that changes
+            // nothing is not replicated); a replicated change stores its own.
+            if version.replicated || self.changes_item() {
+                let value = version.new.encode(self.new.is_none());
+                ops.push(WriteOp::Put(version.key.clone(), value));
+            }
+        }
         let key = std::mem::take(&mut self.storage_key);
         match &self.new {
             Some(item) => ops.push(WriteOp::Put(key, StoredItem::encode(item))),
@@ -568,6 +588,16 @@ impl PlannedWrite {
                 ops.push(WriteOp::Put(key, value));
             }
             deltas.add_index(&change.index, self.table.id, change.delta);
+        }
+    }
+
+    /// Whether the write changes its item (DynamoDB logs no change for a
+    /// write that leaves it as it was).
+    pub(crate) fn changes_item(&self) -> bool {
+        match (&self.old, &self.new) {
+            (None, None) => false,
+            (Some(old), Some(new)) => !crate::streams::same_item(old, new),
+            _ => true,
         }
     }
 

@@ -56,6 +56,8 @@ const INDEX: u8 = b'x';
 const STREAM_RECORD: u8 = b'r';
 /// Change-log consumers' cursors (docs/design/change-log.md, point 2).
 const CURSOR: u8 = b'k';
+/// Item versions of global tables' replicas (replication/versions.rs).
+const VERSION: u8 = b'v';
 
 /// ClientRequestToken records (shared storage).
 const TOKEN: u8 = b't';
@@ -263,16 +265,26 @@ pub fn cursor_key(table_id: u64, consumer: &str) -> Vec<u8> {
 
 /// Every prefix under which a dropped table's data lives, for its purge:
 /// statistics delta records, index entries and collection sizes, index
-/// statistics, consumers' cursors, stream records, then the items.
-pub fn table_data(table_id: u64) -> [Vec<u8>; 6] {
+/// statistics, consumers' cursors, stream records, item versions, then
+/// the items.
+pub fn table_data(table_id: u64) -> [Vec<u8>; 7] {
     [
         stats_key(table_id),
         table_index_entries(table_id),
         with_table(INDEX_STATS, table_id),
         with_table(CURSOR, table_id),
         with_table(STREAM_RECORD, table_id),
+        with_table(VERSION, table_id),
         table_items(table_id),
     ]
+}
+
+/// The version key of the item stored under `item_key`: `'v' | table id
+/// | hash | key`, the item key under another prefix.
+pub fn version_key_of(item_key: &[u8]) -> Vec<u8> {
+    let mut key = item_key.to_vec();
+    key[0] = VERSION;
+    key
 }
 
 /// Key `key`, one of [`table_data`]'s (all `prefix | table id | rest`),

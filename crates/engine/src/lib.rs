@@ -14,7 +14,8 @@
 //!   where those three kinds of job run and how they resume;
 //!   [`objects`]: the S3 store they use, provided by the binary;
 //!   [`kinesis`]: Kinesis streaming destinations (the client, likewise,
-//!   provided by the binary).
+//!   provided by the binary); [`replication`]: global tables, replicas in
+//!   other regions of this server or of peers.
 //! - [`collections`]: item-collection sizes of LSI tables and their limit.
 //! - [`error`]: the engine's error (a client answer, a storage conflict, a
 //!   storage failure) and the one retry loop.
@@ -85,6 +86,7 @@ pub mod quotas;
 pub mod read;
 pub mod recovery;
 pub mod region;
+pub mod replication;
 pub mod restore;
 pub mod schema;
 pub mod shard_reads;
@@ -176,6 +178,8 @@ pub struct Engine {
     pub(crate) partition_limits: partition_limits::PartitionLimits,
     /// Kinesis destinations' client and delivery (`--kinesis-endpoint`).
     kinesis: kinesis::KinesisState,
+    /// Global tables' replication: versions, peers, the sender (replication/).
+    replication: replication::ReplicationState,
 }
 
 /// Engine settings.
@@ -268,11 +272,14 @@ impl Engine {
             shard_lifetime_ms: (options.shard_lifetime_seconds * 1000.0) as u64,
             partition_limits: partition_limits::PartitionLimits::new(options.partition_limits),
             kinesis: kinesis::KinesisState::default(),
+            replication: replication::ReplicationState::default(),
         };
 
         engine.load_catalog()?;
         let engine = Arc::new(engine);
+        *engine.replication.me.write() = Arc::downgrade(&engine);
         engine.resume_background_work()?;
+        engine.start_replication_worker_if_needed();
         // Statistics are folded by this process alone on embedded storage,
         // by the lease holder's upkeep on shared storage (cluster.rs).
         if engine.storage.shared() {

@@ -64,6 +64,10 @@ pub enum Holder {
     Batch,
     /// A TransactGetItems: shared with other readers.
     Read,
+    /// Another region's write to an MRSC replica (replication/strong.rs):
+    /// never waits, under any conflict policy, so two regions writing one
+    /// item cannot wait for each other.
+    Proposal,
 }
 
 impl Holder {
@@ -76,6 +80,7 @@ impl Holder {
         match self {
             Holder::Transaction | Holder::Write => held == Holder::Transaction,
             Holder::Batch => false,
+            Holder::Proposal => true,
             Holder::Read => held.exclusive(),
         }
     }
@@ -293,7 +298,7 @@ impl LockTable {
                 return Outcome::Granted(Grant { hash, id });
             }
             let rejected = wanted.item
-                && self.policy == ConflictPolicy::Reject
+                && (self.policy == ConflictPolicy::Reject || holder == Holder::Proposal)
                 && holder.rejected_by(entry.holder());
             if rejected || failing {
                 held.remove_if_unused(hash, id);

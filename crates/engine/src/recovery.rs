@@ -279,7 +279,7 @@ impl Engine {
                 self.purge_backup(id)?;
             }
             // Not past what a Kinesis destination has yet to deliver.
-            let keep_from = keep_from.min(self.kinesis_floor(table)?);
+            let keep_from = keep_from.min(self.consumers_floor(table)?);
             self.trim_log(table.id, keep_from)?;
         }
     }

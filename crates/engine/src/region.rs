@@ -78,6 +78,23 @@ impl Engine {
             .unwrap_or_else(|| self.region.clone())
     }
 
+    /// The region of the table whose catalog name is `key`.
+    pub(crate) fn region_of<'a>(&'a self, key: &'a str) -> &'a str {
+        match split_namespace(key).1.split_once('/') {
+            Some((region, _)) => region,
+            None => &self.region,
+        }
+    }
+
+    /// The scope (region, namespace) requests to the table whose catalog
+    /// name is `key` run in.
+    pub(crate) fn scope_of(&self, key: &str) -> RequestScope {
+        RequestScope {
+            region: Some(self.region_of(key).to_string()),
+            namespace: split_namespace(key).0.map(str::to_string),
+        }
+    }
+
     /// The catalog name of table `name` in `region`.
     pub(crate) fn catalog_name_in(&self, region: &str, name: &str) -> String {
         match request_namespace() {

@@ -545,6 +545,8 @@ fn restored_record(
         ttl_attribute: None,
         recovery: None,
         kinesis: Vec::new(),
+        // A restored table is not a replica (DynamoDB restores plain tables).
+        global: None,
         next_index_id: schema.next_index_id,
     };
     Ok((record, dropped))

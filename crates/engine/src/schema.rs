@@ -138,6 +138,18 @@ pub struct TableDescription {
     /// is still filling the table (TableStatus CREATING until it ends).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restore_summary: Option<RestoreSummary>,
+    /// Global tables (replication/): the other replicas, the version, the
+    /// consistency mode and the witnesses, from the replication group.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replicas: Option<Vec<serde_json::Value>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub global_table_version: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub multi_region_consistency: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub global_table_witnesses: Option<Vec<serde_json::Value>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub global_table_settings_replication_mode: Option<String>,
 }
 
 /// DescribeTable's `RestoreSummary`.

@@ -225,7 +225,7 @@ impl Engine {
         if table.recovery().is_some() {
             return Ok(());
         }
-        let point = self.trim_point(table)?.min(self.kinesis_floor(table)?);
+        let point = self.trim_point(table)?.min(self.consumers_floor(table)?);
         if point > table.log_reclaimed_to.load(Ordering::Relaxed) {
             self.trim_log(table.id, point)?;
             table.log_reclaimed_to.store(point, Ordering::Relaxed);

@@ -315,3 +315,85 @@ impl DestinationStatus {
         }
     }
 }
+
+/// A global table's replication group (replication/), as every replica's
+/// catalog record keeps it: the same group in each region, pushed to the
+/// others by the region that changes it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GlobalTable {
+    /// GlobalTableVersion: "2019.11.21", or "2017.11.29" for groups made
+    /// by CreateGlobalTable.
+    pub version: String,
+    /// MultiRegionConsistency STRONG (MRSC) rather than EVENTUAL.
+    #[serde(default)]
+    pub strong: bool,
+    /// Every region that holds a replica, this one included, in the order
+    /// they joined.
+    pub replicas: Vec<ReplicaState>,
+    /// MRSC witnesses: regions that hold the replication log, not a table.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub witnesses: Vec<ReplicaState>,
+    /// GlobalTableSettingsReplicationMode (None: ENABLED, the default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settings_mode: Option<String>,
+    /// CreateTable's GlobalTableSourceArn, on a replica made that way.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_arn: Option<String>,
+    #[serde(default)]
+    pub disassociation_protection: bool,
+    /// When the group was formed (seconds).
+    pub created: f64,
+}
+
+/// One region of a replication group.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReplicaState {
+    pub region: String,
+    /// ReplicaStatus (or WitnessStatus): CREATING, ACTIVE, UPDATING, DELETING.
+    pub status: String,
+    /// Per-replica settings as the client gave them (KMSMasterKeyId,
+    /// ProvisionedThroughputOverride, OnDemandThroughputOverride,
+    /// GlobalSecondaryIndexes, TableClassOverride), shown by DescribeTable.
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub settings: serde_json::Map<String, serde_json::Value>,
+}
+
+impl GlobalTable {
+    /// The group's entry for `region`.
+    pub fn replica(&self, region: &str) -> Option<&ReplicaState> {
+        self.replicas.iter().find(|r| r.region == region)
+    }
+}
+
+/// Fills DescribeTable's global-table members from `group`, as the replica
+/// in `own` region shows them: Replicas lists the other regions.
+pub fn describe_global(
+    description: &mut crate::schema::TableDescription,
+    group: &GlobalTable,
+    own: &str,
+) {
+    use serde_json::{json, Value};
+    let replicas: Vec<Value> = (group.replicas.iter())
+        .filter(|r| r.region != own)
+        .map(|r| {
+            let mut shown = json!({ "RegionName": r.region, "ReplicaStatus": r.status });
+            for (name, value) in &r.settings {
+                shown[name] = value.clone();
+            }
+            shown
+        })
+        .collect();
+    description.replicas = Some(replicas);
+    description.global_table_version = Some(group.version.clone());
+    let mode = if group.strong { "STRONG" } else { "EVENTUAL" };
+    description.multi_region_consistency = Some(mode.into());
+    if !group.witnesses.is_empty() {
+        let witnesses = (group.witnesses.iter())
+            .map(|w| json!({ "RegionName": w.region, "WitnessStatus": w.status }))
+            .collect();
+        description.global_table_witnesses = Some(witnesses);
+    }
+    description.global_table_settings_replication_mode = group.settings_mode.clone();
+}

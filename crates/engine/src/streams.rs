@@ -133,8 +133,8 @@ impl Engine {
                 continue;
             }
             let logged = Logged { stream, recovery };
-            let Some(record) =
-                change_record(&write.table, logged, write, (source, micros), &self.region)
+            let region = self.region_of(&write.table.catalog_name);
+            let Some(record) = change_record(&write.table, logged, write, (source, micros), region)
             else {
                 continue;
             };
@@ -158,6 +158,15 @@ impl Engine {
             ));
         }
         out
+    }
+
+    /// The lowest sequence number a consumer of the table's log (a Kinesis
+    /// destination, another region's replica) has not passed (u64::MAX:
+    /// none): the log is kept from there on, however old.
+    pub(crate) fn consumers_floor(&self, table: &Table) -> ferrodyn_types::Result<u64> {
+        Ok(self
+            .kinesis_floor(table)?
+            .min(self.replication_floor(table)?))
     }
 
     /// The highest sequence number a reader may read up to: every record
@@ -320,6 +329,7 @@ fn change_record<'w>(
             keys_bytes,
             new_bytes,
             old_bytes,
+            version: write.version.as_ref().map(|v| &v.new),
         }),
     })
 }
@@ -344,7 +354,7 @@ pub(crate) struct ChangeRecord<'w> {
     user_identity: Option<Value>,
     /// [`RECOVERY_MEMBER`]: present when point-in-time recovery logs it.
     #[serde(rename = "ferrodyn", skip_serializing_if = "Option::is_none")]
-    recovery: Option<RecoveryFacts>,
+    recovery: Option<RecoveryFacts<'w>>,
 }
 
 #[derive(serde::Serialize)]
@@ -363,13 +373,17 @@ struct ChangeBody<'w> {
 
 #[derive(serde::Serialize)]
 #[serde(rename_all = "camelCase")]
-struct RecoveryFacts {
+struct RecoveryFacts<'w> {
     commit_millis: u64,
     /// Kinesis destinations with MICROSECOND precision (kinesis.rs).
     commit_micros: u64,
     keys_bytes: usize,
     new_bytes: usize,
     old_bytes: usize,
+    /// Global tables: the change's item version, whose region says where
+    /// it was made (replication/ sends a region's own changes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    version: Option<&'w crate::replication::ItemVersion>,
 }
 
 /// The member of a log record that only point-in-time recovery reads.
@@ -405,7 +419,7 @@ pub(crate) fn project(record: &mut Value, view_type: &str) {
 }
 
 /// Item equality for "did anything change": sets compare as sets.
-fn same_item(a: &Item, b: &Item) -> bool {
+pub(crate) fn same_item(a: &Item, b: &Item) -> bool {
     a.len() == b.len()
         && a.iter()
             .all(|(k, v)| b.get(k).is_some_and(|w| v.dynamo_eq(w)))

@@ -11,7 +11,9 @@ use crate::index::{Index, IndexKind, IndexState};
 use crate::keys::KeySchema;
 use crate::schema::{BillingMode, ResourcePolicy, TableDescription};
 pub use crate::shared::TableStats;
-use crate::shared::{InsightsState, KinesisDestination, PartitionMap, PitrSettings, StreamInfo};
+use crate::shared::{
+    GlobalTable, InsightsState, KinesisDestination, PartitionMap, PitrSettings, StreamInfo,
+};
 use crate::throughput::{Capacity, Throughput};
 use crate::usage::UsageLedger;
 use parking_lot::RwLock;
@@ -48,6 +50,14 @@ pub struct Table {
     /// Whether one of them delivers: writes then log whole changes, as
     /// for recovery (read on every write, so not behind the lock).
     kinesis_delivers: AtomicBool,
+    /// The global table's replication group, when the table is a replica
+    /// (replication/); every write then carries an item version.
+    /// (With the table's own region, which DescribeTable leaves out of Replicas.)
+    global: RwLock<Option<Arc<(GlobalTable, String)>>>,
+    /// Whether `global` is set, and whether its group is MRSC (read on
+    /// every write, so not behind the lock).
+    replicated: AtomicBool,
+    strong: AtomicBool,
     /// The table's streams, oldest first; the last one may be enabled.
     streams: RwLock<Vec<StreamInfo>>,
     /// Contributor Insights of the table ("") and its global indexes, by
@@ -125,6 +135,9 @@ impl Table {
             recovery: RwLock::new(None),
             kinesis: RwLock::new(Vec::new()),
             kinesis_delivers: AtomicBool::new(false),
+            global: RwLock::new(None),
+            replicated: AtomicBool::new(false),
+            strong: AtomicBool::new(false),
             next_index_id: std::sync::atomic::AtomicU32::new(1),
             item_count: AtomicI64::new(stats.item_count),
             size_bytes: AtomicI64::new(stats.size_bytes),
@@ -160,6 +173,15 @@ impl Table {
                 }
             }
         }
+        // Shown from the group alone (a stored description may hold old ones).
+        description.replicas = None;
+        description.global_table_version = None;
+        description.multi_region_consistency = None;
+        description.global_table_witnesses = None;
+        description.global_table_settings_replication_mode = None;
+        if let Some(global) = self.global.read().as_ref() {
+            crate::shared::describe_global(&mut description, &global.0, &global.1);
+        }
         description
     }
 
@@ -190,9 +212,41 @@ impl Table {
     }
 
     /// Whether writes must log their whole change (both images, commit
-    /// time): for point-in-time recovery or a Kinesis destination.
+    /// time): for point-in-time recovery, a Kinesis destination or the
+    /// replicas of a global table.
     pub fn logs_whole_changes(&self) -> bool {
-        self.kinesis_delivers.load(Ordering::Relaxed) || self.recovery.read().is_some()
+        self.kinesis_delivers.load(Ordering::Relaxed)
+            || self.replicated.load(Ordering::Relaxed)
+            || self.recovery.read().is_some()
+    }
+
+    /// The replication group of a global table's replica.
+    pub fn global(&self) -> Option<GlobalTable> {
+        self.global.read().as_ref().map(|g| g.0.clone())
+    }
+
+    /// Whether the table is a replica of a global table.
+    pub fn is_replicated(&self) -> bool {
+        self.replicated.load(Ordering::Relaxed)
+    }
+
+    /// Whether the table is a replica of an MRSC global table.
+    pub fn is_strong(&self) -> bool {
+        self.strong.load(Ordering::Relaxed)
+    }
+
+    /// Whether this is a witness's copy: it serves no request.
+    pub fn is_witness(&self) -> bool {
+        let global = self.global.read();
+        (global.as_ref()).is_some_and(|g| g.0.witnesses.iter().any(|w| w.region == g.1))
+    }
+
+    /// Sets the replication group; `region` is the table's own.
+    pub(crate) fn set_global(&self, global: Option<GlobalTable>, region: &str) {
+        self.replicated.store(global.is_some(), Ordering::Relaxed);
+        let strong = global.as_ref().is_some_and(|g| g.strong);
+        self.strong.store(strong, Ordering::Relaxed);
+        *self.global.write() = global.map(|g| Arc::new((g, region.to_string())));
     }
 
     /// The table's Kinesis streaming destinations, oldest first.

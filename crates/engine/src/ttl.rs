@@ -27,6 +27,9 @@ impl Engine {
     pub fn update_ttl(&self, table_name: &str, enabled: bool, attribute: &str) -> Result<()> {
         let _guard = self.catalog_lock.lock();
         let table = self.table_to_change(table_name)?;
+        if enabled {
+            self.check_not_strong(&table, "Time to Live")?;
+        }
         self.check_table_operations()?;
         // AWS's wording, as recorded live in 2026-10 (ack-api-quirks
         // DDB-TABLE-442): enabling again is "already enabled", naming another

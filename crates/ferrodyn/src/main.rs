@@ -7,6 +7,7 @@
 mod cli;
 mod console;
 mod kinesis;
+mod peers;
 mod s3;
 mod serve;
 

@@ -64,6 +64,13 @@ pub struct ServeArgs {
     /// DynamoDB Local, any credentials are accepted.
     #[arg(long = "credentials", value_name = "ID:SECRET")]
     credentials: Vec<String>,
+    /// Another Ferrodyn server that holds REGION of this server's global
+    /// tables (repeatable): UpdateTable's ReplicaUpdates for REGION create
+    /// the replica there, and changes replicate to it. The servers sign
+    /// their calls with the first --credentials key, which they share.
+    /// Regions without a peer are held by this server.
+    #[arg(long = "peer", value_name = "REGION=URL")]
+    peers: Vec<String>,
     /// Reject requests whose X-Amz-Date is more than 15 minutes from the
     /// server's clock, as DynamoDB does (off by default: signatures are not
     /// verified, and benchmarks replay fixed timestamps).
@@ -324,6 +331,15 @@ fn open_engine(args: &ServeArgs, faults: &Faults) -> Result<Arc<Engine>, String>
     }
     // Destinations a stop left live deliver again (or fail, without an endpoint).
     engine.set_kinesis(crate::kinesis::client(&args.kinesis_endpoint, &args.region));
+    // Global tables' other regions, where other servers hold them.
+    let peers = crate::peers::parse(&args.peers, &args.region)?;
+    let key = (args.credentials.first())
+        .and_then(|spec| spec.split_once(':'))
+        .map(|(id, secret)| (id.to_string(), secret.to_string()));
+    engine.set_peers(
+        peers,
+        std::sync::Arc::new(crate::peers::PeerClient::new(key)),
+    );
     // Exports and imports a stop cut short go on (or fail, without a store).
     engine.resume_transfers().map_err(|e| e.to_string())?;
     if args.ttl_interval > 0.0 {

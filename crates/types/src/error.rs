@@ -54,6 +54,13 @@ pub enum ErrorKind {
     TrimmedDataAccess,
     /// No resource-based policy (or not the expected revision).
     PolicyNotFound,
+    /// Global tables: a concurrent write of the item in another region
+    /// (MRSC), and the legacy (2017.11.29) operations' own errors.
+    ReplicatedWriteConflict,
+    GlobalTableAlreadyExists,
+    GlobalTableNotFound,
+    ReplicaAlreadyExists,
+    ReplicaNotFound,
     InternalServerError,
 }
 
@@ -99,6 +106,11 @@ impl ErrorKind {
             ErrorKind::ImportNotFound => "ImportNotFoundException",
             ErrorKind::TrimmedDataAccess => "TrimmedDataAccessException",
             ErrorKind::PolicyNotFound => "PolicyNotFoundException",
+            ErrorKind::ReplicatedWriteConflict => "ReplicatedWriteConflictException",
+            ErrorKind::GlobalTableAlreadyExists => "GlobalTableAlreadyExistsException",
+            ErrorKind::GlobalTableNotFound => "GlobalTableNotFoundException",
+            ErrorKind::ReplicaAlreadyExists => "ReplicaAlreadyExistsException",
+            ErrorKind::ReplicaNotFound => "ReplicaNotFoundException",
             ErrorKind::InternalServerError => "InternalServerError",
         }
     }

@@ -81,6 +81,9 @@ impl Api<'_> {
             return Err(refused);
         }
         self.engine.admit_key(&table, key, Capacity::Read)?;
+        if consistent {
+            self.engine.read_barrier(&table)?; // MRSC (replication/strong.rs)
+        }
         let item = self.engine.get_item(&table, key)?;
         let units = read_units(item.as_ref().map_or(0, |s| s.size), consistent);
         table.charge(Capacity::Read, units);

@@ -71,6 +71,9 @@ impl Api<'_> {
         mut leave: impl FnMut() -> bool,
     ) -> Result<BatchGetTable> {
         let table = self.engine.table_for_items(table_name)?;
+        if consistent {
+            self.engine.read_barrier(&table)?; // MRSC (replication/strong.rs)
+        }
         let mut seen: Vec<Vec<u8>> = Vec::with_capacity(keys.len());
         for key in keys {
             table.schema.validate_key(key)?;
@@ -185,6 +188,9 @@ impl Api<'_> {
     /// snapshot of the items. Each Get costs twice a strongly consistent
     /// read, a missing item too.
     pub fn transact_get_items(&self, gets: &[(Arc<Table>, Item)]) -> Result<TransactGetOutput> {
+        for (table, _) in gets {
+            self.engine.check_not_strong(table, "TransactGetItems")?;
+        }
         for (table, key) in gets {
             table.throughput.admit(Capacity::Read)?;
             self.engine.admit_key(table, key, Capacity::Read)?;
@@ -220,6 +226,9 @@ impl Api<'_> {
         before_commit: impl FnOnce() -> Result<()>,
         hold: Option<std::time::Duration>,
     ) -> Result<TransactWriteOutput> {
+        for action in actions.iter().flatten() {
+            (self.engine).check_not_strong(&action.table, "TransactWriteItems")?;
+        }
         if let Some((token, fingerprint)) = token {
             if let Claim::Replay(units) = self.engine.tokens.claim(token, fingerprint)? {
                 return Ok(TransactWriteOutput::Replayed { units });

@@ -44,6 +44,9 @@ impl Api<'_> {
         let range = query_range(read.table, read.index, keys, start_key, forward)?;
         read.table.admit_read(read.index)?;
         let partition = (self.engine).admit_query(read.table, read.index, &keys.hash)?;
+        if read.consistent {
+            self.engine.read_barrier(read.table)?; // MRSC (replication/strong.rs)
+        }
         let mut page = self.engine.read_page(
             read.table,
             read.index,
@@ -76,6 +79,9 @@ impl Api<'_> {
         // it starts in (it may run on into the next; a simplification).
         let partition = start.first_hash();
         (self.engine).admit_partition(read.table, read.index, Capacity::Read, partition)?;
+        if read.consistent {
+            self.engine.read_barrier(read.table)?; // MRSC (replication/strong.rs)
+        }
         let mut page = self.engine.read_page(
             read.table,
             read.index,

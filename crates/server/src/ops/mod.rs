@@ -29,6 +29,7 @@ mod put_item;
 mod query;
 mod reads;
 mod registry;
+mod replicas;
 mod resource_policy;
 mod scan;
 mod streams;

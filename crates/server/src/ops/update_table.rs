@@ -4,6 +4,7 @@
 //! deleted per call, as DynamoDB allows.
 
 use crate::ops::common::ResponseBody;
+use crate::ops::replicas;
 use crate::ops::table_schema::{
     attribute_definitions, check_definitions, check_index, check_stream, check_throughput, indexes,
     RawAttributeDefinition, RawIndex, RawStreamSpecification, RawThroughput, Throughput,
@@ -29,7 +30,9 @@ pub struct Request {
     table_class: Option<String>,
     global_secondary_index_updates: Option<Vec<IndexUpdate>>,
     attribute_definitions: Option<Vec<RawAttributeDefinition>>,
-    replica_updates: Option<serde_json::Value>,
+    replica_updates: Option<Vec<replicas::RawReplicaUpdate>>,
+    multi_region_consistency: Option<String>,
+    global_table_witness_updates: Option<Vec<replicas::RawWitnessUpdate>>,
 }
 
 #[derive(Deserialize)]
@@ -65,6 +68,25 @@ pub fn run(engine: &Arc<Engine>, request: Request) -> Result<Vec<u8>> {
     let checked = check(&request)?;
     let name = checked.name.as_str();
     let changes_capacity = checked.billing_mode.is_some() || checked.provisioned.is_some();
+    let global = replicas::GlobalRequest {
+        table_name: name,
+        replica_updates: request.replica_updates,
+        multi_region_consistency: request.multi_region_consistency,
+        witness_updates: request.global_table_witness_updates,
+    };
+    if global.present() {
+        let others = changes_capacity
+            || checked.stream.is_some()
+            || request.table_class.is_some()
+            || request.deletion_protection_enabled.is_some()
+            || request.global_secondary_index_updates.is_some();
+        if others {
+            return Err(DynamoError::validation(
+                "Ferrodyn does not apply ReplicaUpdates together with other table changes: send them as two UpdateTable calls",
+            ));
+        }
+        return replicas::run(engine, global);
+    }
     let mut index_throughput = Vec::new();
     if let Some(updates) = request
         .global_secondary_index_updates
@@ -74,11 +96,6 @@ pub fn run(engine: &Arc<Engine>, request: Request) -> Result<Vec<u8>> {
             return index_update(engine, name, updates, request.attribute_definitions);
         }
         index_throughput = capacity_index_updates(updates)?;
-    }
-    if request.replica_updates.is_some() {
-        return Err(DynamoError::validation(
-            "ReplicaUpdates (global tables) are not supported by Ferrodyn",
-        ));
     }
     let current = engine.table(name)?.describe();
     check_billing(&current, checked.billing_mode, checked.provisioned)?;
@@ -273,6 +290,12 @@ fn check_stream_change(current: &TableDescription, stream: &StreamSpecification)
     if stream.stream_enabled && currently {
         return Err(DynamoError::validation(format!(
             "Table already has an enabled stream: TableName: {}",
+            current.table_name
+        )));
+    }
+    if !stream.stream_enabled && current.replicas.is_some() {
+        return Err(DynamoError::validation(format!(
+            "Table {} is a replica of a global table: its stream cannot be disabled",
             current.table_name
         )));
     }

@@ -17,6 +17,8 @@
 //! | `GET /ferrodyn/partitions?table=T` | table T's partitions, its global indexes' and its stream's shards (below) |
 //! | `GET /ferrodyn/insights?table=T[&index=I][&minutes=N]` | Contributor Insights of T (or its index I): status, mode and the top 10 keys of each rule (PKC, SKC, PKT, SKT: `[{"key": [values], "value"}]`) over the last N minutes (default 60) |
 //! | `GET /ferrodyn/destinations?table=T` (or `/ferrodyn/destinations/T`) | T's Kinesis destinations as Ferrodyn sees them: status, last error, AgeOfOldestUnreplicatedRecord, counts |
+//! | `GET /ferrodyn/replication?table=T` (or `/ferrodyn/replication/T`) | T's replication to the other regions of its global table: per region, ReplicationLatency (last, p50, p99), the age of the oldest change not yet applied there, changes sent, fill progress, last error |
+//! | `POST /ferrodyn/replication` | a message from another Ferrodyn server holding a region of a global table (engine/src/replication/: apply changes, join or leave a group, MRSC proposals); signed with the servers' shared `--credentials` key |
 //!
 //! The namespace is the access key of the request's Authorization header,
 //! as for DynamoDB calls, when the server runs with `--namespaces
@@ -144,6 +146,8 @@ enum Route<'a> {
     /// `table`, `index` and `minutes`, as given.
     Insights(Option<String>, Option<String>, Option<String>),
     Destinations(Option<String>),
+    Replication(Option<String>),
+    Replicate,
 }
 
 impl<'a> Route<'a> {
@@ -169,6 +173,9 @@ impl<'a> Route<'a> {
             ("GET", ["destinations"]) => Route::Destinations(query_value(query, "table")),
             // The path form signs like any harness call (ferrodyn destinations).
             ("GET", ["destinations", table]) => Route::Destinations(Some(percent_decoded(table))),
+            ("GET", ["replication"]) => Route::Replication(query_value(query, "table")),
+            ("GET", ["replication", table]) => Route::Replication(Some(percent_decoded(table))),
+            ("POST", ["replication"]) => Route::Replicate,
             _ => return None,
         })
     }
@@ -206,6 +213,13 @@ impl<'a> Route<'a> {
                 })?;
                 engine.destination_report(table)
             }
+            Route::Replication(ref table) => {
+                let table = table.as_deref().ok_or_else(|| {
+                    DynamoError::validation("GET /ferrodyn/replication needs ?table=NAME")
+                })?;
+                engine.replication_report(table)
+            }
+            Route::Replicate => engine.handle_replication(body),
             Route::ClearFaults => {
                 let none = FaultConfig {
                     seed: None,

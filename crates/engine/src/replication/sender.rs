@@ -1,0 +1,514 @@
+//! Sending a replica's changes to the other regions of its group.
+//!
+//! Each replica keeps a durable cursor per other region (`'k' | table id |
+//! replica/<region>`): the first change-log sequence number not yet applied
+//! there. One background thread reads each table's log from each cursor up
+//! to the readable sequence, keeps the changes this region made (a change
+//! applied from elsewhere was sent by its own region), sends them as one
+//! [`Message::Apply`], and moves the cursor once the target answered: at
+//! least once, and harmless twice, since the target keeps the newer version.
+//! A target that cannot be reached is retried with a back-off; the cursor
+//! waits, and the log is kept below it (streams.rs `consumers_floor`), so a
+//! replica that comes back gets everything, however long it was away.
+//!
+//! A new replica is filled by the region that created it: its cursor
+//! starts with a fill position, and each round sends a page of the table's
+//! items with their versions, while the log from the cursor on carries
+//! what changes meanwhile; the replica becomes ACTIVE once the fill is done
+//! and the log is sent. On shared storage only the lease holder sends.
+
+use super::{address_in, Change, ItemVersion, Message};
+use crate::keyspace;
+use crate::shared::GlobalTable;
+use crate::stored::StoredItem;
+use crate::table::Table;
+use crate::Engine;
+use ferrodyn_storage::WriteOp;
+use ferrodyn_types::{Item, Result};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::{BTreeMap, VecDeque};
+use std::ops::Bound;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Log records read per Apply message.
+const LOG_PAGE: usize = 500;
+/// Items sent per fill message.
+const FILL_PAGE: usize = 256;
+/// Messages one target may take per round before others get a turn.
+const MESSAGES_PER_ROUND: usize = 20;
+/// Pause between rounds: short while there is work, longer when idle.
+const BUSY_TICK: Duration = Duration::from_millis(2);
+const IDLE_TICK: Duration = Duration::from_millis(20);
+/// First and longest pause after a failed delivery.
+const FIRST_BACKOFF: Duration = Duration::from_millis(100);
+const MAX_BACKOFF: Duration = Duration::from_secs(2);
+/// Latency samples kept per target.
+const SAMPLES: usize = 2048;
+/// The consumer-name prefix of replication cursors.
+const CONSUMER: &str = "replica/";
+
+/// A target region's durable cursor.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ReplicaCursor {
+    /// The first change-log sequence number not yet applied there.
+    pub next_seq: u64,
+    /// A replica being filled: the last item key sent (None: none yet).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fill: Option<Fill>,
+    /// The fill ended and the replica is not yet marked ACTIVE (only the
+    /// region that filled a replica marks it).
+    #[serde(default)]
+    pub filled: bool,
+    /// Changes applied there so far.
+    #[serde(default)]
+    pub sent: u64,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub(crate) struct Fill {
+    pub after: Option<Vec<u8>>,
+    pub items: u64,
+}
+
+/// What the sender knows of one target and does not store.
+#[derive(Default)]
+pub(crate) struct LinkState {
+    last_error: Option<String>,
+    retry_at: Option<Instant>,
+    backoff: Option<Duration>,
+    /// Replication latencies of recent changes (ms: applied there − committed here).
+    latencies: VecDeque<u64>,
+}
+
+fn consumer(region: &str) -> String {
+    format!("{CONSUMER}{region}")
+}
+
+impl Engine {
+    /// The cursors a replica of `group` in region `own` needs, as writes:
+    /// one per other region (new ones start at the lowest existing cursor,
+    /// so nothing a region already sent to its peers is missed, or at the
+    /// next sequence number; `fill_for`'s with a fill), and none for
+    /// regions gone. The caller holds the table's writes.
+    pub(crate) fn reconcile_cursors(
+        &self,
+        table: &Table,
+        group: Option<&GlobalTable>,
+        own: &str,
+        fill_for: Option<&str>,
+    ) -> Result<Vec<WriteOp>> {
+        let existing = self.replica_cursors(table.id)?;
+        let wanted: Vec<&str> = (group.iter())
+            .flat_map(|g| g.replicas.iter())
+            .filter(|r| r.region != own && r.status != "DELETING")
+            .map(|r| r.region.as_str())
+            .collect();
+        let boundary = self.sequence_boundary();
+        let floor = (existing.values())
+            .map(|c| c.next_seq)
+            .min()
+            .unwrap_or(boundary);
+        let mut ops = Vec::new();
+        for region in &wanted {
+            if existing.contains_key(*region) {
+                continue;
+            }
+            let filling = fill_for == Some(*region);
+            let cursor = ReplicaCursor {
+                next_seq: if filling { boundary } else { floor },
+                fill: filling.then(Fill::default),
+                filled: false,
+                sent: 0,
+            };
+            ops.push(cursor_put(table.id, region, &cursor));
+        }
+        for region in existing.keys().filter(|r| !wanted.contains(&r.as_str())) {
+            ops.push(WriteOp::Delete(keyspace::cursor_key(
+                table.id,
+                &consumer(region),
+            )));
+        }
+        Ok(ops)
+    }
+
+    /// The replication cursors of table `id`, by target region.
+    pub(crate) fn replica_cursors(&self, id: u64) -> Result<BTreeMap<String, ReplicaCursor>> {
+        let start = keyspace::cursor_key(id, CONSUMER);
+        let mut end = start.clone();
+        *end.last_mut().expect("a prefix") += 1;
+        let found = (self.storage)
+            .scan(
+                Bound::Included(&start),
+                Bound::Excluded(&end),
+                false,
+                usize::MAX,
+            )
+            .map_err(crate::storage_error)?;
+        let mut out = BTreeMap::new();
+        for (key, value) in found {
+            let region = String::from_utf8_lossy(&key[start.len()..]).into_owned();
+            let cursor = serde_json::from_slice(&value).map_err(crate::storage_error)?;
+            out.insert(region, cursor);
+        }
+        Ok(out)
+    }
+
+    /// The lowest sequence number a replication cursor of `table` still
+    /// needs (u64::MAX: none): the change log is kept from there on.
+    pub(crate) fn replication_floor(&self, table: &Table) -> Result<u64> {
+        if !table.is_replicated() {
+            return Ok(u64::MAX);
+        }
+        let cursors = self.replica_cursors(table.id)?;
+        Ok(cursors
+            .values()
+            .map(|c| c.next_seq)
+            .min()
+            .unwrap_or(u64::MAX))
+    }
+
+    /// Starts the sending thread if a table is replicated and it is not running.
+    pub(crate) fn start_replication_worker_if_needed(self: &Arc<Self>) {
+        let busy = self.tables.read().values().any(|t| t.is_replicated());
+        if !busy || self.replication.worker_started.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let engine = Arc::downgrade(self);
+        let spawned = std::thread::Builder::new()
+            .name("ferrodyn-replication".into())
+            .spawn(move || {
+                let mut tick = IDLE_TICK;
+                loop {
+                    std::thread::sleep(tick);
+                    let Some(engine) = engine.upgrade() else {
+                        return;
+                    };
+                    tick = match engine.tend_replicas() {
+                        Ok(true) => BUSY_TICK,
+                        Ok(false) => IDLE_TICK,
+                        Err(error) => {
+                            eprintln!("ferrodyn: replication failed: {error}");
+                            IDLE_TICK
+                        }
+                    };
+                }
+            });
+        if let Err(error) = spawned {
+            self.replication
+                .worker_started
+                .store(false, Ordering::SeqCst);
+            eprintln!("ferrodyn: cannot start the replication thread: {error}");
+        }
+    }
+
+    /// One round: every replica's targets get what they lack. Returns
+    /// whether anything was sent.
+    fn tend_replicas(self: &Arc<Self>) -> Result<bool> {
+        if !self.runs_background_work() {
+            return Ok(false);
+        }
+        let tables: Vec<Arc<Table>> = (self.tables.read().values())
+            .filter(|t| t.is_replicated())
+            .cloned()
+            .collect();
+        let mut sent = false;
+        for table in tables {
+            let group = table.global();
+            for (region, cursor) in self.replica_cursors(table.id)? {
+                let member = (group.as_ref())
+                    .and_then(|g| g.replica(&region))
+                    .is_some_and(|r| r.status != "DELETING");
+                if !member {
+                    // Left the group after this round read the cursors.
+                    let key = keyspace::cursor_key(table.id, &consumer(&region));
+                    self.write_retrying_conflicts(vec![WriteOp::Delete(key)])?;
+                    continue;
+                }
+                if self.replica_backing_off(table.id, &region) {
+                    continue;
+                }
+                match self.send_to(&table, &region, cursor) {
+                    Ok(progress) => {
+                        sent |= progress;
+                        self.note_link(table.id, &region, None);
+                    }
+                    Err(error) => self.note_link(table.id, &region, Some(error.message)),
+                }
+            }
+        }
+        Ok(sent)
+    }
+
+    /// Sends the log past `cursor`, then a fill page, to `region`; marks a
+    /// filled replica ACTIVE. Returns whether anything was sent.
+    fn send_to(
+        self: &Arc<Self>,
+        table: &Arc<Table>,
+        region: &str,
+        mut cursor: ReplicaCursor,
+    ) -> Result<bool> {
+        let own = self.region_of(&table.catalog_name).to_string();
+        let to = address_in(self, table, region);
+        let mut progress = false;
+        for _ in 0..MESSAGES_PER_ROUND {
+            let (changes, next) = self.log_changes(table, &own, cursor.next_seq)?;
+            if next == cursor.next_seq {
+                break;
+            }
+            if !changes.is_empty() {
+                let latest: Vec<u64> = changes.iter().map(|c| c.committed_ms).collect();
+                self.send(&Message::Apply {
+                    to: to.clone(),
+                    changes,
+                })?;
+                self.note_latencies(table.id, region, &latest);
+                cursor.sent += latest.len() as u64;
+            }
+            cursor.next_seq = next;
+            self.write_cursor(table.id, region, &cursor)?;
+            progress = true;
+        }
+        if let Some(fill) = cursor.fill.clone() {
+            cursor.fill = self.fill_page(table, &own, &to, fill)?;
+            cursor.filled = cursor.fill.is_none();
+            self.write_cursor(table.id, region, &cursor)?;
+            progress = true;
+        }
+        if cursor.filled && cursor.next_seq >= self.readable_sequence() {
+            self.set_replica_status(table, region, "ACTIVE")?;
+            cursor.filled = false;
+            self.write_cursor(table.id, region, &cursor)?;
+        }
+        Ok(progress)
+    }
+
+    /// This region's changes in the log from `from` up to the readable
+    /// sequence (one page), and the sequence number after the page.
+    fn log_changes(&self, table: &Table, own: &str, from: u64) -> Result<(Vec<Change>, u64)> {
+        let readable = self.readable_sequence();
+        if from >= readable {
+            return Ok((Vec::new(), from));
+        }
+        let start = keyspace::stream_record_key(table.id, from);
+        let end = keyspace::stream_record_key(table.id, readable);
+        let page = (self.storage)
+            .scan(
+                Bound::Included(&start),
+                Bound::Excluded(&end),
+                false,
+                LOG_PAGE,
+            )
+            .map_err(crate::storage_error)?;
+        let mut next = from;
+        let mut changes = Vec::new();
+        for (key, value) in page {
+            next = keyspace::stream_seq_of(&key).expect("record keys carry a sequence number") + 1;
+            let record: Value = serde_json::from_slice(&value).map_err(crate::storage_error)?;
+            if let Some(change) = change_to_send(&record, own, table.is_strong())? {
+                changes.push(change);
+            }
+        }
+        if next == from {
+            next = readable; // nothing logged below the readable sequence
+        }
+        Ok((changes, next))
+    }
+
+    /// Sends the next page of items to a replica being filled; None once
+    /// every item was sent.
+    fn fill_page(
+        self: &Arc<Self>,
+        table: &Table,
+        own: &str,
+        to: &super::Address,
+        mut fill: Fill,
+    ) -> Result<Option<Fill>> {
+        let prefix = keyspace::table_items(table.id);
+        let mut end = prefix.clone();
+        *end.last_mut().expect("a prefix") += 1;
+        let start = match &fill.after {
+            Some(after) => Bound::Excluded(after.as_slice()),
+            None => Bound::Included(prefix.as_slice()),
+        };
+        let page = (self.storage)
+            .scan(start, Bound::Excluded(&end), false, FILL_PAGE)
+            .map_err(crate::storage_error)?;
+        let full = page.len() == FILL_PAGE;
+        let mut changes = Vec::with_capacity(page.len());
+        for (key, value) in &page {
+            let item: Item = StoredItem::decode(value.clone())?.parse()?;
+            let stored = self
+                .storage
+                .get(&keyspace::version_key_of(key))
+                .map_err(crate::storage_error)?;
+            let version = (stored.as_deref().and_then(ItemVersion::decode))
+                .map(|(v, _)| v)
+                .unwrap_or(ItemVersion {
+                    micros: 0,
+                    origin: own.to_string(),
+                });
+            changes.push(Change {
+                key: table.schema.extract(&item),
+                image: Some(item),
+                version,
+                committed_ms: 0,
+            });
+        }
+        if !changes.is_empty() {
+            self.send(&Message::Apply {
+                to: to.clone(),
+                changes,
+            })?;
+        }
+        fill.items += page.len() as u64;
+        fill.after = page.last().map(|(key, _)| key.clone()).or(fill.after);
+        Ok(full.then_some(fill))
+    }
+
+    /// Sends `region` everything of the log it has not been sent (an MRSC
+    /// read barrier).
+    pub(crate) fn send_pending(self: &Arc<Self>, table: &Arc<Table>, region: &str) -> Result<()> {
+        loop {
+            let Some(cursor) = self.replica_cursors(table.id)?.remove(region) else {
+                return Ok(());
+            };
+            if cursor.next_seq >= self.readable_sequence() {
+                return Ok(());
+            }
+            self.send_to(table, region, cursor)?;
+        }
+    }
+
+    fn write_cursor(&self, table_id: u64, region: &str, cursor: &ReplicaCursor) -> Result<()> {
+        Ok(self.write_retrying_conflicts(vec![cursor_put(table_id, region, cursor)])?)
+    }
+
+    fn replica_backing_off(&self, table_id: u64, region: &str) -> bool {
+        let links = self.replication.links.lock();
+        (links.get(&(table_id, region.to_string())))
+            .and_then(|l| l.retry_at)
+            .is_some_and(|at| Instant::now() < at)
+    }
+
+    fn note_link(&self, table_id: u64, region: &str, error: Option<String>) {
+        let mut links = self.replication.links.lock();
+        let link = links.entry((table_id, region.to_string())).or_default();
+        match error {
+            None => {
+                link.backoff = None;
+                link.retry_at = None;
+            }
+            Some(error) => {
+                let backoff = link
+                    .backoff
+                    .map_or(FIRST_BACKOFF, |b| (b * 2).min(MAX_BACKOFF));
+                link.backoff = Some(backoff);
+                link.retry_at = Some(Instant::now() + backoff);
+                link.last_error = Some(error);
+            }
+        }
+    }
+
+    fn note_latencies(&self, table_id: u64, region: &str, committed: &[u64]) {
+        let now = self.clock.now_millis();
+        let mut links = self.replication.links.lock();
+        let link = links.entry((table_id, region.to_string())).or_default();
+        for ms in committed.iter().filter(|ms| **ms > 0) {
+            if link.latencies.len() == SAMPLES {
+                link.latencies.pop_front();
+            }
+            link.latencies.push_back(now.saturating_sub(*ms));
+        }
+    }
+
+    /// Ferrodyn's view of a table's replication (`GET
+    /// /ferrodyn/replication?table=T`, `ferrodyn replicas T`, the console):
+    /// per target region, what AWS shows in CloudWatch (ReplicationLatency,
+    /// p50/p99 of recent changes, and the age of the oldest change not yet
+    /// applied there), the changes sent, the fill's progress, the last error.
+    pub fn replication_report(&self, table_name: &str) -> Result<Value> {
+        let table = self.table(table_name)?;
+        let own = self.region_of(&table.catalog_name).to_string();
+        let group = table.global();
+        let mut targets = Vec::new();
+        for (region, cursor) in self.replica_cursors(table.id)? {
+            let pending = self.oldest_pending_age(&table, &own, cursor.next_seq)?;
+            let links = self.replication.links.lock();
+            let link = links.get(&(table.id, region.clone()));
+            let mut sorted: Vec<u64> = link
+                .map(|l| l.latencies.iter().copied().collect())
+                .unwrap_or_default();
+            sorted.sort_unstable();
+            let at = |q: f64| {
+                sorted
+                    .get(((sorted.len() as f64 - 1.0) * q).round() as usize)
+                    .copied()
+            };
+            targets.push(serde_json::json!({
+                "RegionName": region,
+                "ReplicaStatus": group.as_ref().and_then(|g| g.replica(&region)).map(|r| r.status.clone()),
+                "ReplicationLatencyMs": { "Last": link.and_then(|l| l.latencies.back().copied()),
+                    "P50": at(0.5), "P99": at(0.99), "Samples": sorted.len() },
+                "PendingAgeMs": pending,
+                "ChangesSent": cursor.sent,
+                "FillItemsSent": cursor.fill.as_ref().map(|f| f.items),
+                "LastError": link.and_then(|l| l.last_error.clone()),
+                "Failing": link.is_some_and(|l| l.backoff.is_some()),
+            }));
+        }
+        Ok(serde_json::json!({
+            "TableName": table.name,
+            "RegionName": own,
+            "GlobalTableVersion": group.as_ref().map(|g| g.version.clone()),
+            "MultiRegionConsistency": group.as_ref().map(|g| if g.strong { "STRONG" } else { "EVENTUAL" }),
+            "Targets": targets,
+        }))
+    }
+
+    /// Milliseconds since this region's oldest change not yet applied at a
+    /// target committed (0: none waiting).
+    fn oldest_pending_age(&self, table: &Table, own: &str, from: u64) -> Result<u64> {
+        let (changes, _) = self.log_changes(table, own, from)?;
+        let oldest = changes
+            .iter()
+            .map(|c| c.committed_ms)
+            .filter(|ms| *ms > 0)
+            .min();
+        Ok(oldest.map_or(0, |ms| self.clock.now_millis().saturating_sub(ms)))
+    }
+}
+
+fn cursor_put(table_id: u64, region: &str, cursor: &ReplicaCursor) -> WriteOp {
+    WriteOp::Put(
+        keyspace::cursor_key(table_id, &consumer(region)),
+        serde_json::to_vec(cursor).expect("plain data always serialises"),
+    )
+}
+
+/// The change a log record describes, if it is `own` region's to send: a
+/// change it made, or any change in an MRSC group (strong.rs).
+fn change_to_send(record: &Value, own: &str, strong: bool) -> Result<Option<Change>> {
+    let facts = &record[crate::streams::RECOVERY_MEMBER];
+    let Ok(version) = serde_json::from_value::<ItemVersion>(facts["version"].clone()) else {
+        return Ok(None); // logged before the table was replicated
+    };
+    if version.origin != own && !strong {
+        return Ok(None);
+    }
+    let body = &record["dynamodb"];
+    let key: Item = serde_json::from_value(body["Keys"].clone()).map_err(crate::storage_error)?;
+    let image = match record["eventName"].as_str() {
+        Some("REMOVE") => None,
+        _ => Some(serde_json::from_value(body["NewImage"].clone()).map_err(crate::storage_error)?),
+    };
+    Ok(Some(Change {
+        key,
+        image,
+        version,
+        committed_ms: facts["commitMillis"].as_u64().unwrap_or(0),
+    }))
+}
