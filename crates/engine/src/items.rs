@@ -432,7 +432,7 @@ pub struct PlannedWrite {
     /// False for a ConditionCheck, which reads but never writes.
     changes: bool,
     /// Global tables: how the write moves its item's version.
-    pub(crate) version: Option<crate::replication::VersionChange>,
+    pub(crate) version: Option<crate::shared::VersionChange>,
     /// How the write changes its item collection (tables with an LSI).
     pub(crate) collection: Option<CollectionChange>,
     /// The collection's size after the write, once admitted.
@@ -596,7 +596,7 @@ impl PlannedWrite {
     pub(crate) fn changes_item(&self) -> bool {
         match (&self.old, &self.new) {
             (None, None) => false,
-            (Some(old), Some(new)) => !crate::streams::same_item(old, new),
+            (Some(old), Some(new)) => !crate::shared::same_item(old, new),
             _ => true,
         }
     }

@@ -378,7 +378,16 @@ pub fn describe_global(
     let replicas: Vec<Value> = (group.replicas.iter())
         .filter(|r| r.region != own)
         .map(|r| {
-            let mut shown = json!({ "RegionName": r.region, "ReplicaStatus": r.status });
+            // The replica's table ARN: this one's in the replica's region.
+            let mut arn: Vec<&str> = description.table_arn.splitn(6, ':').collect();
+            if arn.len() == 6 {
+                arn[3] = &r.region;
+            }
+            let mut shown = json!({
+                "RegionName": r.region,
+                "ReplicaStatus": r.status,
+                "ReplicaArn": arn.join(":"),
+            });
             for (name, value) in &r.settings {
                 shown[name] = value.clone();
             }
@@ -396,4 +405,53 @@ pub fn describe_global(
         description.global_table_witnesses = Some(witnesses);
     }
     description.global_table_settings_replication_mode = group.settings_mode.clone();
+}
+
+/// Item versions of global tables (replication/versions.rs says how they
+/// are made and compared).
+/// One change's version: its time (µs) and its region.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct ItemVersion {
+    pub micros: u64,
+    pub origin: String,
+}
+
+/// How a planned write changes its item's version.
+#[derive(Clone, Debug)]
+pub struct VersionChange {
+    /// The version key (`'v'`).
+    pub key: Vec<u8>,
+    /// The version stored before the write (None: the item never had one).
+    pub stored: Option<ItemVersion>,
+    /// The version the write stores.
+    pub new: ItemVersion,
+    /// A replicated change: its version is stored even when the item's
+    /// image does not change, so every replica ends with the same one.
+    pub replicated: bool,
+}
+
+impl ItemVersion {
+    /// The stored form: µs (8 bytes, big-endian), a tombstone flag, the region.
+    pub fn encode(&self, deleted: bool) -> Vec<u8> {
+        let mut out = Vec::with_capacity(9 + self.origin.len());
+        out.extend_from_slice(&self.micros.to_be_bytes());
+        out.push(u8::from(deleted));
+        out.extend_from_slice(self.origin.as_bytes());
+        out
+    }
+
+    /// A stored version (and whether it is a tombstone).
+    pub fn decode(bytes: &[u8]) -> Option<(ItemVersion, bool)> {
+        let micros = u64::from_be_bytes(bytes.get(..8)?.try_into().ok()?);
+        let deleted = *bytes.get(8)? == 1;
+        let origin = String::from_utf8(bytes.get(9..)?.to_vec()).ok()?;
+        Some((ItemVersion { micros, origin }, deleted))
+    }
+}
+
+/// Item equality for "did anything change": sets compare as sets.
+pub fn same_item(a: &ferrodyn_types::Item, b: &ferrodyn_types::Item) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .all(|(k, v)| b.get(k).is_some_and(|w| v.dynamo_eq(w)))
 }

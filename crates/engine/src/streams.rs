@@ -272,7 +272,7 @@ fn change_record<'w>(
     let (old, new) = (write.old.as_ref(), write.new.as_ref());
     let event = match (old, new) {
         (None, None) => return None,
-        (Some(o), Some(n)) if same_item(o, n) => return None,
+        (Some(o), Some(n)) if crate::shared::same_item(o, n) => return None,
         (None, Some(_)) => "INSERT",
         (Some(_), Some(_)) => "MODIFY",
         (Some(_), None) => "REMOVE",
@@ -383,7 +383,7 @@ struct RecoveryFacts<'w> {
     /// Global tables: the change's item version, whose region says where
     /// it was made (replication/ sends a region's own changes).
     #[serde(skip_serializing_if = "Option::is_none")]
-    version: Option<&'w crate::replication::ItemVersion>,
+    version: Option<&'w crate::shared::ItemVersion>,
 }
 
 /// The member of a log record that only point-in-time recovery reads.
@@ -416,13 +416,6 @@ pub(crate) fn project(record: &mut Value, view_type: &str) {
         + if with_old { bytes("oldBytes") } else { 0 };
     body_map.insert("SizeBytes".into(), json!(size));
     body_map.insert("StreamViewType".into(), json!(view_type));
-}
-
-/// Item equality for "did anything change": sets compare as sets.
-pub(crate) fn same_item(a: &Item, b: &Item) -> bool {
-    a.len() == b.len()
-        && a.iter()
-            .all(|(k, v)| b.get(k).is_some_and(|w| v.dynamo_eq(w)))
 }
 
 /// One stored record and its sequence number.

@@ -331,6 +331,7 @@ impl Engine {
             }
             *table.catalog_bytes.write() = bytes;
         }
+        self.note_strong_groups();
         self.start_replication_worker_if_needed();
         Ok(())
     }

@@ -64,6 +64,9 @@ pub(crate) struct ReplicationState {
     peers: RwLock<BTreeMap<String, String>>,
     link: RwLock<Option<Arc<dyn PeerLink>>>,
     pub(crate) worker_started: AtomicBool,
+    /// An MRSC group here has a region another server holds: item requests
+    /// then wait for the network, off the server's async workers.
+    remote_strong: AtomicBool,
     /// The engine itself, for sends made where only `&Engine` is at hand
     /// (an MRSC write's proposals, from the commit path).
     pub(crate) me: RwLock<std::sync::Weak<Engine>>,
@@ -145,7 +148,32 @@ impl Engine {
     pub fn set_peers(self: &Arc<Self>, peers: BTreeMap<String, String>, link: Arc<dyn PeerLink>) {
         *self.replication.peers.write() = peers;
         *self.replication.link.write() = Some(link);
+        self.note_strong_groups();
         self.start_replication_worker_if_needed();
+    }
+
+    /// Whether item requests may wait for another server (an MRSC group
+    /// with a region a peer holds): the server runs them on its blocking
+    /// pool then, as it does writes that wait for an fsync.
+    pub fn items_wait_for_peers(&self) -> bool {
+        self.replication
+            .remote_strong
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Notes whether a strong group of a table here has a remote region.
+    pub(crate) fn note_strong_groups(&self) {
+        let peers = self.replication.peers.read();
+        let remote = (self.tables.read().values()).any(|t| {
+            (t.global()).is_some_and(|g| {
+                g.strong
+                    && g.replicas
+                        .iter()
+                        .chain(&g.witnesses)
+                        .any(|r| peers.contains_key(&r.region))
+            })
+        });
+        (self.replication.remote_strong).store(remote, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// The regions other servers hold, and their URLs.

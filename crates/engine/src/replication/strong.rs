@@ -32,7 +32,7 @@ use super::{address_in, Change, ItemVersion, Message};
 use crate::items::PlannedWrite;
 use crate::locks::{Holder, LockKey};
 use crate::schema::TableDescription;
-use crate::shared::ReplicaState;
+use crate::shared::{GlobalTable, ReplicaState};
 use crate::table::Table;
 use crate::Engine;
 use ferrodyn_types::{DynamoError, ErrorKind, Result};
@@ -51,18 +51,6 @@ impl Engine {
         table: &Arc<Table>,
         update: GroupUpdate,
     ) -> Result<TableDescription> {
-        let own = self.region_of(&table.catalog_name).to_string();
-        let mut creates = Vec::new();
-        for action in &update.replicas {
-            match action {
-                ReplicaAction::Create { region, settings } => creates.push((region, settings)),
-                _ => {
-                    return Err(mrsc_error(
-                        "Only replica Create actions can be given with MultiRegionConsistency",
-                    ))
-                }
-            }
-        }
         if update.strong != Some(true) {
             if !update.witnesses.is_empty() {
                 return Err(mrsc_error(
@@ -81,41 +69,14 @@ impl Engine {
                 "The consistency mode of an existing global table cannot be changed",
             ));
         }
-        let witnesses: Vec<&String> = (update.witnesses.iter())
-            .filter(|(_, create)| *create)
-            .map(|(region, _)| region)
-            .collect();
-        if update.witnesses.iter().any(|(_, create)| !create) || witnesses.len() > 1 {
-            return Err(mrsc_error("A global table with multi-Region strong consistency has at most one witness, created with it"));
-        }
-        if 1 + creates.len() + witnesses.len() != MRSC_REGIONS {
-            return Err(mrsc_error("A global table with multi-Region strong consistency spans exactly three regions: three replicas, or two replicas and a witness"));
-        }
+        let own = self.region_of(&table.catalog_name).to_string();
+        let group = self.strong_group(&own, &update)?;
         self.check_strong_candidate(table)?;
-        let mut group = self.new_group(&own, true);
-        for (region, settings) in &creates {
-            group.replicas.push(ReplicaState {
-                region: region.to_string(),
-                status: "ACTIVE".into(),
-                settings: (*settings).clone(),
-            });
-        }
-        for region in &witnesses {
-            group.witnesses.push(ReplicaState {
-                region: region.to_string(),
-                status: "ACTIVE".into(),
-                settings: Default::default(),
-            });
-        }
         // The table is empty: no fill; each region joins with the whole group.
         self.ensure_replication_stream(table)?;
         let table = &self.table(&table.name)?;
         let description = Box::new(table.describe());
-        let others = group
-            .replicas
-            .iter()
-            .chain(&group.witnesses)
-            .filter(|r| r.region != own);
+        let others = (group.replicas.iter().chain(&group.witnesses)).filter(|r| r.region != own);
         for replica in others {
             let to = address_in(self, table, &replica.region);
             self.send(&Message::Join {
@@ -126,6 +87,35 @@ impl Engine {
         }
         self.commit_group(table, Some(group), None)?;
         Ok(self.table(&table.name)?.describe())
+    }
+
+    /// The MRSC group an UpdateTable asks for: this region, the replicas it
+    /// creates and its witness, three regions in all.
+    fn strong_group(&self, own: &str, update: &GroupUpdate) -> Result<GlobalTable> {
+        let mut group = self.new_group(own, true);
+        let member = |region: &str, settings| ReplicaState {
+            region: region.to_string(),
+            status: "ACTIVE".into(),
+            settings,
+        };
+        for action in &update.replicas {
+            let ReplicaAction::Create { region, settings } = action else {
+                return Err(mrsc_error(
+                    "Only replica Create actions can be given with MultiRegionConsistency",
+                ));
+            };
+            group.replicas.push(member(region, settings.clone()));
+        }
+        for (region, create) in &update.witnesses {
+            if !create || !group.witnesses.is_empty() {
+                return Err(mrsc_error("A global table with multi-Region strong consistency has at most one witness, created with it"));
+            }
+            group.witnesses.push(member(region, Default::default()));
+        }
+        if group.replicas.len() + group.witnesses.len() != MRSC_REGIONS {
+            return Err(mrsc_error("A global table with multi-Region strong consistency spans exactly three regions: three replicas, or two replicas and a witness"));
+        }
+        Ok(group)
     }
 
     /// What a table must be to form an MRSC group: empty, without an LSI

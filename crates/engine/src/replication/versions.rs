@@ -14,48 +14,8 @@
 //! keep, for each item, the one with the highest version, whatever order
 //! the changes arrive in.
 
-use serde::{Deserialize, Serialize};
+pub use crate::shared::{ItemVersion, VersionChange};
 use std::sync::atomic::{AtomicU64, Ordering};
-
-/// One change's version: its time (µs) and its region.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub struct ItemVersion {
-    pub micros: u64,
-    pub origin: String,
-}
-
-/// How a planned write changes its item's version.
-#[derive(Clone, Debug)]
-pub struct VersionChange {
-    /// The version key (`'v'`).
-    pub key: Vec<u8>,
-    /// The version stored before the write (None: the item never had one).
-    pub stored: Option<ItemVersion>,
-    /// The version the write stores.
-    pub new: ItemVersion,
-    /// A replicated change: its version is stored even when the item's
-    /// image does not change, so every replica ends with the same one.
-    pub replicated: bool,
-}
-
-impl ItemVersion {
-    /// The stored form: µs (8 bytes, big-endian), a tombstone flag, the region.
-    pub fn encode(&self, deleted: bool) -> Vec<u8> {
-        let mut out = Vec::with_capacity(9 + self.origin.len());
-        out.extend_from_slice(&self.micros.to_be_bytes());
-        out.push(u8::from(deleted));
-        out.extend_from_slice(self.origin.as_bytes());
-        out
-    }
-
-    /// A stored version (and whether it is a tombstone).
-    pub fn decode(bytes: &[u8]) -> Option<(ItemVersion, bool)> {
-        let micros = u64::from_be_bytes(bytes.get(..8)?.try_into().ok()?);
-        let deleted = *bytes.get(8)? == 1;
-        let origin = String::from_utf8(bytes.get(9..)?.to_vec()).ok()?;
-        Some((ItemVersion { micros, origin }, deleted))
-    }
-}
 
 /// The engine's hybrid logical clock for item versions.
 #[derive(Default)]

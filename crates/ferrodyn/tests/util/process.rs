@@ -54,6 +54,12 @@ impl ServerProcess {
     /// Spawns `ferrodyn serve --port 0 --exit-on-stdin-eof` plus `extra` args
     /// and waits for its listening line.
     pub fn spawn(extra: &[&str]) -> ServerProcess {
+        ServerProcess::spawn_on(extra, 0)
+    }
+
+    /// [`ServerProcess::spawn`] on a given port (servers that name each
+    /// other, a server restarted where its peers expect it).
+    pub fn spawn_on(extra: &[&str], port: u16) -> ServerProcess {
         static SERIAL: AtomicU32 = AtomicU32::new(0);
         let bin = server_binary();
         let log_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ferrodyn-tests");
@@ -66,7 +72,7 @@ impl ServerProcess {
         let mut child = Command::new(bin)
             .arg("serve")
             .args(extra)
-            .args(["--port", "0", "--exit-on-stdin-eof"])
+            .args(["--port", &port.to_string(), "--exit-on-stdin-eof"])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(File::create(&log).expect("log file can be created"))
@@ -183,6 +189,13 @@ impl Drop for ServerProcess {
             let _ = self.child.wait();
         }
     }
+}
+
+/// A TCP port free on loopback now (for servers that must know each
+/// other's address before they start).
+pub fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port exists");
+    listener.local_addr().expect("a bound address").port()
 }
 
 /// Creates an empty database on the PostgreSQL server `server`

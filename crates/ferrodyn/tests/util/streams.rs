@@ -7,12 +7,23 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// One DynamoDB Streams call to `endpoint`: (status, answer).
 pub async fn try_streams_call(endpoint: &str, op: &str, body: Value) -> (u16, Value) {
+    try_streams_call_in(endpoint, "us-east-1", op, body).await
+}
+
+/// [`try_streams_call`] signed for `region` (streams are per region).
+pub async fn try_streams_call_in(
+    endpoint: &str,
+    region: &str,
+    op: &str,
+    body: Value,
+) -> (u16, Value) {
     let target = format!("DynamoDBStreams_20120810.{op}");
+    let authorization = raw::AUTHORIZATION.replace("/us-east-1/", &format!("/{region}/"));
     let headers = [
         ("content-type", raw::CONTENT_TYPE),
         ("x-amz-target", target.as_str()),
         ("x-amz-date", "20261130T000000Z"),
-        ("authorization", raw::AUTHORIZATION),
+        ("authorization", authorization.as_str()),
     ];
     let response = raw::send_to(
         endpoint,
@@ -28,7 +39,11 @@ pub async fn try_streams_call(endpoint: &str, op: &str, body: Value) -> (u16, Va
 
 /// One DynamoDB Streams call to `endpoint` that must succeed: its answer.
 pub async fn streams_call(endpoint: &str, op: &str, body: Value) -> Value {
-    let (status, answer) = try_streams_call(endpoint, op, body).await;
+    streams_call_in(endpoint, "us-east-1", op, body).await
+}
+
+async fn streams_call_in(endpoint: &str, region: &str, op: &str, body: Value) -> Value {
+    let (status, answer) = try_streams_call_in(endpoint, region, op, body).await;
     assert_eq!(status, 200, "{op}: {answer}");
     answer
 }
@@ -36,8 +51,14 @@ pub async fn streams_call(endpoint: &str, op: &str, body: Value) -> Value {
 /// Every record of the stream's shards, read through `endpoint`, in
 /// sequence-number order.
 pub async fn stream_records(endpoint: &str, arn: &str) -> Vec<serde_json::Value> {
-    let described = streams_call(
+    stream_records_in(endpoint, "us-east-1", arn).await
+}
+
+/// [`stream_records`] of a stream of a table in `region`.
+pub async fn stream_records_in(endpoint: &str, region: &str, arn: &str) -> Vec<Value> {
+    let described = streams_call_in(
         endpoint,
+        region,
         "DescribeStream",
         serde_json::json!({ "StreamArn": arn }),
     )
@@ -49,14 +70,15 @@ pub async fn stream_records(endpoint: &str, arn: &str) -> Vec<serde_json::Value>
             "ShardId": shard["ShardId"],
             "ShardIteratorType": "TRIM_HORIZON",
         });
-        let iterator = streams_call(endpoint, "GetShardIterator", request).await;
+        let iterator = streams_call_in(endpoint, region, "GetShardIterator", request).await;
         let mut next = iterator["ShardIterator"].clone();
         for _ in 0..20 {
             let Some(it) = next.as_str().map(str::to_string) else {
                 break;
             };
-            let page = streams_call(
+            let page = streams_call_in(
                 endpoint,
+                region,
                 "GetRecords",
                 serde_json::json!({ "ShardIterator": it, "Limit": 1000 }),
             )

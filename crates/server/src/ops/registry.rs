@@ -171,6 +171,15 @@ impl Operation {
         matches!(self.kind(), Kind::ItemWrite | Kind::MultiItem)
     }
 
+    /// Whether the operation reads or writes items (every kind that may
+    /// wait for another region of an MRSC global table).
+    pub fn serves_items(self) -> bool {
+        matches!(
+            self.kind(),
+            Kind::ItemRead | Kind::ItemWrite | Kind::MultiItem
+        )
+    }
+
     /// The operation an `X-Amz-Target` header names: DynamoDB's own
     /// operations, or the Streams API's under its separate prefix.
     pub fn from_target(target: &str) -> Option<Operation> {

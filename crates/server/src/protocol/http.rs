@@ -148,7 +148,9 @@ fn runs_on_blocking_pool(
             .and_then(|t| t.to_str().ok())
             .and_then(ops::Operation::from_target)
             .is_some_and(|op| {
-                op.runs_on_blocking_pool() || (op.writes_items() && state.engine.writes_may_block())
+                op.runs_on_blocking_pool()
+                    || (op.writes_items() && state.engine.writes_may_block())
+                    || (op.serves_items() && state.engine.items_wait_for_peers())
             })
 }
 

@@ -1,0 +1,119 @@
+//! Global tables (engine/src/replication/): replicas made by UpdateTable's
+//! ReplicaUpdates, filled online and kept by last-writer-wins replication,
+//! in regions of one server ([`eventual`], [`strong`]) and across three
+//! servers on loopback ([`servers`]). The legacy 2017.11.29 operations
+//! are tested in `global_tables_legacy`.
+
+mod eventual;
+mod servers;
+mod strong;
+
+use crate::util::{self, poll_until};
+use aws_sdk_dynamodb::config::http::HttpResponse;
+use aws_sdk_dynamodb::error::SdkError;
+use aws_sdk_dynamodb::operation::update_table::{UpdateTableError, UpdateTableOutput};
+use aws_sdk_dynamodb::types::{
+    CreateReplicationGroupMemberAction, DeleteReplicationGroupMemberAction, MultiRegionConsistency,
+    ReplicaStatus, ReplicationGroupUpdate,
+};
+use aws_sdk_dynamodb::Client;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// How long replication may take to settle in a test.
+pub const SETTLE: Duration = Duration::from_secs(60);
+
+/// A ReplicaUpdates member creating a replica in `region`.
+pub fn create(region: &str) -> ReplicationGroupUpdate {
+    let action = CreateReplicationGroupMemberAction::builder()
+        .region_name(region)
+        .build();
+    ReplicationGroupUpdate::builder()
+        .create(action.expect("a region"))
+        .build()
+}
+
+/// A ReplicaUpdates member deleting the replica in `region`.
+pub fn delete(region: &str) -> ReplicationGroupUpdate {
+    let action = DeleteReplicationGroupMemberAction::builder()
+        .region_name(region)
+        .build();
+    ReplicationGroupUpdate::builder()
+        .delete(action.expect("a region"))
+        .build()
+}
+
+/// UpdateTable with one ReplicaUpdates member: its answer.
+pub async fn update_replicas(
+    client: &Client,
+    table: &str,
+    update: ReplicationGroupUpdate,
+) -> Result<UpdateTableOutput, SdkError<UpdateTableError, HttpResponse>> {
+    client
+        .update_table()
+        .table_name(table)
+        .replica_updates(update)
+        .send()
+        .await
+}
+
+/// UpdateTable ReplicaUpdates [{Create: {RegionName: region}}].
+pub async fn add_replica(client: &Client, table: &str, region: &str) {
+    (update_replicas(client, table, create(region)).await)
+        .expect("UpdateTable ReplicaUpdates Create succeeds");
+}
+
+/// Makes `client`'s empty table an MRSC group with replicas in `regions`.
+pub async fn form_strong(client: &Client, table: &str, regions: &[&str]) {
+    let mut request = client.update_table().table_name(table);
+    for region in regions {
+        request = request.replica_updates(create(region));
+    }
+    (request.multi_region_consistency(MultiRegionConsistency::Strong))
+        .send()
+        .await
+        .expect("the MRSC group forms");
+}
+
+/// Waits until `client`'s table lists `region` as an ACTIVE replica.
+pub async fn wait_replica_active(client: &Client, table: &str, region: &str) {
+    poll_until("the replica to be ACTIVE", SETTLE, || async {
+        let described = client
+            .describe_table()
+            .table_name(table)
+            .send()
+            .await
+            .ok()?;
+        let replicas = described.table()?.replicas().to_vec();
+        let replica = replicas.iter().find(|r| r.region_name() == Some(region))?;
+        (replica.replica_status() == Some(&ReplicaStatus::Active)).then_some(())
+    })
+    .await;
+}
+
+/// Every item of a table, sorted, as one comparable text (a digest).
+pub async fn contents(client: &Client, table: &str) -> Vec<String> {
+    let mut items: Vec<String> = (util::scan_all(client, table, None).await.iter())
+        .map(|item| {
+            // Attributes in name order (the tests' items hold no nested maps).
+            let item: BTreeMap<_, _> = util::sorted_sets(item).into_iter().collect();
+            format!("{item:?}")
+        })
+        .collect();
+    items.sort();
+    items
+}
+
+/// Waits until every client's table holds the same items; returns them.
+pub async fn wait_converged(clients: &[&Client], table: &str) -> Vec<String> {
+    poll_until("the replicas to hold the same items", SETTLE, || async {
+        let first = contents(clients[0], table).await;
+        for client in &clients[1..] {
+            if contents(client, table).await != first {
+                return None;
+            }
+        }
+        Some(first)
+    })
+    .await
+}

@@ -1,0 +1,226 @@
+//! Three Ferrodyn servers on loopback, each holding one region and naming
+//! the others with `--peer`, signing their calls with the shared
+//! `--credentials` key: replication across processes, a server killed
+//! (kill -9) and restarted in the middle of writes, MRSC surviving the loss
+//! of a server, and a replica filled from 100,000 items under writes.
+
+use super::{add_replica, contents, form_strong, wait_converged, wait_replica_active};
+use crate::util::process::{free_port, ServerProcess};
+use crate::util::{self, client_in_region, item, n, s};
+use aws_sdk_dynamodb::types::{PutRequest, WriteRequest};
+use aws_sdk_dynamodb::Client;
+use std::time::{Duration, Instant};
+
+const REGIONS: [&str; 3] = ["us-east-1", "us-east-2", "us-west-2"];
+
+/// One server of the setup: its region, port and data directory.
+struct Node {
+    region: &'static str,
+    port: u16,
+    dir: tempfile::TempDir,
+    peers: Vec<String>,
+    server: Option<ServerProcess>,
+}
+
+impl Node {
+    fn start(&mut self) {
+        let dir = self.dir.path().to_str().expect("a UTF-8 path").to_string();
+        let mut args = vec!["--data-dir", &dir, "--region", self.region];
+        args.extend(["--credentials", "AKIDEXAMPLE:secret"]);
+        for peer in &self.peers {
+            args.extend(["--peer", peer.as_str()]);
+        }
+        self.server = Some(ServerProcess::spawn_on(&args, self.port));
+    }
+
+    fn client(&self) -> Client {
+        client_in_region(&format!("http://127.0.0.1:{}", self.port), self.region)
+    }
+
+    fn kill(&mut self) {
+        self.server.take().expect("running").kill();
+    }
+}
+
+/// `count` servers, the first `count` of [`REGIONS`], started.
+fn cluster(count: usize) -> Vec<Node> {
+    util::needs_own_server();
+    let ports: Vec<u16> = (0..count).map(|_| free_port()).collect();
+    let mut nodes: Vec<Node> = (0..count)
+        .map(|i| Node {
+            region: REGIONS[i],
+            port: ports[i],
+            dir: tempfile::tempdir().unwrap(),
+            peers: (0..count)
+                .filter(|j| *j != i)
+                .map(|j| format!("{}=http://127.0.0.1:{}", REGIONS[j], ports[j]))
+                .collect(),
+            server: None,
+        })
+        .collect();
+    nodes.iter_mut().for_each(Node::start);
+    nodes
+}
+
+/// Writes (and sometimes deletes) keys of a 200-key space through `client`
+/// until `until`, ignoring failures (its server may be down meanwhile).
+async fn write_until(client: Client, table: String, tag: &'static str, until: Instant) -> u64 {
+    let mut rng = util::Rng::with_seed(tag.len() as u64 * 7919);
+    let mut acknowledged = 0;
+    while Instant::now() < until {
+        let key = format!("k{}", rng.u32(0..200));
+        let done = if rng.u8(0..10) == 0 {
+            let delete = client.delete_item().table_name(&table).key("p", s(&key));
+            delete.send().await.is_ok()
+        } else {
+            let row = item(&[
+                ("p", s(&key)),
+                ("by", s(tag)),
+                ("n", n(&acknowledged.to_string())),
+            ]);
+            let put = client.put_item().table_name(&table).set_item(Some(row));
+            put.send().await.is_ok()
+        };
+        match done {
+            true => acknowledged += 1,
+            false => tokio::time::sleep(Duration::from_millis(50)).await,
+        }
+    }
+    acknowledged
+}
+
+#[tokio::test]
+async fn three_servers_converge_after_one_is_killed_and_restarted_under_writes() {
+    let _heavy = util::heavy_test().await;
+    let mut nodes = cluster(3);
+    let clients: Vec<Client> = nodes.iter().map(Node::client).collect();
+    let table = util::table_s(&clients[0]).await;
+    for region in &REGIONS[1..] {
+        add_replica(&clients[0], &table, region).await;
+        wait_replica_active(&clients[0], &table, region).await;
+    }
+    let until = Instant::now() + Duration::from_secs(30);
+    let writers: Vec<_> = (clients.iter().zip(REGIONS))
+        .map(|(c, tag)| tokio::spawn(write_until(c.clone(), table.clone(), tag, until)))
+        .collect();
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    nodes[1].kill();
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    nodes[1].start();
+    let mut written = 0;
+    for writer in writers {
+        written += writer.await.unwrap();
+    }
+    assert!(written > 1000, "only {written} writes were acknowledged");
+    let clients: Vec<Client> = nodes.iter().map(Node::client).collect();
+    let items = wait_converged(&[&clients[0], &clients[1], &clients[2]], &table).await;
+    assert!(!items.is_empty());
+}
+
+#[tokio::test]
+async fn strongly_consistent_writes_survive_the_loss_of_the_server_that_took_them() {
+    let _heavy = util::heavy_test().await;
+    let mut nodes = cluster(3);
+    let clients: Vec<Client> = nodes.iter().map(Node::client).collect();
+    let table = util::table_s(&clients[0]).await;
+    form_strong(&clients[0], &table, &REGIONS[1..]).await;
+    for i in 0..50 {
+        let row = item(&[("p", s(&format!("k{i}"))), ("v", n(&i.to_string()))]);
+        clients[0]
+            .put_item()
+            .table_name(&table)
+            .set_item(Some(row))
+            .send()
+            .await
+            .unwrap();
+    }
+    nodes[0].kill(); // at once: no time for asynchronous replication
+    for client in &clients[1..] {
+        for i in 0..50 {
+            let found = (client
+                .get_item()
+                .table_name(&table)
+                .key("p", s(&format!("k{i}"))))
+            .consistent_read(true)
+            .send()
+            .await
+            .expect("a strongly consistent read with two servers of three");
+            assert!(found.item().is_some(), "k{i} was acknowledged");
+        }
+    }
+    let row = item(&[("p", s("after")), ("v", n("1"))]);
+    clients[1]
+        .put_item()
+        .table_name(&table)
+        .set_item(Some(row))
+        .send()
+        .await
+        .expect("two of three still write");
+}
+
+#[tokio::test]
+async fn a_replica_added_to_100000_items_under_writes_ends_identical() {
+    let _heavy = util::heavy_test().await;
+    let nodes = cluster(2);
+    let (east, west) = (nodes[0].client(), nodes[1].client());
+    let table = util::table_s(&east).await;
+    fill(&east, &table, 100_000).await;
+    let until = Instant::now() + Duration::from_secs(3600);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = {
+        let (client, table, stop) = (east.clone(), table.clone(), stop.clone());
+        tokio::spawn(async move {
+            let mut n = 0u64;
+            while !stop.load(std::sync::atomic::Ordering::SeqCst) && Instant::now() < until {
+                let row = item(&[
+                    ("p", s(&format!("item{}", (n * 7919) % 120_000))),
+                    ("w", s("live")),
+                ]);
+                client
+                    .put_item()
+                    .table_name(&table)
+                    .set_item(Some(row))
+                    .send()
+                    .await
+                    .unwrap();
+                n += 1;
+            }
+            n
+        })
+    };
+    add_replica(&east, &table, REGIONS[1]).await;
+    wait_replica_active(&east, &table, REGIONS[1]).await;
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    assert!(writer.await.unwrap() > 0);
+    let items = wait_converged(&[&east, &west], &table).await;
+    assert!(items.len() >= 100_000);
+    assert_eq!(contents(&west, &table).await.len(), items.len());
+}
+
+/// `count` items written with BatchWriteItem, eight batches at a time.
+async fn fill(client: &Client, table: &str, count: usize) {
+    let batches: Vec<Vec<usize>> = (0..count)
+        .collect::<Vec<_>>()
+        .chunks(25)
+        .map(<[usize]>::to_vec)
+        .collect();
+    for wave in batches.chunks(8) {
+        let calls = wave.iter().map(|batch| {
+            let requests: Vec<WriteRequest> = (batch.iter())
+                .map(|i| {
+                    let row = item(&[("p", s(&format!("item{i}"))), ("v", n(&i.to_string()))]);
+                    let put = PutRequest::builder().set_item(Some(row)).build().unwrap();
+                    WriteRequest::builder().put_request(put).build()
+                })
+                .collect();
+            client
+                .batch_write_item()
+                .request_items(table, requests)
+                .send()
+        });
+        for answer in futures::future::join_all(calls).await {
+            let answer = answer.expect("BatchWriteItem succeeds");
+            assert!(answer.unprocessed_items().is_none_or(|u| u.is_empty()));
+        }
+    }
+}
