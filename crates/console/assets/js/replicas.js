@@ -38,12 +38,14 @@ export function replicasView(table) {
 
 function header(t, report, load) {
   const region = report.value?.RegionName;
-  const regions = 1 + (t.Replicas || []).length;
+  const replicas = 1 + (t.Replicas || []).length;
+  const witnesses = (t.GlobalTableWitnesses || []).length;
+  const size = `${replicas} replicas${witnesses ? ` + ${witnesses} witness` : ''}`;
   // An MRSC group is formed, and changed, as a whole (strong.rs).
   const strong = t.MultiRegionConsistency === 'STRONG';
   return el('div.row.replicas-head',
     el('h3', 'Global table'),
-    el(`span.pill${t.GlobalTableVersion ? '.s-active' : ''}`, t.GlobalTableVersion ? `${regions} regions` : 'one region'),
+    el(`span.pill${t.GlobalTableVersion ? '.s-active' : ''}`, t.GlobalTableVersion ? size : 'one region'),
     region ? el('span.hint', `this replica: ${region}`) : null,
     el('span.spacer'),
     button('Refresh', load, 'small'),
