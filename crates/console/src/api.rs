@@ -20,6 +20,7 @@
 //! | `POST cost`, `GET usage` | the calculator and the measured usage, priced |
 //! | `POST partitions` `{table}` | the table's partitions, sizes, heat and shards (GET /ferrodyn/partitions) |
 //! | `POST insights` `{table, index?, minutes?}` | Contributor Insights' status and top keys (GET /ferrodyn/insights) |
+//! | `POST replication` `{table}` | a global table's replication per target region: status, latency, pending age, fill, last error (GET /ferrodyn/replication) |
 //! | `POST import`, `POST export` | files in and out |
 //! | `POST streams` | a table's stream records, newest first |
 
@@ -178,6 +179,7 @@ pub(crate) fn dispatch(console: &Console, method: &Method, path: &str, body: &[u
         (false, ["streams"]) => streams::records(client, &console.streams_client, &request()?),
         (false, ["partitions"]) => partitions(client, &request()?),
         (false, ["insights"]) => insights(client, &request()?),
+        (false, ["replication"]) => replication(client, &request()?),
         (false, ["import"]) => transfer::import(client, &console.jobs, &request()?),
         (false, ["export"]) => transfer::export(client, &request()?),
         _ => Err(ApiFailure {
@@ -378,47 +380,62 @@ fn estimate(request: &Value) -> ApiResult {
 /// `GET /ferrodyn/partitions?table=T` of the endpoint: the table's
 /// partitions, sizes, heat and shards (Ferrodyn only).
 fn partitions(client: &ferrodyn_client::Client, request: &Value) -> ApiResult {
-    let table = required(request, "table")?;
-    if !table
-        .bytes()
-        .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b))
-    {
-        return Err(ApiFailure::invalid(format!("not a table name: {table}")));
-    }
-    let path = format!("/ferrodyn/partitions?table={table}");
-    client.harness("GET", &path, None).map_err(|e| {
-        let mut failure = ApiFailure::from(e);
-        failure.message = format!(
-            "{} (partitions are shown by Ferrodyn only; AWS does not expose them)",
-            failure.message
-        );
-        failure
-    })
+    let table = plain_name(required(request, "table")?)?;
+    ferrodyn_only(
+        client,
+        &format!("/ferrodyn/partitions?table={table}"),
+        "partitions are shown by Ferrodyn only; AWS does not expose them",
+    )
 }
 
 /// `GET /ferrodyn/insights?table=T[&index=I]&minutes=N` of the endpoint:
 /// Contributor Insights' status and top keys (Ferrodyn only).
 fn insights(client: &ferrodyn_client::Client, request: &Value) -> ApiResult {
-    let table = required(request, "table")?;
-    let index = request["index"].as_str();
+    let table = plain_name(required(request, "table")?)?;
     let minutes = request["minutes"].as_u64().unwrap_or(60);
-    let plain = |name: &str| {
-        name.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b))
-    };
-    if !plain(table) || !index.is_none_or(plain) {
-        return Err(ApiFailure::invalid("not a table or index name"));
-    }
     let mut path = format!("/ferrodyn/insights?table={table}&minutes={minutes}");
-    if let Some(index) = index {
-        path.push_str(&format!("&index={index}"));
+    if let Some(index) = request["index"].as_str() {
+        path.push_str(&format!("&index={}", plain_name(index)?));
     }
-    client.harness("GET", &path, None).map_err(|e| {
+    ferrodyn_only(
+        client,
+        &path,
+        "the key counts are served by Ferrodyn only; on AWS they are CloudWatch graphs",
+    )
+}
+
+/// `GET /ferrodyn/replication?table=T` of the endpoint: a global table's
+/// replication to each other region (status, ReplicationLatency, the age of
+/// the oldest change not yet applied there, fill, last error).
+fn replication(client: &ferrodyn_client::Client, request: &Value) -> ApiResult {
+    let table = plain_name(required(request, "table")?)?;
+    ferrodyn_only(
+        client,
+        &format!("/ferrodyn/replication?table={table}"),
+        "replication figures are served by Ferrodyn only; on AWS ReplicationLatency is a CloudWatch metric",
+    )
+}
+
+/// A table or index name that can go into a query string as it is.
+fn plain_name(name: &str) -> Result<&str, ApiFailure> {
+    if name
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b))
+    {
+        Ok(name)
+    } else {
+        Err(ApiFailure::invalid(format!(
+            "not a table or index name: {name}"
+        )))
+    }
+}
+
+/// A signed GET of one of Ferrodyn's own reports; a failure says that the
+/// report is Ferrodyn's (`note`), since AWS answers such paths with an error.
+fn ferrodyn_only(client: &ferrodyn_client::Client, path: &str, note: &str) -> ApiResult {
+    client.harness("GET", path, None).map_err(|e| {
         let mut failure = ApiFailure::from(e);
-        failure.message = format!(
-            "{} (the key counts are served by Ferrodyn only; on AWS they are CloudWatch graphs)",
-            failure.message
-        );
+        failure.message = format!("{} ({note})", failure.message);
         failure
     })
 }

@@ -28,6 +28,11 @@ pub const FILES: &[(&str, &str, &[u8])] = &[
         include_bytes!("../assets/js/partitions.js"),
     ),
     (
+        "js/replicas.js",
+        JS,
+        include_bytes!("../assets/js/replicas.js"),
+    ),
+    (
         "js/backups.js",
         JS,
         include_bytes!("../assets/js/backups.js"),

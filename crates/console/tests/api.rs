@@ -561,3 +561,30 @@ fn the_page_and_assets_are_served_with_a_strict_content_security_policy() {
         (404, Some("UnknownConsoleRequest"))
     );
 }
+
+#[test]
+fn the_replication_report_follows_a_replica_from_creation_to_active() {
+    let c = start(None);
+    c.create_table("orders");
+    let plain = c.post("replication", json!({"table": "orders"}));
+    assert_eq!(plain["Targets"], json!([]), "{plain}");
+    assert_eq!(plain["GlobalTableVersion"], Value::Null, "{plain}");
+    c.post(
+        "call/UpdateTable",
+        json!({"TableName": "orders", "ReplicaUpdates": [{"Create": {"RegionName": "us-west-2"}}]}),
+    );
+    let started = std::time::Instant::now();
+    loop {
+        let report = c.post("replication", json!({"table": "orders"}));
+        assert_eq!(report["GlobalTableVersion"], "2019.11.21", "{report}");
+        if report["Targets"][0]["ReplicaStatus"] == "ACTIVE" {
+            assert_eq!(report["Targets"][0]["RegionName"], "us-west-2");
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(30), "{report}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let (status, refused) = c.post_with("replication", &json!({"table": "a&b"}), &[]);
+    assert_eq!(status, 400, "{refused}");
+    assert!(refused["message"].as_str().unwrap().contains("not a table"));
+}

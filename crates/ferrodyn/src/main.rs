@@ -98,6 +98,8 @@ enum Command {
     Insights(cli::insights::InsightsArgs),
     /// Show a table's Kinesis streaming destinations: status, lag, errors.
     Destinations(cli::destinations::DestinationsArgs),
+    /// Show a global table's replicas and replication lag; add or remove one.
+    Replicas(cli::replicas::ReplicasArgs),
     /// Show or move a running Ferrodyn's clock (test harness).
     Clock(cli::harness::ClockArgs),
     /// Save and restore a namespace's tables (test harness).
@@ -134,6 +136,7 @@ fn main() {
         Command::Partitions(args) => cli::partitions::run(args),
         Command::Insights(args) => cli::insights::run(args),
         Command::Destinations(args) => cli::destinations::run(args),
+        Command::Replicas(args) => cli::replicas::run(args),
         Command::Clock(args) => cli::harness::clock(args),
         Command::Snapshot(args) => cli::harness::snapshot(args),
         Command::Reset(args) => cli::harness::reset(args),

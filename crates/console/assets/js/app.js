@@ -9,13 +9,14 @@ import { explorer, refresh, readForm } from './items.js';
 import { initStage, stagePanel, toggleStage, closeStage, stageOpen, commitStage, onCommit } from './stage.js';
 import { locksView, transferView, exprView, costView, partiqlView, itemsTable, streamsView } from './tools.js';
 import { partitionsView } from './partitions.js';
+import { replicasView } from './replicas.js';
 import { jobsDialog, trackJob } from './bulk.js';
 import { backupsView } from './backups.js';
 
 export const app = { tables: [], described: {}, table: null, info: null };
 
 const TABLE_TABS = [
-  ['items', 'Items'], ['details', 'Details'], ['locks', 'Locks'], ['streams', 'Streams'], ['partitions', 'Partitions'], ['backups', 'Backups'],
+  ['items', 'Items'], ['details', 'Details'], ['locks', 'Locks'], ['streams', 'Streams'], ['partitions', 'Partitions'], ['replicas', 'Replicas'], ['backups', 'Backups'],
   ['transfer', 'Import / export'],
 ];
 
@@ -75,6 +76,7 @@ async function tableView(main, name, tab) {
   else if (tab === 'locks') fill(body, locksView(name));
   else if (tab === 'streams') fill(body, streamsView(name));
   else if (tab === 'partitions') fill(body, partitionsView(name));
+  else if (tab === 'replicas') fill(body, replicasView(name));
   else if (tab === 'backups') fill(body, backupsView(name, () => loadTables()));
   else if (tab === 'transfer') fill(body, transferView(name, () => { try { return readForm(); } catch { return undefined; } }));
   else fill(body, explorer(table));

@@ -271,21 +271,11 @@ export function updateTableDialog(t, initial = 'capacity') {
     const preview = el('div.preview');
     const status = el('div');
     const request = () => updateRequest(t, kind.value, f);
-    let shown = 0; // the newest preview wins when answers cross
-    const show = async () => {
-      const seq = ++shown;
+    const showRequest = requestPreview(preview, 'UpdateTable', request);
+    const show = () => {
       Object.entries(sections).forEach(([k, box]) => { box.hidden = k !== kind.value; });
       f.rcu.parentElement.hidden = f.billing.value !== 'PROVISIONED';
-      let r;
-      try {
-        r = request();
-      } catch (e) {
-        fill(preview, errorBox(e));
-        return;
-      }
-      const { aws } = await api('commands', { operation: 'UpdateTable', request: r }).catch(() => ({ aws: '' }));
-      if (seq !== shown) return;
-      fill(preview, codeBlock(JSON.stringify(r, null, 2), 'UpdateTable request'), aws && codeBlock(aws, 'aws command'));
+      showRequest();
     };
     const form = el('form.form', { 'aria-label': 'Update table', oninput: show, onchange: show, onsubmit: async (e) => {
       e.preventDefault();
@@ -304,6 +294,29 @@ export function updateTableDialog(t, initial = 'capacity') {
     show();
     return form;
   }, { wide: true });
+}
+
+/**
+ * A function that draws `request()` (a request of `operation`) into
+ * `preview` as JSON and as an `aws` command, or the FormError it throws.
+ * Called on every edit of a dialog; the newest call wins when the
+ * commands' answers cross.
+ */
+export function requestPreview(preview, operation, request) {
+  let shown = 0;
+  return async () => {
+    const seq = ++shown;
+    let r;
+    try {
+      r = request();
+    } catch (e) {
+      fill(preview, errorBox(e));
+      return;
+    }
+    const { aws } = await api('commands', { operation, request: r }).catch(() => ({ aws: '' }));
+    if (seq !== shown) return;
+    fill(preview, codeBlock(JSON.stringify(r, null, 2), `${operation} request`), aws && codeBlock(aws, 'aws command'));
+  };
 }
 
 /** The UpdateTable request for one kind of change (a FormError if the form

@@ -21,6 +21,7 @@ pub mod output;
 pub mod partitions;
 pub mod patterns;
 pub mod read;
+pub mod replicas;
 pub mod s3;
 pub mod shards;
 pub mod sql;

@@ -7,6 +7,7 @@
 mod batch_retry;
 mod cli_backups;
 mod cli_commands;
+mod cli_replicas;
 mod cli_sql;
 mod cli_transfer;
 mod library;
