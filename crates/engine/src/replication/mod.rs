@@ -14,6 +14,7 @@
 //!   target region (`'k' | table id | replica/<region>`), to the other
 //!   replicas, and fills new ones.
 //! - [`strong`]: multi-Region strong consistency (MRSC).
+//! - [`settings`]: the settings replicas share (TTL, capacity, GSIs).
 //!
 //! Every message between regions is a [`Message`], handled by
 //! [`Engine::handle_replication`]: called directly for a region this
@@ -24,6 +25,7 @@
 
 pub mod group;
 pub mod sender;
+pub mod settings;
 pub mod strong;
 pub mod versions;
 
@@ -126,6 +128,11 @@ pub enum Message {
     },
     /// Whether the table exists and what it looks like (legacy operations).
     Describe { to: Address },
+    /// Make a setting change another region made (settings.rs).
+    Setting {
+        to: Address,
+        change: settings::SettingChange,
+    },
 }
 
 impl Message {
@@ -137,7 +144,8 @@ impl Message {
             | Message::Leave { to }
             | Message::Sync { to, .. }
             | Message::Propose { to, .. }
-            | Message::Describe { to } => to,
+            | Message::Describe { to }
+            | Message::Setting { to, .. } => to,
         }
     }
 }
@@ -227,6 +235,7 @@ impl Engine {
                 change, expected, ..
             } => self.accept_proposal(&to.table, change, expected),
             Message::Describe { .. } => self.describe_for_peer(&to.table),
+            Message::Setting { change, .. } => self.apply_setting(&to.table, change),
         })
     }
 

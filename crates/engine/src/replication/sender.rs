@@ -46,7 +46,7 @@ const IDLE_TICK: Duration = Duration::from_millis(20);
 const FIRST_BACKOFF: Duration = Duration::from_millis(100);
 const MAX_BACKOFF: Duration = Duration::from_secs(2);
 /// Latency samples kept per target.
-const SAMPLES: usize = 2048;
+const SAMPLES: usize = 16_384;
 /// The consumer-name prefix of replication cursors.
 const CONSUMER: &str = "replica/";
 

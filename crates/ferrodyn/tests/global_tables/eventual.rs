@@ -338,3 +338,62 @@ async fn expired_items_are_deleted_in_every_region() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn time_to_live_capacity_and_global_indexes_are_shared_by_the_replicas() {
+    let (east, west) = (east(), west());
+    let table = util::table_s(&east).await;
+    add_replica(&east, &table, "us-west-2").await;
+    wait_replica_active(&east, &table, "us-west-2").await;
+    let ttl = aws_sdk_dynamodb::types::TimeToLiveSpecification::builder()
+        .enabled(true)
+        .attribute_name("expires")
+        .build()
+        .unwrap();
+    (west.update_time_to_live().table_name(&table))
+        .time_to_live_specification(ttl)
+        .send()
+        .await
+        .unwrap();
+    let seen = east
+        .describe_time_to_live()
+        .table_name(&table)
+        .send()
+        .await
+        .unwrap();
+    let seen = seen.time_to_live_description().unwrap();
+    assert_eq!(
+        seen.attribute_name(),
+        Some("expires"),
+        "set in us-west-2, seen in us-east-1"
+    );
+    let index = aws_sdk_dynamodb::types::CreateGlobalSecondaryIndexAction::builder()
+        .index_name("byG")
+        .key_schema(util::key("g", KeyType::Hash))
+        .projection(
+            Projection::builder()
+                .projection_type(ProjectionType::All)
+                .build(),
+        )
+        .build()
+        .unwrap();
+    let update = aws_sdk_dynamodb::types::GlobalSecondaryIndexUpdate::builder()
+        .create(index)
+        .build();
+    (east.update_table().table_name(&table))
+        .attribute_definitions(util::attr_def("g", ScalarAttributeType::S))
+        .global_secondary_index_updates(update)
+        .send()
+        .await
+        .unwrap();
+    let there = west
+        .describe_table()
+        .table_name(&table)
+        .send()
+        .await
+        .unwrap();
+    let names: Vec<_> = (there.table().unwrap().global_secondary_indexes().iter())
+        .filter_map(|i| i.index_name())
+        .collect();
+    assert_eq!(names, ["byG"], "created in us-east-1, present in us-west-2");
+}

@@ -2,10 +2,12 @@
 
 use crate::ops::common::ResponseBody;
 use crate::validate::Violations;
+use ferrodyn_engine::replication::settings::SettingChange;
 use ferrodyn_engine::Engine;
 use ferrodyn_types::Result;
 use serde::Deserialize;
 use serde_json::json;
+use std::sync::Arc;
 
 #[derive(Deserialize)]
 #[serde(rename_all = "PascalCase")]
@@ -27,7 +29,7 @@ pub struct DescribeRequest {
     table_name: Option<String>,
 }
 
-pub fn update(engine: &Engine, request: UpdateRequest) -> Result<Vec<u8>> {
+pub fn update(engine: &Arc<Engine>, request: UpdateRequest) -> Result<Vec<u8>> {
     let mut v = Violations::default();
     v.table_name_or_arn("tableName", &request.table_name);
     if let Some(spec) = &request.time_to_live_specification {
@@ -48,6 +50,12 @@ pub fn update(engine: &Engine, request: UpdateRequest) -> Result<Vec<u8>> {
     })();
     let (table, attribute, enabled) = v.finish_with(checked)?;
     engine.update_ttl(&table, enabled, &attribute)?;
+    // A global table's other replicas take it too (replication/settings.rs).
+    let shared = SettingChange::TimeToLive {
+        enabled,
+        attribute: attribute.clone(),
+    };
+    engine.share_setting(&table, shared);
     let mut body = ResponseBody::default();
     body.value(
         "TimeToLiveSpecification",

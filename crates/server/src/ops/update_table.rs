@@ -11,6 +11,7 @@ use crate::ops::table_schema::{
     MAX_GSI_KEY_ELEMENTS,
 };
 use crate::validate::Violations;
+use ferrodyn_engine::replication::settings::SettingChange;
 use ferrodyn_engine::schema::{
     AttributeDefinition, BillingMode, StreamSpecification, TableDescription,
 };
@@ -113,6 +114,10 @@ pub fn run(engine: &Arc<Engine>, request: Request) -> Result<Vec<u8>> {
             "At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, GlobalSecondaryIndexUpdates, SSESpecification, ReplicaUpdates, MultiAccountReplicaReady, ReplicaTransitRoleArn, MultiRegionConsistency, DeletionProtectionEnabled, OnDemandThroughput, WarmThroughput or TableClass is required",
         ));
     }
+    let shared = changes_capacity.then_some(SettingChange::Capacity {
+        billing_mode: checked.billing_mode,
+        provisioned: checked.provisioned,
+    });
     let description = engine.update_table(
         name,
         TableUpdate {
@@ -124,6 +129,11 @@ pub fn run(engine: &Arc<Engine>, request: Request) -> Result<Vec<u8>> {
             index_throughput,
         },
     )?;
+    // A global table's other replicas take the new capacity too
+    // (replication/settings.rs).
+    if let Some(shared) = shared {
+        engine.share_setting(name, shared);
+    }
     respond(description)
 }
 
@@ -332,7 +342,9 @@ fn index_update(
             let name = delete.index_name.ok_or_else(|| {
                 DynamoError::validation("1 validation error detected: Value null at 'globalSecondaryIndexUpdates.1.member.delete.indexName' failed to satisfy constraint: Member must not be null")
             })?;
-            engine.delete_global_index(table_name, &name)?
+            let description = engine.delete_global_index(table_name, &name)?;
+            engine.share_setting(table_name, SettingChange::DeleteIndex { name });
+            description
         }
         (None, None, Some(update)) => update_index(engine, table_name, update)?,
         (None, None, None) => {
@@ -410,7 +422,13 @@ fn create_index(
                 .any(|k| k.attribute_name == d.attribute_name)
         })
         .collect();
-    engine.create_global_index(table_name, index, used)
+    let shared = SettingChange::CreateIndex {
+        index: Box::new(index.clone()),
+        definitions: used.clone(),
+    };
+    let description = engine.create_global_index(table_name, index, used)?;
+    engine.share_setting(table_name, shared);
+    Ok(description)
 }
 
 /// A GSI Update: the index's new provisioned throughput.
