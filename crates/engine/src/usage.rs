@@ -124,6 +124,7 @@ impl crate::Engine {
             "Requests": self.requests.snapshot(),
             "Consumed": tables,
             "ChangeLogs": self.change_log_sizes(),
+            "Replication": self.replication_latencies(),
         })
     }
 

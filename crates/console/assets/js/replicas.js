@@ -102,7 +102,7 @@ function replicaTable(t, targets, load) {
 
 function latency(figures) {
   if (!figures || !figures.Samples) return el('span.hint', 'no changes yet');
-  return el('span', { title: `${figures.Samples} batch(es) measured` }, `${ms(figures.Last)} / ${ms(figures.P50)} / ${ms(figures.P99)}`);
+  return el('span', { title: `${figures.Samples} change(s) measured` }, `${ms(figures.Last)} / ${ms(figures.P50)} / ${ms(figures.P99)}`);
 }
 
 function ms(value) {

@@ -84,6 +84,23 @@ pub(crate) struct LinkState {
     latencies: VecDeque<u64>,
 }
 
+impl LinkState {
+    /// ReplicationLatency of the recent changes: the last, p50, p99, the
+    /// largest, and how many are sampled.
+    fn latency_figures(&self) -> Value {
+        let mut sorted: Vec<u64> = self.latencies.iter().copied().collect();
+        sorted.sort_unstable();
+        let at = |q: f64| {
+            let rank = ((sorted.len() as f64 - 1.0) * q).round() as usize;
+            sorted.get(rank).copied()
+        };
+        serde_json::json!({
+            "Last": self.latencies.back(), "P50": at(0.5), "P99": at(0.99),
+            "Max": sorted.last(), "Samples": sorted.len(),
+        })
+    }
+}
+
 fn consumer(region: &str) -> String {
     format!("{CONSUMER}{region}")
 }
@@ -439,20 +456,10 @@ impl Engine {
             let pending = self.oldest_pending_age(&table, &own, cursor.next_seq)?;
             let links = self.replication.links.lock();
             let link = links.get(&(table.id, region.clone()));
-            let mut sorted: Vec<u64> = link
-                .map(|l| l.latencies.iter().copied().collect())
-                .unwrap_or_default();
-            sorted.sort_unstable();
-            let at = |q: f64| {
-                sorted
-                    .get(((sorted.len() as f64 - 1.0) * q).round() as usize)
-                    .copied()
-            };
             targets.push(serde_json::json!({
                 "RegionName": region,
                 "ReplicaStatus": group.as_ref().and_then(|g| g.replica(&region)).map(|r| r.status.clone()),
-                "ReplicationLatencyMs": { "Last": link.and_then(|l| l.latencies.back().copied()),
-                    "P50": at(0.5), "P99": at(0.99), "Samples": sorted.len() },
+                "ReplicationLatencyMs": link.map(LinkState::latency_figures),
                 "PendingAgeMs": pending,
                 "ChangesSent": cursor.sent,
                 "FillItemsSent": cursor.fill.as_ref().map(|f| f.items),
@@ -467,6 +474,26 @@ impl Engine {
             "MultiRegionConsistency": group.as_ref().map(|g| if g.strong { "STRONG" } else { "EVENTUAL" }),
             "Targets": targets,
         }))
+    }
+
+    /// Every replicated table's ReplicationLatency per target region (ms,
+    /// p50 and p99 of recent changes), for `GET /ferrodyn/usage`.
+    pub fn replication_latencies(&self) -> Vec<Value> {
+        let links = self.replication.links.lock();
+        let tables = self.tables.read();
+        let mut out = Vec::new();
+        for ((table_id, region), link) in links.iter() {
+            let Some(table) = tables.values().find(|t| t.id == *table_id) else {
+                continue;
+            };
+            out.push(serde_json::json!({
+                "TableName": table.name,
+                "ReceivingRegion": region,
+                "ReplicationLatencyMs": link.latency_figures(),
+                "Failing": link.backoff.is_some(),
+            }));
+        }
+        out
     }
 
     /// Milliseconds since this region's oldest change not yet applied at a
