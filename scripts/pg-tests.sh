@@ -69,7 +69,7 @@ export FERRODYN_TEST_STORAGE=$FERRODYN_TEST_POSTGRES
 cargo test -p ferrodyn-storage-postgres -- --include-ignored
 # The shared server of the integration tests runs on PostgreSQL here
 # (FERRODYN_TEST_STORAGE): a representative set of areas, by module filter.
-cargo test -p ferrodyn --test tests -- items:: transactions:: batches:: query:: indexes:: backups:: backup_recovery::a_backup_taken_during_transfers
+cargo test -p ferrodyn --test tests -- items:: transactions:: batches:: query:: indexes:: backups:: backup_recovery::a_backup_taken_during_transfers global_tables::eventual::
 # The tests that need PostgreSQL themselves (ignored in a plain cargo test).
 cargo test -p ferrodyn --test tests -- --ignored cluster:: resource_policies::
 FERRODYN_TEST_FAILOVER_PORT=$failover_port cargo test -p ferrodyn --test tests -- --ignored failover:: --nocapture

@@ -17,6 +17,7 @@
 //! one region is no group, and the table is a plain table again.
 
 use super::{address_in, Address, Message};
+use crate::error::RetryPolicy;
 use crate::schema::{StreamSpecification, TableDescription};
 use crate::shared::{GlobalTable, ReplicaState};
 use crate::table::Table;
@@ -315,21 +316,30 @@ impl Engine {
             let _writes = table.exclusive();
             let own = self.region_of(&table.catalog_name).to_string();
             let group = group.filter(|g| g.replicas.len() > 1 || !g.witnesses.is_empty());
-            let mut ops = self.reconcile_cursors(table, group.as_ref(), &own, fill_for)?;
             let previous = table.global();
-            table.set_global(group, &own);
-            let record = crate::catalog::CatalogRecord::of(table);
-            let bytes = serde_json::to_vec(&record).map_err(crate::storage_error)?;
-            ops.push(WriteOp::Put(
-                crate::keyspace::catalog_key(&table.catalog_name),
-                bytes.clone(),
-            ));
-            let _reload = self.reload_guard();
-            if let Err(error) = self.commit_catalog(vec![self.catalog_check(table)], ops) {
+            table.set_global(group.clone(), &own);
+            // Shared storage: a conflict (the log's readers, a fold) retries
+            // on the record as stored now; the group is ours to set.
+            let committed = self.retry(RetryPolicy::Ddl, |retry| {
+                if retry > 0 {
+                    let key = crate::keyspace::catalog_key(&table.catalog_name);
+                    let stored = self.storage.get(&key)?;
+                    *table.catalog_bytes.write() = stored.unwrap_or_default();
+                }
+                let mut ops = self.reconcile_cursors(table, group.as_ref(), &own, fill_for)?;
+                let record = crate::catalog::CatalogRecord::of(table);
+                let bytes = serde_json::to_vec(&record).map_err(crate::storage_error)?;
+                let key = crate::keyspace::catalog_key(&table.catalog_name);
+                ops.push(WriteOp::Put(key, bytes.clone()));
+                let _reload = self.reload_guard();
+                self.commit_catalog(vec![self.catalog_check(table)], ops)?;
+                *table.catalog_bytes.write() = bytes;
+                Ok(())
+            });
+            if let Err(error) = committed {
                 table.set_global(previous, &own);
                 return Err(error.into());
             }
-            *table.catalog_bytes.write() = bytes;
         }
         self.note_strong_groups();
         self.start_replication_worker_if_needed();

@@ -50,6 +50,21 @@ const SAMPLES: usize = 16_384;
 /// The consumer-name prefix of replication cursors.
 const CONSUMER: &str = "replica/";
 
+/// What one round of sending to a target did.
+#[derive(Default)]
+struct Sent {
+    progress: bool,
+    /// The log was read up to the readable sequence.
+    drained: bool,
+}
+
+/// One page of the change log, as [`Engine::log_changes`] reads it.
+struct LogPage {
+    changes: Vec<Change>,
+    next: u64,
+    drained: bool,
+}
+
 /// A target region's durable cursor.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -249,8 +264,8 @@ impl Engine {
                     continue;
                 }
                 match self.send_to(&table, &region, cursor) {
-                    Ok(progress) => {
-                        sent |= progress;
+                    Ok(round) => {
+                        sent |= round.progress;
                         self.note_link(table.id, &region, None);
                     }
                     Err(error) => self.note_link(table.id, &region, Some(error.message)),
@@ -261,23 +276,21 @@ impl Engine {
     }
 
     /// Sends the log past `cursor`, then a fill page, to `region`; marks a
-    /// filled replica ACTIVE. Returns whether anything was sent.
+    /// filled replica ACTIVE once the log is drained.
     fn send_to(
         self: &Arc<Self>,
         table: &Arc<Table>,
         region: &str,
         mut cursor: ReplicaCursor,
-    ) -> Result<bool> {
+    ) -> Result<Sent> {
         let own = self.region_of(&table.catalog_name).to_string();
         let to = address_in(self, table, region);
-        let mut progress = false;
+        let mut sent = Sent::default();
         for _ in 0..MESSAGES_PER_ROUND {
-            let (changes, next) = self.log_changes(table, &own, cursor.next_seq)?;
-            if next == cursor.next_seq {
-                break;
-            }
-            if !changes.is_empty() {
-                let latest: Vec<u64> = changes.iter().map(|c| c.committed_ms).collect();
+            let page = self.log_changes(table, &own, cursor.next_seq)?;
+            if !page.changes.is_empty() {
+                let latest: Vec<u64> = page.changes.iter().map(|c| c.committed_ms).collect();
+                let changes = page.changes;
                 self.send(&Message::Apply {
                     to: to.clone(),
                     changes,
@@ -285,30 +298,41 @@ impl Engine {
                 self.note_latencies(table.id, region, &latest);
                 cursor.sent += latest.len() as u64;
             }
-            cursor.next_seq = next;
-            self.write_cursor(table.id, region, &cursor)?;
-            progress = true;
+            if page.next != cursor.next_seq {
+                cursor.next_seq = page.next;
+                self.write_cursor(table.id, region, &cursor)?;
+                sent.progress = true;
+            }
+            if page.drained {
+                sent.drained = true;
+                break;
+            }
         }
         if let Some(fill) = cursor.fill.clone() {
             cursor.fill = self.fill_page(table, &own, &to, fill)?;
             cursor.filled = cursor.fill.is_none();
             self.write_cursor(table.id, region, &cursor)?;
-            progress = true;
+            sent.progress = true;
         }
-        if cursor.filled && cursor.next_seq >= self.readable_sequence() {
+        if cursor.filled && sent.drained {
             self.set_replica_status(table, region, "ACTIVE")?;
             cursor.filled = false;
             self.write_cursor(table.id, region, &cursor)?;
         }
-        Ok(progress)
+        Ok(sent)
     }
 
-    /// This region's changes in the log from `from` up to the readable
-    /// sequence (one page), and the sequence number after the page.
-    fn log_changes(&self, table: &Table, own: &str, from: u64) -> Result<(Vec<Change>, u64)> {
+    /// One page of the log from `from`: the changes this region sends,
+    /// where the next page starts, and whether the page reached the
+    /// readable sequence (nothing more to send now).
+    fn log_changes(&self, table: &Table, own: &str, from: u64) -> Result<LogPage> {
         let readable = self.readable_sequence();
         if from >= readable {
-            return Ok((Vec::new(), from));
+            return Ok(LogPage {
+                changes: Vec::new(),
+                next: from,
+                drained: true,
+            });
         }
         let start = keyspace::stream_record_key(table.id, from);
         let end = keyspace::stream_record_key(table.id, readable);
@@ -320,6 +344,7 @@ impl Engine {
                 LOG_PAGE,
             )
             .map_err(crate::storage_error)?;
+        let drained = page.len() < LOG_PAGE;
         let mut next = from;
         let mut changes = Vec::new();
         for (key, value) in page {
@@ -329,10 +354,14 @@ impl Engine {
                 changes.push(change);
             }
         }
-        if next == from {
-            next = readable; // nothing logged below the readable sequence
+        if drained {
+            next = readable; // everything below the readable sequence is read
         }
-        Ok((changes, next))
+        Ok(LogPage {
+            changes,
+            next,
+            drained,
+        })
     }
 
     /// Sends the next page of items to a replica being filled; None once
@@ -393,10 +422,9 @@ impl Engine {
             let Some(cursor) = self.replica_cursors(table.id)?.remove(region) else {
                 return Ok(());
             };
-            if cursor.next_seq >= self.readable_sequence() {
+            if self.send_to(table, region, cursor)?.drained {
                 return Ok(());
             }
-            self.send_to(table, region, cursor)?;
         }
     }
 
@@ -499,8 +527,8 @@ impl Engine {
     /// Milliseconds since this region's oldest change not yet applied at a
     /// target committed (0: none waiting).
     fn oldest_pending_age(&self, table: &Table, own: &str, from: u64) -> Result<u64> {
-        let (changes, _) = self.log_changes(table, own, from)?;
-        let oldest = changes
+        let page = self.log_changes(table, own, from)?;
+        let oldest = (page.changes)
             .iter()
             .map(|c| c.committed_ms)
             .filter(|ms| *ms > 0)

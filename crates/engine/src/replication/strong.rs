@@ -69,6 +69,13 @@ impl Engine {
                 "The consistency mode of an existing global table cannot be changed",
             ));
         }
+        if self.shared() {
+            // A read barrier sends what is readable, and shared storage
+            // reads the log 2 s behind (cluster.rs): reads would be stale.
+            return Err(mrsc_error(
+                "Ferrodyn offers multi-Region strong consistency on its embedded storage only, not on shared (PostgreSQL) storage",
+            ));
+        }
         let own = self.region_of(&table.catalog_name).to_string();
         let group = self.strong_group(&own, &update)?;
         self.check_strong_candidate(table)?;

@@ -150,13 +150,18 @@ async fn each_replica_keeps_its_global_indexes_and_its_stream_of_replicated_writ
         .latest_stream_arn()
         .unwrap()
         .to_string();
-    let records = util::streams::stream_records_in(endpoint(), "us-west-2", &arn).await;
-    assert!(
-        records
-            .iter()
-            .any(|r| r["eventName"] == "INSERT" && r["awsRegion"] == "us-west-2"),
-        "the west stream carries the replicated insert: {records:?}"
-    );
+    // Shared storage reads a stream a little behind its writes: polled.
+    poll_until(
+        "the replicated insert in the west stream",
+        SETTLE,
+        || async {
+            let records = util::streams::stream_records_in(endpoint(), "us-west-2", &arn).await;
+            let inserted =
+                |r: &serde_json::Value| r["eventName"] == "INSERT" && r["awsRegion"] == "us-west-2";
+            records.iter().any(inserted).then_some(())
+        },
+    )
+    .await;
 }
 
 async fn create_with_index(client: &Client, table: &str) {
