@@ -157,6 +157,7 @@ impl Engine {
         let Some(at) = group.replicas.iter().position(|r| r.region == region) else {
             return Err(replica_not_found(table, region));
         };
+        super::source::check_unprotected(&group, &table.name, region)?;
         if group.strong {
             return Err(DynamoError::validation(
                 "Replicas cannot be removed one at a time from a global table with multi-Region strong consistency: delete the table in each region",
@@ -192,6 +193,7 @@ impl Engine {
             return Ok(());
         };
         let own = self.region_of(&table.catalog_name).to_string();
+        super::source::check_unprotected(&group, &table.name, &own)?;
         group.replicas.retain(|r| r.region != own);
         if group.replicas.len() == 1 {
             // The last other region keeps a plain table.
@@ -241,7 +243,7 @@ impl Engine {
     }
 
     /// A table's group, or the error for a table that has none.
-    fn group_of(&self, table: &Table) -> Result<GlobalTable> {
+    pub(crate) fn group_of(&self, table: &Table) -> Result<GlobalTable> {
         table.global().ok_or_else(|| {
             DynamoError::validation(format!(
                 "Table {} is not a global table: it has no replicas",
@@ -262,7 +264,8 @@ impl Engine {
             witnesses: Vec::new(),
             settings_mode: None,
             source_arn: None,
-            disassociation_protection: false,
+            disassociation_protected: Vec::new(),
+            auto_scaling: Default::default(),
             created: self.now_seconds(),
         }
     }
@@ -314,7 +317,11 @@ impl Engine {
             }
             let _writes = table.exclusive();
             let own = self.region_of(&table.catalog_name).to_string();
-            let group = group.filter(|g| g.replicas.len() > 1 || !g.witnesses.is_empty());
+            // A 2017.11.29 group may hold one region (CreateGlobalTable of
+            // one table, or UpdateGlobalTable's Deletes down to one).
+            let group = group.filter(|g| {
+                g.replicas.len() > 1 || !g.witnesses.is_empty() || g.version == LEGACY_VERSION
+            });
             let mut ops = self.reconcile_cursors(table, group.as_ref(), &own, fill_for)?;
             let previous = table.global();
             table.set_global(group, &own);

@@ -14,6 +14,14 @@
 //!   target region (`'k' | table id | replica/<region>`), to the other
 //!   replicas, and fills new ones.
 //! - [`strong`]: multi-Region strong consistency (MRSC).
+//! - [`legacy`]: the 2017.11.29 operations (CreateGlobalTable,
+//!   UpdateGlobalTable, DescribeGlobalTable, ListGlobalTables) over the
+//!   same groups.
+//! - [`settings`]: settings across regions (Describe/UpdateGlobalTableSettings,
+//!   Describe/UpdateTableReplicaAutoScaling).
+//! - [`source`]: CreateTable's GlobalTableSourceArn and the group settings
+//!   UpdateTable sets alone (GlobalTableSettingsReplicationMode,
+//!   DisassociationProtectionEnabled).
 //!
 //! Every message between regions is a [`Message`], handled by
 //! [`Engine::handle_replication`]: called directly for a region this
@@ -23,7 +31,10 @@
 //! code as three servers.
 
 pub mod group;
+pub mod legacy;
 pub mod sender;
+pub mod settings;
+pub mod source;
 pub mod strong;
 pub mod versions;
 
@@ -123,6 +134,12 @@ pub enum Message {
     },
     /// Whether the table exists and what it looks like (legacy operations).
     Describe { to: Address },
+    /// Change the table's capacity, billing mode or class
+    /// (UpdateGlobalTableSettings, settings.rs).
+    Settings {
+        to: Address,
+        change: settings::TableSettings,
+    },
 }
 
 impl Message {
@@ -134,7 +151,8 @@ impl Message {
             | Message::Leave { to }
             | Message::Sync { to, .. }
             | Message::Propose { to, .. }
-            | Message::Describe { to } => to,
+            | Message::Describe { to }
+            | Message::Settings { to, .. } => to,
         }
     }
 }
@@ -199,6 +217,7 @@ impl Engine {
                 change, expected, ..
             } => self.accept_proposal(&to.table, change, expected),
             Message::Describe { .. } => self.describe_for_peer(&to.table),
+            Message::Settings { change, .. } => self.apply_settings(&to.table, change),
         })
     }
 
