@@ -33,6 +33,8 @@ pub struct Request {
     replica_updates: Option<Vec<replicas::RawReplicaUpdate>>,
     multi_region_consistency: Option<String>,
     global_table_witness_updates: Option<Vec<replicas::RawWitnessUpdate>>,
+    global_table_settings_replication_mode: Option<String>,
+    disassociation_protection_enabled: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -64,9 +66,21 @@ struct Checked {
     stream: Option<StreamSpecification>,
 }
 
-pub fn run(engine: &Arc<Engine>, request: Request) -> Result<Vec<u8>> {
+pub fn run(engine: &Arc<Engine>, mut request: Request) -> Result<Vec<u8>> {
     let checked = check(&request)?;
     let name = checked.name.as_str();
+    let flags = replicas::GroupFlags {
+        settings_mode: request.global_table_settings_replication_mode.take(),
+        disassociation_protection: request.disassociation_protection_enabled.take(),
+    };
+    if flags.present() {
+        if has_other_changes(&request) {
+            return Err(DynamoError::validation(
+                "DisassociationProtectionEnabled and GlobalTableSettingsReplicationMode cannot be combined with any other change in the same UpdateTable request",
+            ));
+        }
+        return replicas::set_flags(engine, name, flags);
+    }
     let changes_capacity = checked.billing_mode.is_some() || checked.provisioned.is_some();
     let global = replicas::GlobalRequest {
         table_name: name,
@@ -125,6 +139,20 @@ pub fn run(engine: &Arc<Engine>, request: Request) -> Result<Vec<u8>> {
         },
     )?;
     respond(description)
+}
+
+/// Whether an UpdateTable request changes anything besides the group
+/// settings [`replicas::GroupFlags`] holds.
+fn has_other_changes(request: &Request) -> bool {
+    request.billing_mode.is_some()
+        || request.provisioned_throughput.is_some()
+        || request.stream_specification.is_some()
+        || request.deletion_protection_enabled.is_some()
+        || request.table_class.is_some()
+        || request.global_secondary_index_updates.is_some()
+        || request.replica_updates.is_some()
+        || request.multi_region_consistency.is_some()
+        || request.global_table_witness_updates.is_some()
 }
 
 /// GlobalSecondaryIndexUpdates sent with a capacity change: the indexes'
