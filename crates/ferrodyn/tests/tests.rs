@@ -29,6 +29,7 @@ mod data_format;
 mod durability;
 mod embedded;
 mod fidelity;
+mod global_tables_legacy;
 mod gsi_throughput;
 mod harness;
 mod hot_keys;

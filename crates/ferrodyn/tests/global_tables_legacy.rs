@@ -1,0 +1,816 @@
+//! Global tables' legacy (2017.11.29) operations and settings operations
+//! through the SDK, on one server holding several regions (a client per
+//! region): CreateGlobalTable, UpdateGlobalTable, DescribeGlobalTable,
+//! ListGlobalTables, Describe/UpdateGlobalTableSettings,
+//! Describe/UpdateTableReplicaAutoScaling, CreateTable's
+//! GlobalTableSourceArn and UpdateTable's DisassociationProtectionEnabled
+//! and GlobalTableSettingsReplicationMode, with their errors.
+
+use crate::util::{
+    assert_error, assert_error_starts, client_in_region, endpoint, item, poll_until, s, unique_name,
+};
+use aws_sdk_dynamodb::types::{
+    AttributeDefinition, AutoScalingPolicyUpdate, AutoScalingSettingsUpdate,
+    AutoScalingTargetTrackingScalingPolicyConfigurationUpdate, BillingMode, CreateReplicaAction,
+    CreateReplicationGroupMemberAction, DeleteReplicaAction, DeleteReplicationGroupMemberAction,
+    GlobalTableSettingsReplicationMode, KeySchemaElement, KeyType, ProvisionedThroughput, Replica,
+    ReplicaAutoScalingUpdate, ReplicaSettingsUpdate, ReplicaUpdate, ReplicationGroupUpdate,
+    ScalarAttributeType, StreamSpecification, StreamViewType,
+};
+use aws_sdk_dynamodb::Client;
+use std::time::Duration;
+
+fn region(name: &str) -> Client {
+    client_in_region(endpoint(), name)
+}
+
+/// Creates table `name` keyed by `key` (S), with a NEW_AND_OLD_IMAGES
+/// stream unless `stream` is false; provisioned 5/5 when `units` is set.
+async fn table(client: &Client, name: &str, key: &str, stream: bool, units: bool) {
+    let mut request = client
+        .create_table()
+        .table_name(name)
+        .key_schema(
+            KeySchemaElement::builder()
+                .attribute_name(key)
+                .key_type(KeyType::Hash)
+                .build()
+                .unwrap(),
+        )
+        .attribute_definitions(
+            AttributeDefinition::builder()
+                .attribute_name(key)
+                .attribute_type(ScalarAttributeType::S)
+                .build()
+                .unwrap(),
+        );
+    request = if units {
+        let units = ProvisionedThroughput::builder()
+            .read_capacity_units(5)
+            .write_capacity_units(5);
+        request.provisioned_throughput(units.build().unwrap())
+    } else {
+        request.billing_mode(BillingMode::PayPerRequest)
+    };
+    if stream {
+        let spec = StreamSpecification::builder()
+            .stream_enabled(true)
+            .stream_view_type(StreamViewType::NewAndOldImages);
+        request = request.stream_specification(spec.build().unwrap());
+    }
+    request.send().await.expect("CreateTable succeeds");
+}
+
+fn replica(region: &str) -> Replica {
+    Replica::builder().region_name(region).build()
+}
+
+fn add(region: &str) -> ReplicaUpdate {
+    let action = CreateReplicaAction::builder()
+        .region_name(region)
+        .build()
+        .unwrap();
+    ReplicaUpdate::builder().create(action).build()
+}
+
+fn remove(region: &str) -> ReplicaUpdate {
+    let action = DeleteReplicaAction::builder()
+        .region_name(region)
+        .build()
+        .unwrap();
+    ReplicaUpdate::builder().delete(action).build()
+}
+
+fn regions_of(description: &aws_sdk_dynamodb::types::GlobalTableDescription) -> Vec<String> {
+    let mut regions: Vec<String> = (description.replication_group())
+        .iter()
+        .map(|r| r.region_name().unwrap_or_default().to_string())
+        .collect();
+    regions.sort();
+    regions
+}
+
+#[tokio::test]
+async fn legacy_global_table_is_created_described_listed_replicated_and_updated() {
+    let (east, west, south) = (
+        region("us-east-1"),
+        region("eu-west-1"),
+        region("ap-south-1"),
+    );
+    let name = unique_name("gtl");
+    for client in [&east, &west, &south] {
+        table(client, &name, "pk", true, false).await;
+    }
+    let created = east
+        .create_global_table()
+        .global_table_name(&name)
+        .replication_group(replica("us-east-1"))
+        .replication_group(replica("eu-west-1"))
+        .send()
+        .await
+        .expect("CreateGlobalTable succeeds");
+    let description = created.global_table_description().unwrap();
+    assert_eq!(regions_of(description), ["eu-west-1", "us-east-1"]);
+    assert_eq!(
+        description.global_table_arn(),
+        Some(format!("arn:aws:dynamodb::000000000000:global-table/{name}").as_str())
+    );
+    assert_eq!(
+        description.global_table_status().map(|s| s.as_str()),
+        Some("ACTIVE")
+    );
+    assert!(description.creation_date_time().is_some());
+    let described = west
+        .describe_global_table()
+        .global_table_name(&name)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        regions_of(described.global_table_description().unwrap()),
+        ["eu-west-1", "us-east-1"]
+    );
+    let table = west
+        .describe_table()
+        .table_name(&name)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        table.table().unwrap().global_table_version(),
+        Some("2017.11.29")
+    );
+
+    east.put_item()
+        .table_name(&name)
+        .set_item(Some(item(&[("pk", s("a"))])))
+        .send()
+        .await
+        .unwrap();
+    poll_until(
+        "the item replicated to eu-west-1",
+        Duration::from_secs(10),
+        || async {
+            let got = west
+                .get_item()
+                .table_name(&name)
+                .key("pk", s("a"))
+                .send()
+                .await
+                .ok()?;
+            got.item().map(|_| ())
+        },
+    )
+    .await;
+
+    let listed = south.list_global_tables().send().await.unwrap();
+    assert!(listed
+        .global_tables()
+        .iter()
+        .any(|g| g.global_table_name() == Some(name.as_str())));
+    let in_south = east
+        .list_global_tables()
+        .region_name("ap-south-1")
+        .send()
+        .await
+        .unwrap();
+    assert!(!in_south
+        .global_tables()
+        .iter()
+        .any(|g| g.global_table_name() == Some(name.as_str())));
+
+    let updated = east
+        .update_global_table()
+        .global_table_name(&name)
+        .replica_updates(add("ap-south-1"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        regions_of(updated.global_table_description().unwrap()),
+        ["ap-south-1", "eu-west-1", "us-east-1"]
+    );
+    let again = east
+        .update_global_table()
+        .global_table_name(&name)
+        .replica_updates(add("ap-south-1"))
+        .send()
+        .await;
+    assert_error(again, "ReplicaAlreadyExistsException", &format!("Replica already exists: Global table '{name}' already has a replica in region: 'ap-south-1'."));
+    let missing = east
+        .update_global_table()
+        .global_table_name(&name)
+        .replica_updates(remove("sa-east-1"))
+        .send()
+        .await;
+    assert_error(
+        missing,
+        "ReplicaNotFoundException",
+        &format!("Replica not found: Global table '{name}' has no replica in region: 'sa-east-1'."),
+    );
+    let removed = east
+        .update_global_table()
+        .global_table_name(&name)
+        .replica_updates(remove("ap-south-1"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        regions_of(removed.global_table_description().unwrap()),
+        ["eu-west-1", "us-east-1"]
+    );
+    let left = south
+        .describe_table()
+        .table_name(&name)
+        .send()
+        .await
+        .expect("the table stays, as a regional table");
+    assert_eq!(left.table().unwrap().global_table_version(), None);
+}
+
+#[tokio::test]
+async fn list_global_tables_pages_by_name() {
+    let east = region("us-east-1");
+    let prefix = unique_name("gtp");
+    for n in 0..3 {
+        let name = format!("{prefix}-{n}");
+        table(&east, &name, "pk", true, false).await;
+        east.create_global_table()
+            .global_table_name(&name)
+            .replication_group(replica("us-east-1"))
+            .send()
+            .await
+            .unwrap();
+    }
+    let start = format!("{prefix}-0");
+    let page = east
+        .list_global_tables()
+        .exclusive_start_global_table_name(&start)
+        .limit(1)
+        .send()
+        .await
+        .unwrap();
+    let names: Vec<_> = page
+        .global_tables()
+        .iter()
+        .filter_map(|g| g.global_table_name())
+        .collect();
+    assert_eq!(names, [format!("{prefix}-1")]);
+    assert_eq!(
+        page.last_evaluated_global_table_name(),
+        Some(format!("{prefix}-1").as_str())
+    );
+    let zero = east.list_global_tables().limit(0).send().await;
+    assert_error(zero, "ValidationException", "1 validation error detected: Value '0' at 'limit' failed to satisfy constraint: Member must have value greater than or equal to 1");
+}
+
+#[tokio::test]
+async fn create_global_table_refuses_what_aws_refuses() {
+    let (east, west) = (region("us-east-1"), region("eu-west-1"));
+    let create = |name: &str| {
+        east.create_global_table()
+            .global_table_name(name)
+            .replication_group(replica("us-east-1"))
+            .replication_group(replica("eu-west-1"))
+    };
+    let absent = unique_name("gta");
+    table(&east, &absent, "pk", true, false).await;
+    let result = create(&absent).send().await;
+    assert_error(
+        result,
+        "TableNotFoundException",
+        &format!("Table not found: Table: '{absent}' not found in region: 'eu-west-1'."),
+    );
+
+    let no_stream = unique_name("gta");
+    table(&east, &no_stream, "pk", true, false).await;
+    table(&west, &no_stream, "pk", false, false).await;
+    assert_error_starts(
+        create(&no_stream).send().await,
+        "ValidationException",
+        &format!("Table: '{no_stream}' in region: 'eu-west-1' must have DynamoDB Streams enabled"),
+    );
+
+    let other_key = unique_name("gta");
+    table(&east, &other_key, "pk", true, false).await;
+    table(&west, &other_key, "id", true, false).await;
+    assert_error_starts(
+        create(&other_key).send().await,
+        "ValidationException",
+        &format!("Table: '{other_key}' in region: 'eu-west-1' does not have the same key schema"),
+    );
+
+    let other_units = unique_name("gta");
+    table(&east, &other_units, "pk", true, true).await;
+    table(&west, &other_units, "pk", true, false).await;
+    assert_error_starts(
+        create(&other_units).send().await,
+        "ValidationException",
+        &format!(
+            "Table: '{other_units}' in region: 'eu-west-1' does not have the same billing mode"
+        ),
+    );
+
+    let full = unique_name("gta");
+    table(&east, &full, "pk", true, false).await;
+    table(&west, &full, "pk", true, false).await;
+    west.put_item()
+        .table_name(&full)
+        .set_item(Some(item(&[("pk", s("x"))])))
+        .send()
+        .await
+        .unwrap();
+    assert_error_starts(
+        create(&full).send().await,
+        "ValidationException",
+        &format!("Table: '{full}' in region: 'eu-west-1' is not empty"),
+    );
+
+    west.delete_item()
+        .table_name(&full)
+        .key("pk", s("x"))
+        .send()
+        .await
+        .unwrap();
+    create(&full).send().await.expect("empty now");
+    assert_error(
+        create(&full).send().await,
+        "GlobalTableAlreadyExistsException",
+        &format!("Global table with this name already exists: {full}"),
+    );
+}
+
+#[tokio::test]
+async fn a_global_table_that_does_not_exist_is_not_found() {
+    let east = region("us-east-1");
+    let name = unique_name("gtn");
+    let message =
+        format!("Global table not found: Global table with name: '{name}' does not exist.");
+    let described = east
+        .describe_global_table()
+        .global_table_name(&name)
+        .send()
+        .await;
+    assert_error(described, "GlobalTableNotFoundException", &message);
+    let updated = east
+        .update_global_table()
+        .global_table_name(&name)
+        .replica_updates(add("eu-west-1"))
+        .send()
+        .await;
+    assert_error(updated, "GlobalTableNotFoundException", &message);
+    let settings = east
+        .describe_global_table_settings()
+        .global_table_name(&name)
+        .send()
+        .await;
+    assert_error(settings, "GlobalTableNotFoundException", &message);
+    let bad = east
+        .describe_global_table()
+        .global_table_name("a")
+        .send()
+        .await;
+    assert_error_starts(
+        bad,
+        "ValidationException",
+        "1 validation error detected: Value 'a' at 'globalTableName' failed to satisfy constraint",
+    );
+}
+
+fn write_auto_scaling(min: i64, max: i64) -> AutoScalingSettingsUpdate {
+    let target = AutoScalingTargetTrackingScalingPolicyConfigurationUpdate::builder()
+        .target_value(70.0)
+        .build()
+        .unwrap();
+    let policy = AutoScalingPolicyUpdate::builder()
+        .policy_name("writes")
+        .target_tracking_scaling_policy_configuration(target)
+        .build();
+    AutoScalingSettingsUpdate::builder()
+        .minimum_units(min)
+        .maximum_units(max)
+        .scaling_policy_update(policy)
+        .build()
+}
+
+#[tokio::test]
+async fn global_table_settings_are_applied_in_every_region_and_shown() {
+    let (east, west) = (region("us-east-1"), region("eu-west-1"));
+    let name = unique_name("gts");
+    table(&east, &name, "pk", true, true).await;
+    table(&west, &name, "pk", true, true).await;
+    east.create_global_table()
+        .global_table_name(&name)
+        .replication_group(replica("us-east-1"))
+        .replication_group(replica("eu-west-1"))
+        .send()
+        .await
+        .unwrap();
+    let before = east
+        .describe_global_table_settings()
+        .global_table_name(&name)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(before.replica_settings().len(), 2);
+    assert!(before
+        .replica_settings()
+        .iter()
+        .all(|r| r.replica_provisioned_read_capacity_units() == Some(5)));
+
+    let west_read = ReplicaSettingsUpdate::builder()
+        .region_name("eu-west-1")
+        .replica_provisioned_read_capacity_units(7)
+        .build()
+        .unwrap();
+    let after = east
+        .update_global_table_settings()
+        .global_table_name(&name)
+        .global_table_provisioned_write_capacity_units(10)
+        .global_table_provisioned_write_capacity_auto_scaling_settings_update(write_auto_scaling(
+            5, 50,
+        ))
+        .replica_settings_update(west_read)
+        .send()
+        .await
+        .expect("UpdateGlobalTableSettings succeeds");
+    let of = |region: &str| {
+        after
+            .replica_settings()
+            .iter()
+            .find(|r| r.region_name() == region)
+            .cloned()
+            .unwrap()
+    };
+    assert_eq!(
+        (
+            of("eu-west-1").replica_provisioned_read_capacity_units(),
+            of("eu-west-1").replica_provisioned_write_capacity_units()
+        ),
+        (Some(7), Some(10))
+    );
+    assert_eq!(
+        (
+            of("us-east-1").replica_provisioned_read_capacity_units(),
+            of("us-east-1").replica_provisioned_write_capacity_units()
+        ),
+        (Some(5), Some(10))
+    );
+    let auto = of("us-east-1")
+        .replica_provisioned_write_capacity_auto_scaling_settings()
+        .cloned()
+        .unwrap();
+    assert_eq!(
+        (auto.minimum_units(), auto.maximum_units()),
+        (Some(5), Some(50))
+    );
+    assert_eq!(auto.scaling_policies()[0].policy_name(), Some("writes"));
+    let table = west
+        .describe_table()
+        .table_name(&name)
+        .send()
+        .await
+        .unwrap();
+    let units = table.table().unwrap().provisioned_throughput().unwrap();
+    assert_eq!(
+        (units.read_capacity_units(), units.write_capacity_units()),
+        (Some(7), Some(10))
+    );
+
+    let elsewhere = ReplicaSettingsUpdate::builder()
+        .region_name("sa-east-1")
+        .replica_provisioned_read_capacity_units(7)
+        .build()
+        .unwrap();
+    let result = east
+        .update_global_table_settings()
+        .global_table_name(&name)
+        .replica_settings_update(elsewhere)
+        .send()
+        .await;
+    assert_error(
+        result,
+        "ReplicaNotFoundException",
+        &format!("Replica not found: Global table '{name}' has no replica in region: 'sa-east-1'."),
+    );
+    let on_demand = east
+        .update_global_table_settings()
+        .global_table_name(&name)
+        .global_table_billing_mode(BillingMode::PayPerRequest)
+        .global_table_provisioned_write_capacity_units(3)
+        .send()
+        .await;
+    assert_error_starts(
+        on_demand,
+        "ValidationException",
+        "Provisioned capacity units cannot be set for the replica in region",
+    );
+    let inverted = east
+        .update_global_table_settings()
+        .global_table_name(&name)
+        .global_table_provisioned_write_capacity_auto_scaling_settings_update(write_auto_scaling(
+            60, 50,
+        ))
+        .send()
+        .await;
+    assert_error(
+        inverted,
+        "ValidationException",
+        "Auto scaling MinimumUnits (60) cannot be greater than MaximumUnits (50)",
+    );
+    let switched = east
+        .update_global_table_settings()
+        .global_table_name(&name)
+        .global_table_billing_mode(BillingMode::PayPerRequest)
+        .send()
+        .await
+        .unwrap();
+    assert!(switched.replica_settings().iter().all(|r| r
+        .replica_billing_mode_summary()
+        .and_then(|b| b.billing_mode())
+        == Some(&BillingMode::PayPerRequest)));
+}
+
+/// A 2019.11.21 global table of `name` (provisioned 5/5) in us-east-1 with
+/// a replica in `other`.
+async fn current_global_table(east: &Client, name: &str, other: &str) {
+    table(east, name, "pk", true, true).await;
+    let create = CreateReplicationGroupMemberAction::builder()
+        .region_name(other)
+        .build()
+        .unwrap();
+    east.update_table()
+        .table_name(name)
+        .replica_updates(ReplicationGroupUpdate::builder().create(create).build())
+        .send()
+        .await
+        .expect("a replica is added");
+}
+
+#[tokio::test]
+async fn replica_auto_scaling_is_stored_and_shown() {
+    let east = region("us-east-1");
+    let name = unique_name("gtr");
+    current_global_table(&east, &name, "eu-central-1").await;
+    let read = AutoScalingSettingsUpdate::builder()
+        .minimum_units(2)
+        .maximum_units(20)
+        .build();
+    let replica = ReplicaAutoScalingUpdate::builder()
+        .region_name("eu-central-1")
+        .replica_provisioned_read_capacity_auto_scaling_update(read)
+        .build()
+        .unwrap();
+    let updated = east
+        .update_table_replica_auto_scaling()
+        .table_name(&name)
+        .provisioned_write_capacity_auto_scaling_update(write_auto_scaling(5, 40))
+        .replica_updates(replica)
+        .send()
+        .await
+        .expect("UpdateTableReplicaAutoScaling succeeds");
+    let description = updated.table_auto_scaling_description().unwrap();
+    assert_eq!(description.table_name(), Some(name.as_str()));
+    let of = |region: &str| {
+        description
+            .replicas()
+            .iter()
+            .find(|r| r.region_name() == Some(region))
+            .cloned()
+            .unwrap()
+    };
+    let central = of("eu-central-1");
+    assert_eq!(
+        central
+            .replica_provisioned_read_capacity_auto_scaling_settings()
+            .and_then(|a| a.maximum_units()),
+        Some(20)
+    );
+    assert_eq!(
+        of("us-east-1").replica_provisioned_read_capacity_auto_scaling_settings(),
+        None
+    );
+    assert_eq!(
+        of("us-east-1")
+            .replica_provisioned_write_capacity_auto_scaling_settings()
+            .and_then(|a| a.maximum_units()),
+        Some(40)
+    );
+    let shown = region("eu-central-1")
+        .describe_table_replica_auto_scaling()
+        .table_name(&name)
+        .send()
+        .await
+        .unwrap();
+    let shown = shown.table_auto_scaling_description().unwrap();
+    assert_eq!(shown.replicas().len(), 2);
+
+    let plain = unique_name("gtr");
+    table(&east, &plain, "pk", true, true).await;
+    let result = east
+        .update_table_replica_auto_scaling()
+        .table_name(&plain)
+        .provisioned_write_capacity_auto_scaling_update(write_auto_scaling(5, 40))
+        .send()
+        .await;
+    assert_error_starts(
+        result,
+        "ValidationException",
+        &format!("Table {plain} is not a global table"),
+    );
+    let missing = east
+        .describe_table_replica_auto_scaling()
+        .table_name(unique_name("gtr"))
+        .send()
+        .await;
+    assert_error_starts(
+        missing,
+        "ResourceNotFoundException",
+        "Requested resource not found",
+    );
+}
+
+#[tokio::test]
+async fn create_table_with_a_source_arn_makes_a_replica() {
+    let (east, north) = (region("us-east-1"), region("eu-north-1"));
+    let name = unique_name("gtsrc");
+    table(&east, &name, "pk", false, false).await;
+    let arn = format!("arn:aws:dynamodb:us-east-1:000000000000:table/{name}");
+    let created = north
+        .create_table()
+        .table_name(&name)
+        .global_table_source_arn(&arn)
+        .global_table_settings_replication_mode(GlobalTableSettingsReplicationMode::Enabled)
+        .send()
+        .await
+        .expect("CreateTable with GlobalTableSourceArn succeeds");
+    let table = created.table_description().unwrap();
+    assert_eq!(
+        table.global_table_settings_replication_mode(),
+        Some(&GlobalTableSettingsReplicationMode::Enabled)
+    );
+    assert_eq!(table.replicas()[0].region_name(), Some("us-east-1"));
+    let source = east
+        .describe_table()
+        .table_name(&name)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        source.table().unwrap().replicas()[0].region_name(),
+        Some("eu-north-1")
+    );
+
+    let other_account = north
+        .create_table()
+        .table_name(&name)
+        .global_table_source_arn(format!(
+            "arn:aws:dynamodb:us-east-1:111122223333:table/{name}"
+        ))
+        .global_table_settings_replication_mode(GlobalTableSettingsReplicationMode::Enabled)
+        .send()
+        .await;
+    assert_error_starts(
+        other_account,
+        "ValidationException",
+        "Invalid GlobalTableSourceArn arn:aws:dynamodb:us-east-1:111122223333:table/",
+    );
+    let no_mode = north
+        .create_table()
+        .table_name(&name)
+        .global_table_source_arn(&arn)
+        .send()
+        .await;
+    assert_error(
+        no_mode,
+        "ValidationException",
+        "GlobalTableSettingsReplicationMode must be ENABLED when GlobalTableSourceArn is given",
+    );
+    let mode_alone = north
+        .create_table()
+        .table_name(unique_name("gtsrc"))
+        .global_table_settings_replication_mode(GlobalTableSettingsReplicationMode::Disabled)
+        .send()
+        .await;
+    assert_error_starts(
+        mode_alone,
+        "ValidationException",
+        "GlobalTableSettingsReplicationMode can only be given with GlobalTableSourceArn",
+    );
+    let with_keys = region("ap-east-1")
+        .create_table()
+        .table_name(&name)
+        .global_table_source_arn(&arn)
+        .global_table_settings_replication_mode(GlobalTableSettingsReplicationMode::Enabled)
+        .billing_mode(BillingMode::PayPerRequest)
+        .send()
+        .await;
+    assert_error_starts(
+        with_keys,
+        "ValidationException",
+        "A replica created with GlobalTableSourceArn takes its key schema",
+    );
+}
+
+#[tokio::test]
+async fn disassociation_protection_keeps_a_replica_in_its_group() {
+    let (east, west) = (region("us-east-1"), region("us-west-2"));
+    let name = unique_name("gtdp");
+    current_global_table(&east, &name, "us-west-2").await;
+    let on = west
+        .update_table()
+        .table_name(&name)
+        .disassociation_protection_enabled(true)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        on.table_description()
+            .unwrap()
+            .disassociation_protection_enabled(),
+        Some(true)
+    );
+    let east_view = east
+        .describe_table()
+        .table_name(&name)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        east_view
+            .table()
+            .unwrap()
+            .disassociation_protection_enabled(),
+        Some(false)
+    );
+    let protected = format!("The replica of table {name} in region us-west-2 is protected against disassociation: set DisassociationProtectionEnabled to false in that region first");
+    let delete = DeleteReplicationGroupMemberAction::builder()
+        .region_name("us-west-2")
+        .build()
+        .unwrap();
+    let removal = east
+        .update_table()
+        .table_name(&name)
+        .replica_updates(
+            ReplicationGroupUpdate::builder()
+                .delete(delete.clone())
+                .build(),
+        )
+        .send()
+        .await;
+    assert_error(removal, "ValidationException", &protected);
+    assert_error(
+        west.delete_table().table_name(&name).send().await,
+        "ValidationException",
+        &protected,
+    );
+    let mixed = west
+        .update_table()
+        .table_name(&name)
+        .disassociation_protection_enabled(false)
+        .deletion_protection_enabled(true)
+        .send()
+        .await;
+    assert_error(mixed, "ValidationException", "DisassociationProtectionEnabled and GlobalTableSettingsReplicationMode cannot be combined with any other change in the same UpdateTable request");
+    let mode = east
+        .update_table()
+        .table_name(&name)
+        .global_table_settings_replication_mode(
+            GlobalTableSettingsReplicationMode::EnabledWithOverrides,
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        mode.table_description()
+            .unwrap()
+            .global_table_settings_replication_mode(),
+        Some(&GlobalTableSettingsReplicationMode::EnabledWithOverrides)
+    );
+    west.update_table()
+        .table_name(&name)
+        .disassociation_protection_enabled(false)
+        .send()
+        .await
+        .unwrap();
+    east.update_table()
+        .table_name(&name)
+        .replica_updates(ReplicationGroupUpdate::builder().delete(delete).build())
+        .send()
+        .await
+        .expect("unprotected, the replica is removed");
+
+    let plain = unique_name("gtdp");
+    table(&east, &plain, "pk", false, false).await;
+    let result = east
+        .update_table()
+        .table_name(&plain)
+        .disassociation_protection_enabled(true)
+        .send()
+        .await;
+    assert_error_starts(
+        result,
+        "ValidationException",
+        "DisassociationProtectionEnabled applies to a replica of a global table version 2019.11.21",
+    );
+}
