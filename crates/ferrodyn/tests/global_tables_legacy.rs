@@ -9,6 +9,7 @@
 use crate::util::{
     assert_error, assert_error_starts, client_in_region, endpoint, item, poll_until, s, unique_name,
 };
+use aws_sdk_dynamodb::types::GlobalTableDescription;
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, AutoScalingPolicyUpdate, AutoScalingSettingsUpdate,
     AutoScalingTargetTrackingScalingPolicyConfigurationUpdate, BillingMode, CreateReplicaAction,
@@ -81,7 +82,7 @@ fn remove(region: &str) -> ReplicaUpdate {
     ReplicaUpdate::builder().delete(action).build()
 }
 
-fn regions_of(description: &aws_sdk_dynamodb::types::GlobalTableDescription) -> Vec<String> {
+fn regions_of(description: &GlobalTableDescription) -> Vec<String> {
     let mut regions: Vec<String> = (description.replication_group())
         .iter()
         .map(|r| r.region_name().unwrap_or_default().to_string())
@@ -90,60 +91,66 @@ fn regions_of(description: &aws_sdk_dynamodb::types::GlobalTableDescription) -> 
     regions
 }
 
-#[tokio::test]
-async fn legacy_global_table_is_created_described_listed_replicated_and_updated() {
-    let (east, west, south) = (
-        region("us-east-1"),
-        region("eu-west-1"),
-        region("ap-south-1"),
-    );
-    let name = unique_name("gtl");
-    for client in [&east, &west, &south] {
-        table(client, &name, "pk", true, false).await;
+/// Tables `name` (on demand, streams on) in `regions`, joined by
+/// CreateGlobalTable sent through the first region's client.
+async fn legacy_global_table(name: &str, regions: &[&str]) -> GlobalTableDescription {
+    for r in regions {
+        table(&region(r), name, "pk", true, false).await;
     }
-    let created = east
+    let mut request = region(regions[0])
         .create_global_table()
-        .global_table_name(&name)
-        .replication_group(replica("us-east-1"))
-        .replication_group(replica("eu-west-1"))
-        .send()
-        .await
-        .expect("CreateGlobalTable succeeds");
-    let description = created.global_table_description().unwrap();
-    assert_eq!(regions_of(description), ["eu-west-1", "us-east-1"]);
-    assert_eq!(
-        description.global_table_arn(),
-        Some(format!("arn:aws:dynamodb::000000000000:global-table/{name}").as_str())
-    );
-    assert_eq!(
-        description.global_table_status().map(|s| s.as_str()),
-        Some("ACTIVE")
-    );
+        .global_table_name(name);
+    for r in regions {
+        request = request.replication_group(replica(r));
+    }
+    let created = request.send().await.expect("CreateGlobalTable succeeds");
+    created.global_table_description().unwrap().clone()
+}
+
+#[tokio::test]
+async fn create_global_table_joins_existing_tables_and_describes_the_group() {
+    let name = unique_name("gtl");
+    let description = legacy_global_table(&name, &["us-east-1", "eu-west-1"]).await;
+    assert_eq!(regions_of(&description), ["eu-west-1", "us-east-1"]);
+    let arn = format!("arn:aws:dynamodb::000000000000:global-table/{name}");
+    assert_eq!(description.global_table_arn(), Some(arn.as_str()));
+    assert_eq!(description.global_table_name(), Some(name.as_str()));
+    let status = description.global_table_status().map(|s| s.as_str());
+    assert_eq!(status, Some("ACTIVE"));
     assert!(description.creation_date_time().is_some());
+    let statuses: Vec<_> = (description.replication_group().iter())
+        .map(|r| r.replica_status().map(|s| s.as_str()))
+        .collect();
+    assert_eq!(statuses, [Some("ACTIVE"), Some("ACTIVE")]);
+
+    let west = region("eu-west-1");
     let described = west
         .describe_global_table()
         .global_table_name(&name)
         .send()
-        .await
-        .unwrap();
-    assert_eq!(
-        regions_of(described.global_table_description().unwrap()),
-        ["eu-west-1", "us-east-1"]
-    );
+        .await;
+    let described = described.expect("DescribeGlobalTable succeeds in another region");
+    assert_eq!(described.global_table_description(), Some(&description));
     let table = west
         .describe_table()
         .table_name(&name)
         .send()
         .await
         .unwrap();
-    assert_eq!(
-        table.table().unwrap().global_table_version(),
-        Some("2017.11.29")
-    );
+    let table = table.table().unwrap();
+    assert_eq!(table.global_table_version(), Some("2017.11.29"));
+    assert_eq!(table.replicas()[0].region_name(), Some("us-east-1"));
+}
 
+#[tokio::test]
+async fn writes_to_a_legacy_global_table_reach_every_region() {
+    let name = unique_name("gtl");
+    legacy_global_table(&name, &["us-east-1", "eu-west-1"]).await;
+    let (east, west) = (region("us-east-1"), region("eu-west-1"));
+    let row = item(&[("pk", s("a"))]);
     east.put_item()
         .table_name(&name)
-        .set_item(Some(item(&[("pk", s("a"))])))
+        .set_item(Some(row))
         .send()
         .await
         .unwrap();
@@ -162,70 +169,116 @@ async fn legacy_global_table_is_created_described_listed_replicated_and_updated(
         },
     )
     .await;
+}
 
-    let listed = south.list_global_tables().send().await.unwrap();
-    assert!(listed
-        .global_tables()
-        .iter()
-        .any(|g| g.global_table_name() == Some(name.as_str())));
-    let in_south = east
-        .list_global_tables()
-        .region_name("ap-south-1")
-        .send()
-        .await
-        .unwrap();
-    assert!(!in_south
-        .global_tables()
-        .iter()
-        .any(|g| g.global_table_name() == Some(name.as_str())));
+#[tokio::test]
+async fn list_global_tables_filters_by_region() {
+    let name = unique_name("gtl");
+    legacy_global_table(&name, &["us-east-1", "eu-west-1"]).await;
+    let listed = |region_name: Option<&str>| {
+        let name = name.clone();
+        let request = region("ap-south-1")
+            .list_global_tables()
+            .set_region_name(region_name.map(str::to_string));
+        async move {
+            let page = request.send().await.unwrap();
+            let found = page
+                .global_tables()
+                .iter()
+                .find(|g| g.global_table_name() == Some(&name))
+                .cloned();
+            found.map(|g| g.replication_group().len())
+        }
+    };
+    assert_eq!(listed(None).await, Some(2));
+    assert_eq!(listed(Some("eu-west-1")).await, Some(2));
+    assert_eq!(listed(Some("ap-south-1")).await, None);
+}
 
-    let updated = east
-        .update_global_table()
-        .global_table_name(&name)
+#[tokio::test]
+async fn update_global_table_adds_and_removes_regions() {
+    let name = unique_name("gtl");
+    legacy_global_table(&name, &["us-east-1", "eu-west-1"]).await;
+    let (east, south) = (region("us-east-1"), region("ap-south-1"));
+    table(&south, &name, "pk", true, false).await;
+    let update = || east.update_global_table().global_table_name(&name);
+    let added = update()
         .replica_updates(add("ap-south-1"))
         .send()
         .await
         .unwrap();
-    assert_eq!(
-        regions_of(updated.global_table_description().unwrap()),
-        ["ap-south-1", "eu-west-1", "us-east-1"]
-    );
-    let again = east
-        .update_global_table()
-        .global_table_name(&name)
-        .replica_updates(add("ap-south-1"))
-        .send()
-        .await;
-    assert_error(again, "ReplicaAlreadyExistsException", &format!("Replica already exists: Global table '{name}' already has a replica in region: 'ap-south-1'."));
-    let missing = east
-        .update_global_table()
-        .global_table_name(&name)
-        .replica_updates(remove("sa-east-1"))
-        .send()
-        .await;
-    assert_error(
-        missing,
-        "ReplicaNotFoundException",
-        &format!("Replica not found: Global table '{name}' has no replica in region: 'sa-east-1'."),
-    );
-    let removed = east
-        .update_global_table()
-        .global_table_name(&name)
+    let added = added.global_table_description().unwrap();
+    assert_eq!(regions_of(added), ["ap-south-1", "eu-west-1", "us-east-1"]);
+    let again = update().replica_updates(add("ap-south-1")).send().await;
+    let exists = format!("Replica already exists: Global table '{name}' already has a replica in region: 'ap-south-1'.");
+    assert_error(again, "ReplicaAlreadyExistsException", &exists);
+    let missing = update().replica_updates(remove("sa-east-1")).send().await;
+    let not_found =
+        format!("Replica not found: Global table '{name}' has no replica in region: 'sa-east-1'.");
+    assert_error(missing, "ReplicaNotFoundException", &not_found);
+    let absent = update().replica_updates(add("sa-east-1")).send().await;
+    let no_table = format!("Table not found: Table: '{name}' not found in region: 'sa-east-1'.");
+    assert_error(absent, "TableNotFoundException", &no_table);
+
+    let removed = update()
         .replica_updates(remove("ap-south-1"))
         .send()
         .await
         .unwrap();
-    assert_eq!(
-        regions_of(removed.global_table_description().unwrap()),
-        ["eu-west-1", "us-east-1"]
-    );
-    let left = south
-        .describe_table()
+    let removed = removed.global_table_description().unwrap();
+    assert_eq!(regions_of(removed), ["eu-west-1", "us-east-1"]);
+    let left = south.describe_table().table_name(&name).send().await;
+    let left = left.expect("the removed region keeps its table, as a regional table");
+    assert_eq!(left.table().unwrap().global_table_version(), None);
+}
+
+#[tokio::test]
+async fn deleting_a_replica_table_leaves_a_global_table_of_the_others() {
+    let name = unique_name("gtl");
+    legacy_global_table(&name, &["us-east-1", "eu-west-1"]).await;
+    region("eu-west-1")
+        .delete_table()
         .table_name(&name)
         .send()
         .await
-        .expect("the table stays, as a regional table");
-    assert_eq!(left.table().unwrap().global_table_version(), None);
+        .unwrap();
+    let east = region("us-east-1");
+    let described = east
+        .describe_global_table()
+        .global_table_name(&name)
+        .send()
+        .await;
+    let described = described.expect("a global table of one region remains");
+    assert_eq!(
+        regions_of(described.global_table_description().unwrap()),
+        ["us-east-1"]
+    );
+}
+
+#[tokio::test]
+async fn update_global_table_takes_one_action_per_member() {
+    let east = region("us-east-1");
+    let both = ReplicaUpdate::builder()
+        .create(
+            CreateReplicaAction::builder()
+                .region_name("eu-west-1")
+                .build()
+                .unwrap(),
+        )
+        .delete(
+            DeleteReplicaAction::builder()
+                .region_name("eu-west-1")
+                .build()
+                .unwrap(),
+        )
+        .build();
+    let result = east
+        .update_global_table()
+        .global_table_name(unique_name("gtl"))
+        .replica_updates(both)
+        .send()
+        .await;
+    assert_error(result, "ValidationException", "One or more parameter values were invalid: exactly one of Create or Delete must be given in each ReplicaUpdates member");
 }
 
 #[tokio::test]

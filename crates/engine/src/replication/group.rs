@@ -195,7 +195,8 @@ impl Engine {
         let own = self.region_of(&table.catalog_name).to_string();
         super::source::check_unprotected(&group, &table.name, &own)?;
         group.replicas.retain(|r| r.region != own);
-        if group.replicas.len() == 1 {
+        // A 2017.11.29 group keeps a single region (legacy.rs).
+        if group.replicas.len() == 1 && group.version != LEGACY_VERSION {
             // The last other region keeps a plain table.
             let to = address_in(self, table, &group.replicas[0].region);
             let mut alone = group.clone();

@@ -244,12 +244,8 @@ fn table_settings(
     update: &SettingsUpdate,
 ) -> Result<TableSettings> {
     let replica = update.replicas.iter().find(|r| r.region == region);
-    let read = replica.and_then(|r| r.read_units);
-    let mode = update.billing_mode.unwrap_or(current.billing_mode());
-    let index_units = |list: &[IndexSettings], name: &str| {
-        list.iter().find(|i| i.name == name).and_then(|i| i.units)
-    };
     let replica_indexes = replica.map(|r| r.indexes.as_slice()).unwrap_or_default();
+    let read = replica.and_then(|r| r.read_units);
     let any_units = update.write_units.is_some()
         || read.is_some()
         || (update.indexes.iter())
@@ -260,7 +256,7 @@ fn table_settings(
         table_class: replica.and_then(|r| r.table_class.clone()),
         ..TableSettings::default()
     };
-    if mode == BillingMode::PayPerRequest {
+    if update.billing_mode.unwrap_or(current.billing_mode()) == BillingMode::PayPerRequest {
         if any_units {
             return Err(DynamoError::validation(format!(
                 "Provisioned capacity units cannot be set for the replica in region {region}: its billing mode is PAY_PER_REQUEST"
@@ -268,48 +264,69 @@ fn table_settings(
         }
         return Ok(change);
     }
-    let switching = current.billing_mode() == BillingMode::PayPerRequest;
-    let now = &current.provisioned_throughput;
-    let needed = |units: Option<u64>, old: u64, what: &str| {
-        match units {
-        Some(units) => Ok(units),
-        None if !switching => Ok(old),
-        None => Err(DynamoError::validation(format!(
-            "{what} must be given to switch the replica in region {region} to PROVISIONED billing mode"
-        ))),
-    }
+    let units = Units {
+        region,
+        switching: current.billing_mode() == BillingMode::PayPerRequest,
     };
-    let write = needed(
+    let now = &current.provisioned_throughput;
+    let write = units.needed(
         update.write_units,
         now.write_capacity_units,
         "GlobalTableProvisionedWriteCapacityUnits",
     )?;
-    let read = needed(
+    let read = units.needed(
         read,
         now.read_capacity_units,
         "ReplicaProvisionedReadCapacityUnits",
     )?;
-    if switching || (read, write) != (now.read_capacity_units, now.write_capacity_units) {
+    if units.switching || (read, write) != (now.read_capacity_units, now.write_capacity_units) {
         change.provisioned = Some((read, write));
     }
     for index in current.global_secondary_indexes.iter().flatten() {
         let old = index.provisioned_throughput.clone().unwrap_or_default();
         let name = &index.index_name;
-        let write = needed(
-            index_units(&update.indexes, name),
+        let write = units.needed(
+            units_of(&update.indexes, name),
             old.write_capacity_units,
             "Every global index's ProvisionedWriteCapacityUnits",
         )?;
-        let read = needed(
-            index_units(replica_indexes, name),
+        let read = units.needed(
+            units_of(replica_indexes, name),
             old.read_capacity_units,
             "Every global index's ProvisionedReadCapacityUnits",
         )?;
-        if switching || (read, write) != (old.read_capacity_units, old.write_capacity_units) {
+        if units.switching || (read, write) != (old.read_capacity_units, old.write_capacity_units) {
             change.index_throughput.push((name.clone(), read, write));
         }
     }
     Ok(change)
+}
+
+/// The provisioned units one region's table gets.
+struct Units<'a> {
+    region: &'a str,
+    /// The table switches from PAY_PER_REQUEST: every unit must be given.
+    switching: bool,
+}
+
+impl Units<'_> {
+    /// The units given, else the table's `old` ones (which a switch to
+    /// PROVISIONED does not have: then `what` must be given).
+    fn needed(&self, given: Option<u64>, old: u64, what: &str) -> Result<u64> {
+        match given {
+            Some(units) => Ok(units),
+            None if !self.switching => Ok(old),
+            None => Err(DynamoError::validation(format!(
+                "{what} must be given to switch the replica in region {} to PROVISIONED billing mode",
+                self.region
+            ))),
+        }
+    }
+}
+
+/// The units `list` gives index `name`.
+fn units_of(list: &[IndexSettings], name: &str) -> Option<u64> {
+    list.iter().find(|i| i.name == name).and_then(|i| i.units)
 }
 
 /// Merges the update's auto scaling members into `group`; whether any was
@@ -430,7 +447,6 @@ fn replica_settings(
     auto: Option<&Value>,
 ) -> Value {
     let auto = auto.cloned().unwrap_or_default();
-    let provisioned = table.billing_mode() == BillingMode::Provisioned;
     let units = &table.provisioned_throughput;
     let mut summary = json!({ "BillingMode": mode_name(table.billing_mode()) });
     if let Some(when) = (table.billing_mode_summary.as_ref())
@@ -445,44 +461,9 @@ fn replica_settings(
         "ReplicaProvisionedReadCapacityUnits": units.read_capacity_units,
         "ReplicaProvisionedWriteCapacityUnits": units.write_capacity_units,
     });
-    copy(
-        &mut shown,
-        "ReplicaProvisionedReadCapacityAutoScalingSettings",
-        &auto["Read"],
-    );
-    copy(
-        &mut shown,
-        "ReplicaProvisionedWriteCapacityAutoScalingSettings",
-        &auto["Write"],
-    );
-    let indexes: Vec<Value> = (table.global_secondary_indexes.iter().flatten())
-        .map(|index| {
-            let mut one = json!({
-                "IndexName": index.index_name,
-                "IndexStatus": index.index_status.as_deref().unwrap_or("ACTIVE"),
-            });
-            if let Some(t) = index
-                .provisioned_throughput
-                .as_ref()
-                .filter(|_| provisioned)
-            {
-                one["ProvisionedReadCapacityUnits"] = json!(t.read_capacity_units);
-                one["ProvisionedWriteCapacityUnits"] = json!(t.write_capacity_units);
-            }
-            let auto = &auto["Indexes"][&index.index_name];
-            copy(
-                &mut one,
-                "ProvisionedReadCapacityAutoScalingSettings",
-                &auto["Read"],
-            );
-            copy(
-                &mut one,
-                "ProvisionedWriteCapacityAutoScalingSettings",
-                &auto["Write"],
-            );
-            one
-        })
-        .collect();
+    copy_both(&mut shown, "ReplicaProvisioned", &auto);
+    let provisioned = table.billing_mode() == BillingMode::Provisioned;
+    let indexes = indexes_shown(table, &auto, provisioned);
     if !indexes.is_empty() {
         shown["ReplicaGlobalSecondaryIndexSettings"] = Value::Array(indexes);
     }
@@ -501,43 +482,40 @@ fn replica_auto_scaling(
 ) -> Value {
     let auto = auto.cloned().unwrap_or_default();
     let mut shown = json!({ "RegionName": region, "ReplicaStatus": status });
-    copy(
-        &mut shown,
-        "ReplicaProvisionedReadCapacityAutoScalingSettings",
-        &auto["Read"],
-    );
-    copy(
-        &mut shown,
-        "ReplicaProvisionedWriteCapacityAutoScalingSettings",
-        &auto["Write"],
-    );
-    let indexes: Vec<Value> = (table.global_secondary_indexes.iter().flatten())
+    copy_both(&mut shown, "ReplicaProvisioned", &auto);
+    shown["GlobalSecondaryIndexes"] = Value::Array(indexes_shown(table, &auto, false));
+    shown
+}
+
+/// Each global index's name, status and auto scaling settings, and with
+/// `units` its provisioned units (ReplicaGlobalSecondaryIndexSettings, or
+/// ReplicaAutoScalingDescription's GlobalSecondaryIndexes).
+fn indexes_shown(table: &TableDescription, auto: &Value, units: bool) -> Vec<Value> {
+    (table.global_secondary_indexes.iter().flatten())
         .map(|index| {
             let mut one = json!({
                 "IndexName": index.index_name,
                 "IndexStatus": index.index_status.as_deref().unwrap_or("ACTIVE"),
             });
-            let auto = &auto["Indexes"][&index.index_name];
-            copy(
-                &mut one,
-                "ProvisionedReadCapacityAutoScalingSettings",
-                &auto["Read"],
-            );
-            copy(
-                &mut one,
-                "ProvisionedWriteCapacityAutoScalingSettings",
-                &auto["Write"],
-            );
+            let throughput = index.provisioned_throughput.as_ref();
+            if let Some(t) = throughput.filter(|_| units) {
+                one["ProvisionedReadCapacityUnits"] = json!(t.read_capacity_units);
+                one["ProvisionedWriteCapacityUnits"] = json!(t.write_capacity_units);
+            }
+            copy_both(&mut one, "Provisioned", &auto["Indexes"][&index.index_name]);
             one
         })
-        .collect();
-    shown["GlobalSecondaryIndexes"] = Value::Array(indexes);
-    shown
+        .collect()
 }
 
-fn copy(into: &mut Value, member: &str, value: &Value) {
-    if value.is_object() {
-        into[member] = value.clone();
+/// The stored read and write auto scaling settings of `auto` as
+/// `<prefix>ReadCapacityAutoScalingSettings` and `<prefix>Write...`.
+fn copy_both(into: &mut Value, prefix: &str, auto: &Value) {
+    for dimension in ["Read", "Write"] {
+        if auto[dimension].is_object() {
+            let member = format!("{prefix}{dimension}CapacityAutoScalingSettings");
+            into[member] = auto[dimension].clone();
+        }
     }
 }
 
