@@ -9,7 +9,6 @@
 use crate::util::{
     assert_error, assert_error_starts, client_in_region, endpoint, item, poll_until, s, unique_name,
 };
-use aws_sdk_dynamodb::types::GlobalTableDescription;
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, AutoScalingPolicyUpdate, AutoScalingSettingsUpdate,
     AutoScalingTargetTrackingScalingPolicyConfigurationUpdate, BillingMode, CreateReplicaAction,
@@ -17,6 +16,10 @@ use aws_sdk_dynamodb::types::{
     GlobalTableSettingsReplicationMode, KeySchemaElement, KeyType, ProvisionedThroughput, Replica,
     ReplicaAutoScalingUpdate, ReplicaSettingsUpdate, ReplicaUpdate, ReplicationGroupUpdate,
     ScalarAttributeType, StreamSpecification, StreamViewType,
+};
+use aws_sdk_dynamodb::types::{
+    GlobalTableDescription, GlobalTableGlobalSecondaryIndexSettingsUpdate,
+    ReplicaSettingsDescription,
 };
 use aws_sdk_dynamodb::Client;
 use std::time::Duration;
@@ -446,36 +449,63 @@ fn write_auto_scaling(min: i64, max: i64) -> AutoScalingSettingsUpdate {
         .build()
 }
 
+/// A 2017.11.29 global table of provisioned (5/5) tables in us-east-1
+/// and eu-west-1.
+async fn provisioned_global_table(name: &str) {
+    let east = region("us-east-1");
+    table(&east, name, "pk", true, true).await;
+    table(&region("eu-west-1"), name, "pk", true, true).await;
+    let request = east.create_global_table().global_table_name(name);
+    let request = request
+        .replication_group(replica("us-east-1"))
+        .replication_group(replica("eu-west-1"));
+    request.send().await.expect("CreateGlobalTable succeeds");
+}
+
+fn read_units(region: &str, units: i64) -> ReplicaSettingsUpdate {
+    let update = ReplicaSettingsUpdate::builder().region_name(region);
+    update
+        .replica_provisioned_read_capacity_units(units)
+        .build()
+        .unwrap()
+}
+
+/// (read, write) units of each region's ReplicaSettingsDescription.
+fn units_by_region(
+    settings: &[ReplicaSettingsDescription],
+) -> Vec<(String, Option<i64>, Option<i64>)> {
+    let mut units: Vec<_> = (settings.iter())
+        .map(|r| {
+            let read = r.replica_provisioned_read_capacity_units();
+            (
+                r.region_name().to_string(),
+                read,
+                r.replica_provisioned_write_capacity_units(),
+            )
+        })
+        .collect();
+    units.sort();
+    units
+}
+
 #[tokio::test]
 async fn global_table_settings_are_applied_in_every_region_and_shown() {
-    let (east, west) = (region("us-east-1"), region("eu-west-1"));
     let name = unique_name("gts");
-    table(&east, &name, "pk", true, true).await;
-    table(&west, &name, "pk", true, true).await;
-    east.create_global_table()
-        .global_table_name(&name)
-        .replication_group(replica("us-east-1"))
-        .replication_group(replica("eu-west-1"))
-        .send()
-        .await
-        .unwrap();
+    provisioned_global_table(&name).await;
+    let (east, west) = (region("us-east-1"), region("eu-west-1"));
     let before = east
         .describe_global_table_settings()
         .global_table_name(&name)
         .send()
         .await
         .unwrap();
-    assert_eq!(before.replica_settings().len(), 2);
-    assert!(before
-        .replica_settings()
-        .iter()
-        .all(|r| r.replica_provisioned_read_capacity_units() == Some(5)));
+    assert_eq!(before.global_table_name(), Some(name.as_str()));
+    let expected = [
+        ("eu-west-1".to_string(), Some(5), Some(5)),
+        ("us-east-1".to_string(), Some(5), Some(5)),
+    ];
+    assert_eq!(units_by_region(before.replica_settings()), expected);
 
-    let west_read = ReplicaSettingsUpdate::builder()
-        .region_name("eu-west-1")
-        .replica_provisioned_read_capacity_units(7)
-        .build()
-        .unwrap();
     let after = east
         .update_global_table_settings()
         .global_table_name(&name)
@@ -483,41 +513,25 @@ async fn global_table_settings_are_applied_in_every_region_and_shown() {
         .global_table_provisioned_write_capacity_auto_scaling_settings_update(write_auto_scaling(
             5, 50,
         ))
-        .replica_settings_update(west_read)
+        .replica_settings_update(read_units("eu-west-1", 7))
         .send()
         .await
         .expect("UpdateGlobalTableSettings succeeds");
-    let of = |region: &str| {
-        after
-            .replica_settings()
-            .iter()
-            .find(|r| r.region_name() == region)
-            .cloned()
-            .unwrap()
-    };
-    assert_eq!(
-        (
-            of("eu-west-1").replica_provisioned_read_capacity_units(),
-            of("eu-west-1").replica_provisioned_write_capacity_units()
-        ),
-        (Some(7), Some(10))
-    );
-    assert_eq!(
-        (
-            of("us-east-1").replica_provisioned_read_capacity_units(),
-            of("us-east-1").replica_provisioned_write_capacity_units()
-        ),
-        (Some(5), Some(10))
-    );
-    let auto = of("us-east-1")
-        .replica_provisioned_write_capacity_auto_scaling_settings()
-        .cloned()
-        .unwrap();
-    assert_eq!(
-        (auto.minimum_units(), auto.maximum_units()),
-        (Some(5), Some(50))
-    );
-    assert_eq!(auto.scaling_policies()[0].policy_name(), Some("writes"));
+    let expected = [
+        ("eu-west-1".to_string(), Some(7), Some(10)),
+        ("us-east-1".to_string(), Some(5), Some(10)),
+    ];
+    assert_eq!(units_by_region(after.replica_settings()), expected);
+    for replica in after.replica_settings() {
+        let auto = replica
+            .replica_provisioned_write_capacity_auto_scaling_settings()
+            .unwrap();
+        assert_eq!(
+            (auto.minimum_units(), auto.maximum_units()),
+            (Some(5), Some(50))
+        );
+        assert_eq!(auto.scaling_policies()[0].policy_name(), Some("writes"));
+    }
     let table = west
         .describe_table()
         .table_name(&name)
@@ -529,59 +543,102 @@ async fn global_table_settings_are_applied_in_every_region_and_shown() {
         (units.read_capacity_units(), units.write_capacity_units()),
         (Some(7), Some(10))
     );
+}
 
-    let elsewhere = ReplicaSettingsUpdate::builder()
-        .region_name("sa-east-1")
-        .replica_provisioned_read_capacity_units(7)
-        .build()
-        .unwrap();
-    let result = east
-        .update_global_table_settings()
-        .global_table_name(&name)
-        .replica_settings_update(elsewhere)
-        .send()
-        .await;
-    assert_error(
-        result,
-        "ReplicaNotFoundException",
-        &format!("Replica not found: Global table '{name}' has no replica in region: 'sa-east-1'."),
-    );
-    let on_demand = east
-        .update_global_table_settings()
-        .global_table_name(&name)
-        .global_table_billing_mode(BillingMode::PayPerRequest)
-        .global_table_provisioned_write_capacity_units(3)
-        .send()
-        .await;
-    assert_error_starts(
-        on_demand,
-        "ValidationException",
-        "Provisioned capacity units cannot be set for the replica in region",
-    );
-    let inverted = east
-        .update_global_table_settings()
-        .global_table_name(&name)
-        .global_table_provisioned_write_capacity_auto_scaling_settings_update(write_auto_scaling(
-            60, 50,
-        ))
-        .send()
-        .await;
-    assert_error(
-        inverted,
-        "ValidationException",
-        "Auto scaling MinimumUnits (60) cannot be greater than MaximumUnits (50)",
-    );
-    let switched = east
-        .update_global_table_settings()
-        .global_table_name(&name)
+#[tokio::test]
+async fn global_table_billing_mode_switches_in_every_region() {
+    let name = unique_name("gts");
+    provisioned_global_table(&name).await;
+    let east = region("us-east-1");
+    let update = || east.update_global_table_settings().global_table_name(&name);
+    let switched = update()
         .global_table_billing_mode(BillingMode::PayPerRequest)
         .send()
         .await
         .unwrap();
-    assert!(switched.replica_settings().iter().all(|r| r
-        .replica_billing_mode_summary()
-        .and_then(|b| b.billing_mode())
-        == Some(&BillingMode::PayPerRequest)));
+    let modes: Vec<_> = (switched.replica_settings().iter())
+        .map(|r| {
+            r.replica_billing_mode_summary()
+                .and_then(|b| b.billing_mode())
+                .cloned()
+        })
+        .collect();
+    assert_eq!(
+        modes,
+        [
+            Some(BillingMode::PayPerRequest),
+            Some(BillingMode::PayPerRequest)
+        ]
+    );
+
+    let back = update()
+        .global_table_billing_mode(BillingMode::Provisioned)
+        .global_table_provisioned_write_capacity_units(4);
+    let result = back.clone().send().await;
+    let needed = "ReplicaProvisionedReadCapacityUnits must be given to switch the replica in region us-east-1 to PROVISIONED billing mode";
+    assert_error(result, "ValidationException", needed);
+    let back = back
+        .replica_settings_update(read_units("us-east-1", 3))
+        .replica_settings_update(read_units("eu-west-1", 2));
+    let done = back
+        .send()
+        .await
+        .expect("every unit given, the tables switch back");
+    let expected = [
+        ("eu-west-1".to_string(), Some(2), Some(4)),
+        ("us-east-1".to_string(), Some(3), Some(4)),
+    ];
+    assert_eq!(units_by_region(done.replica_settings()), expected);
+}
+
+#[tokio::test]
+async fn update_global_table_settings_refuses_what_cannot_apply() {
+    let name = unique_name("gts");
+    provisioned_global_table(&name).await;
+    let east = region("us-east-1");
+    let update = || east.update_global_table_settings().global_table_name(&name);
+    let elsewhere = update()
+        .replica_settings_update(read_units("sa-east-1", 7))
+        .send()
+        .await;
+    let not_found =
+        format!("Replica not found: Global table '{name}' has no replica in region: 'sa-east-1'.");
+    assert_error(elsewhere, "ReplicaNotFoundException", &not_found);
+    let index = GlobalTableGlobalSecondaryIndexSettingsUpdate::builder()
+        .index_name("nope")
+        .provisioned_write_capacity_units(3);
+    let result = update()
+        .global_table_global_secondary_index_settings_update(index.build().unwrap())
+        .send()
+        .await;
+    let no_index =
+        format!("Index not found: table {name} has no global secondary index named nope");
+    assert_error(result, "IndexNotFoundException", &no_index);
+    let on_demand = update()
+        .global_table_billing_mode(BillingMode::PayPerRequest)
+        .global_table_provisioned_write_capacity_units(3);
+    assert_error_starts(
+        on_demand.send().await,
+        "ValidationException",
+        "Provisioned capacity units cannot be set for the replica in region",
+    );
+    let inverted = update().global_table_provisioned_write_capacity_auto_scaling_settings_update(
+        write_auto_scaling(60, 50),
+    );
+    let message = "Auto scaling MinimumUnits (60) cannot be greater than MaximumUnits (50)";
+    assert_error(inverted.send().await, "ValidationException", message);
+    let zero = update()
+        .global_table_provisioned_write_capacity_units(0)
+        .send()
+        .await;
+    let message = "1 validation error detected: Value '0' at 'globalTableProvisionedWriteCapacityUnits' failed to satisfy constraint: Member must have value greater than or equal to 1";
+    assert_error(zero, "ValidationException", message);
+    let nothing = update().send().await;
+    assert_error(
+        nothing,
+        "ValidationException",
+        "UpdateGlobalTableSettings needs at least one setting to change",
+    );
 }
 
 /// A 2019.11.21 global table of `name` (provisioned 5/5) in us-east-1 with
