@@ -6,6 +6,7 @@
 //! GlobalTableSourceArn and UpdateTable's DisassociationProtectionEnabled
 //! and GlobalTableSettingsReplicationMode, with their errors.
 
+use crate::util::ServerProcess;
 use crate::util::{
     assert_error, assert_error_starts, client_in_region, endpoint, item, poll_until, s, unique_name,
 };
@@ -923,4 +924,96 @@ async fn disassociation_protection_keeps_a_replica_in_its_group() {
         "ValidationException",
         "DisassociationProtectionEnabled applies to a replica of a global table version 2019.11.21",
     );
+}
+
+/// Two servers: `eu-west-1` is held by the second, which the first names
+/// with `--peer`.
+fn two_servers() -> (ServerProcess, ServerProcess) {
+    let west = ServerProcess::spawn(&["--in-memory"]);
+    let peer = format!("eu-west-1={}", west.endpoint());
+    let east = ServerProcess::spawn(&["--in-memory", "--peer", &peer]);
+    (east, west)
+}
+
+#[tokio::test]
+async fn a_legacy_global_table_spans_servers() {
+    let (east_server, west_server) = two_servers();
+    let east = client_in_region(east_server.endpoint(), "us-east-1");
+    let west = client_in_region(west_server.endpoint(), "eu-west-1");
+    let name = unique_name("gtx");
+    let create = || {
+        let request = east.create_global_table().global_table_name(&name);
+        request
+            .replication_group(replica("us-east-1"))
+            .replication_group(replica("eu-west-1"))
+    };
+    table(&east, &name, "pk", true, true).await;
+    let absent = create().send().await;
+    let no_table = format!("Table not found: Table: '{name}' not found in region: 'eu-west-1'.");
+    assert_error(absent, "TableNotFoundException", &no_table);
+    table(&west, &name, "pk", true, true).await;
+    let created = create()
+        .send()
+        .await
+        .expect("CreateGlobalTable across servers succeeds");
+    assert_eq!(
+        regions_of(created.global_table_description().unwrap()),
+        ["eu-west-1", "us-east-1"]
+    );
+    let described = west
+        .describe_global_table()
+        .global_table_name(&name)
+        .send()
+        .await;
+    let described = described.expect("the peer holds the group too");
+    assert_eq!(
+        regions_of(described.global_table_description().unwrap()),
+        ["eu-west-1", "us-east-1"]
+    );
+
+    let row = item(&[("pk", s("across"))]);
+    east.put_item()
+        .table_name(&name)
+        .set_item(Some(row))
+        .send()
+        .await
+        .unwrap();
+    poll_until(
+        "the item replicated to the peer",
+        Duration::from_secs(10),
+        || async {
+            let got = west
+                .get_item()
+                .table_name(&name)
+                .key("pk", s("across"))
+                .send()
+                .await
+                .ok()?;
+            got.item().map(|_| ())
+        },
+    )
+    .await;
+    let settings = east.update_global_table_settings().global_table_name(&name);
+    let settings = settings
+        .replica_settings_update(read_units("eu-west-1", 9))
+        .send()
+        .await
+        .unwrap();
+    let expected = [
+        ("eu-west-1".to_string(), Some(9), Some(5)),
+        ("us-east-1".to_string(), Some(5), Some(5)),
+    ];
+    assert_eq!(units_by_region(settings.replica_settings()), expected);
+    let peer_table = west
+        .describe_table()
+        .table_name(&name)
+        .send()
+        .await
+        .unwrap();
+    let units = peer_table
+        .table()
+        .unwrap()
+        .provisioned_throughput()
+        .unwrap();
+    assert_eq!(units.read_capacity_units(), Some(9));
 }
