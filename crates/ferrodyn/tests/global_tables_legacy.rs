@@ -6,9 +6,14 @@
 //! GlobalTableSourceArn and UpdateTable's DisassociationProtectionEnabled
 //! and GlobalTableSettingsReplicationMode, with their errors.
 
-use crate::util::ServerProcess;
 use crate::util::{
     assert_error, assert_error_starts, client_in_region, endpoint, item, poll_until, s, unique_name,
+};
+use crate::util::{service_error, ServerProcess};
+use aws_sdk_dynamodb::config::http::HttpResponse;
+use aws_sdk_dynamodb::error::SdkError;
+use aws_sdk_dynamodb::operation::update_table_replica_auto_scaling::{
+    UpdateTableReplicaAutoScalingError, UpdateTableReplicaAutoScalingOutput,
 };
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, AutoScalingPolicyUpdate, AutoScalingSettingsUpdate,
@@ -20,7 +25,7 @@ use aws_sdk_dynamodb::types::{
 };
 use aws_sdk_dynamodb::types::{
     GlobalTableDescription, GlobalTableGlobalSecondaryIndexSettingsUpdate,
-    ReplicaSettingsDescription,
+    ReplicaAutoScalingDescription, ReplicaSettingsDescription, TableAutoScalingDescription,
 };
 use aws_sdk_dynamodb::Client;
 use std::time::Duration;
@@ -321,79 +326,107 @@ async fn list_global_tables_pages_by_name() {
     assert_error(zero, "ValidationException", "1 validation error detected: Value '0' at 'limit' failed to satisfy constraint: Member must have value greater than or equal to 1");
 }
 
+/// CreateGlobalTable of a new table in us-east-1 and eu-west-1, after
+/// `east` and `west` made the tables (each: key, stream, provisioned),
+/// refused with a ValidationException: the table's name and the message.
+async fn refused_pair(east: (&str, bool, bool), west: (&str, bool, bool)) -> (String, String) {
+    let name = unique_name("gta");
+    table(&region("us-east-1"), &name, east.0, east.1, east.2).await;
+    table(&region("eu-west-1"), &name, west.0, west.1, west.2).await;
+    let request = region("us-east-1")
+        .create_global_table()
+        .global_table_name(&name);
+    let request = request
+        .replication_group(replica("us-east-1"))
+        .replication_group(replica("eu-west-1"));
+    let error = service_error(request.send().await);
+    assert_eq!(error.code, "ValidationException", "{}", error.message);
+    (name, error.message)
+}
+
 #[tokio::test]
-async fn create_global_table_refuses_what_aws_refuses() {
+async fn create_global_table_needs_streams_with_both_images() {
+    let (name, message) = refused_pair(("pk", true, false), ("pk", false, false)).await;
+    let expected = format!("Table: '{name}' in region: 'eu-west-1' must have DynamoDB Streams enabled with StreamViewType NEW_AND_OLD_IMAGES to be part of a global table");
+    assert_eq!(message, expected);
+}
+
+#[tokio::test]
+async fn create_global_table_needs_the_same_key_schema_and_capacity() {
+    let (name, message) = refused_pair(("pk", true, false), ("id", true, false)).await;
+    let expected = format!("Table: '{name}' in region: 'eu-west-1' does not have the same key schema as the other replicas of the global table");
+    assert_eq!(message, expected);
+    let (name, message) = refused_pair(("pk", true, true), ("pk", true, false)).await;
+    let expected = format!("Table: '{name}' in region: 'eu-west-1' does not have the same billing mode as the other replicas of the global table");
+    assert_eq!(message, expected);
+}
+
+#[tokio::test]
+async fn create_global_table_needs_empty_tables_and_a_new_name() {
     let (east, west) = (region("us-east-1"), region("eu-west-1"));
-    let create = |name: &str| {
-        east.create_global_table()
-            .global_table_name(name)
-            .replication_group(replica("us-east-1"))
-            .replication_group(replica("eu-west-1"))
-    };
-    let absent = unique_name("gta");
-    table(&east, &absent, "pk", true, false).await;
-    let result = create(&absent).send().await;
-    assert_error(
-        result,
-        "TableNotFoundException",
-        &format!("Table not found: Table: '{absent}' not found in region: 'eu-west-1'."),
-    );
-
-    let no_stream = unique_name("gta");
-    table(&east, &no_stream, "pk", true, false).await;
-    table(&west, &no_stream, "pk", false, false).await;
-    assert_error_starts(
-        create(&no_stream).send().await,
-        "ValidationException",
-        &format!("Table: '{no_stream}' in region: 'eu-west-1' must have DynamoDB Streams enabled"),
-    );
-
-    let other_key = unique_name("gta");
-    table(&east, &other_key, "pk", true, false).await;
-    table(&west, &other_key, "id", true, false).await;
-    assert_error_starts(
-        create(&other_key).send().await,
-        "ValidationException",
-        &format!("Table: '{other_key}' in region: 'eu-west-1' does not have the same key schema"),
-    );
-
-    let other_units = unique_name("gta");
-    table(&east, &other_units, "pk", true, true).await;
-    table(&west, &other_units, "pk", true, false).await;
-    assert_error_starts(
-        create(&other_units).send().await,
-        "ValidationException",
-        &format!(
-            "Table: '{other_units}' in region: 'eu-west-1' does not have the same billing mode"
-        ),
-    );
-
-    let full = unique_name("gta");
-    table(&east, &full, "pk", true, false).await;
-    table(&west, &full, "pk", true, false).await;
+    let name = unique_name("gta");
+    table(&east, &name, "pk", true, false).await;
+    table(&west, &name, "pk", true, false).await;
+    let row = item(&[("pk", s("x"))]);
     west.put_item()
-        .table_name(&full)
-        .set_item(Some(item(&[("pk", s("x"))])))
+        .table_name(&name)
+        .set_item(Some(row))
         .send()
         .await
         .unwrap();
-    assert_error_starts(
-        create(&full).send().await,
-        "ValidationException",
-        &format!("Table: '{full}' in region: 'eu-west-1' is not empty"),
-    );
-
+    let create = || {
+        let request = east.create_global_table().global_table_name(&name);
+        request
+            .replication_group(replica("us-east-1"))
+            .replication_group(replica("eu-west-1"))
+    };
+    let full = format!("Table: '{name}' in region: 'eu-west-1' is not empty: a table must hold no items to be added to a global table");
+    assert_error(create().send().await, "ValidationException", &full);
     west.delete_item()
-        .table_name(&full)
+        .table_name(&name)
         .key("pk", s("x"))
         .send()
         .await
         .unwrap();
-    create(&full).send().await.expect("empty now");
+    create().send().await.expect("empty now");
+    let exists = format!("Global table with this name already exists: {name}");
     assert_error(
-        create(&full).send().await,
+        create().send().await,
         "GlobalTableAlreadyExistsException",
-        &format!("Global table with this name already exists: {full}"),
+        &exists,
+    );
+}
+
+#[tokio::test]
+async fn create_global_table_needs_the_table_in_every_region() {
+    let (east, name) = (region("us-east-1"), unique_name("gta"));
+    table(&east, &name, "pk", true, false).await;
+    let request = east.create_global_table().global_table_name(&name);
+    let result = request
+        .replication_group(replica("us-east-1"))
+        .replication_group(replica("eu-west-1"))
+        .send()
+        .await;
+    let message = format!("Table not found: Table: '{name}' not found in region: 'eu-west-1'.");
+    assert_error(result, "TableNotFoundException", &message);
+    let twice = east
+        .create_global_table()
+        .global_table_name(&name)
+        .replication_group(replica("us-east-1"))
+        .replication_group(replica("us-east-1"));
+    assert_error(
+        twice.send().await,
+        "ValidationException",
+        "ReplicationGroup must not name a region twice",
+    );
+    let none = east
+        .create_global_table()
+        .global_table_name(&name)
+        .set_replication_group(Some(vec![]));
+    assert_error(
+        none.send().await,
+        "ValidationException",
+        "ReplicationGroup must name at least one region",
     );
 }
 
@@ -658,77 +691,118 @@ async fn current_global_table(east: &Client, name: &str, other: &str) {
         .expect("a replica is added");
 }
 
+/// The ReplicaAutoScalingDescription of `region` in `description`.
+fn auto_of(
+    description: &TableAutoScalingDescription,
+    region: &str,
+) -> ReplicaAutoScalingDescription {
+    let found = description
+        .replicas()
+        .iter()
+        .find(|r| r.region_name() == Some(region));
+    found
+        .cloned()
+        .unwrap_or_else(|| panic!("no replica in {region}"))
+}
+
 #[tokio::test]
 async fn replica_auto_scaling_is_stored_and_shown() {
-    let east = region("us-east-1");
-    let name = unique_name("gtr");
+    let (east, name) = (region("us-east-1"), unique_name("gtr"));
     current_global_table(&east, &name, "eu-central-1").await;
     let read = AutoScalingSettingsUpdate::builder()
         .minimum_units(2)
         .maximum_units(20)
         .build();
-    let replica = ReplicaAutoScalingUpdate::builder()
-        .region_name("eu-central-1")
+    let replica = ReplicaAutoScalingUpdate::builder().region_name("eu-central-1");
+    let replica = replica
         .replica_provisioned_read_capacity_auto_scaling_update(read)
         .build()
         .unwrap();
-    let updated = east
-        .update_table_replica_auto_scaling()
-        .table_name(&name)
-        .provisioned_write_capacity_auto_scaling_update(write_auto_scaling(5, 40))
+    let request = east.update_table_replica_auto_scaling().table_name(&name);
+    let request = request.provisioned_write_capacity_auto_scaling_update(write_auto_scaling(5, 40));
+    let updated = request
         .replica_updates(replica)
         .send()
         .await
         .expect("UpdateTableReplicaAutoScaling succeeds");
     let description = updated.table_auto_scaling_description().unwrap();
     assert_eq!(description.table_name(), Some(name.as_str()));
-    let of = |region: &str| {
-        description
-            .replicas()
-            .iter()
-            .find(|r| r.region_name() == Some(region))
-            .cloned()
-            .unwrap()
-    };
-    let central = of("eu-central-1");
+    let central = auto_of(description, "eu-central-1");
+    let read = central
+        .replica_provisioned_read_capacity_auto_scaling_settings()
+        .unwrap();
     assert_eq!(
-        central
-            .replica_provisioned_read_capacity_auto_scaling_settings()
-            .and_then(|a| a.maximum_units()),
-        Some(20)
+        (read.minimum_units(), read.maximum_units()),
+        (Some(2), Some(20))
     );
+    let own = auto_of(description, "us-east-1");
     assert_eq!(
-        of("us-east-1").replica_provisioned_read_capacity_auto_scaling_settings(),
+        own.replica_provisioned_read_capacity_auto_scaling_settings(),
         None
     );
+    let write = own
+        .replica_provisioned_write_capacity_auto_scaling_settings()
+        .unwrap();
+    assert_eq!(write.maximum_units(), Some(40));
+    let policy = &write.scaling_policies()[0];
+    let target = policy
+        .target_tracking_scaling_policy_configuration()
+        .unwrap();
     assert_eq!(
-        of("us-east-1")
-            .replica_provisioned_write_capacity_auto_scaling_settings()
-            .and_then(|a| a.maximum_units()),
-        Some(40)
+        (policy.policy_name(), target.target_value()),
+        (Some("writes"), 70.0)
     );
-    let shown = region("eu-central-1")
+
+    let other = region("eu-central-1")
         .describe_table_replica_auto_scaling()
-        .table_name(&name)
+        .table_name(&name);
+    let other = other.send().await.unwrap();
+    let shown = auto_of(
+        other.table_auto_scaling_description().unwrap(),
+        "eu-central-1",
+    );
+    assert_eq!(shown, central, "every region shows the same settings");
+}
+
+/// UpdateTableReplicaAutoScaling of table `name`'s write auto scaling.
+async fn update_write_auto_scaling(
+    client: &Client,
+    name: &str,
+) -> Result<
+    UpdateTableReplicaAutoScalingOutput,
+    SdkError<UpdateTableReplicaAutoScalingError, HttpResponse>,
+> {
+    let request = client.update_table_replica_auto_scaling().table_name(name);
+    let request = request.provisioned_write_capacity_auto_scaling_update(write_auto_scaling(5, 40));
+    request.send().await
+}
+
+#[tokio::test]
+async fn replica_auto_scaling_needs_a_provisioned_global_table() {
+    let east = region("us-east-1");
+    let plain = unique_name("gtr");
+    table(&east, &plain, "pk", true, true).await;
+    let result = update_write_auto_scaling(&east, &plain).await;
+    let message = format!("Table {plain} is not a global table: Ferrodyn keeps replica auto scaling settings in a global table's replication group");
+    assert_error(result, "ValidationException", &message);
+    let shown = east
+        .describe_table_replica_auto_scaling()
+        .table_name(&plain)
         .send()
         .await
         .unwrap();
     let shown = shown.table_auto_scaling_description().unwrap();
-    assert_eq!(shown.replicas().len(), 2);
-
-    let plain = unique_name("gtr");
-    table(&east, &plain, "pk", true, true).await;
-    let result = east
-        .update_table_replica_auto_scaling()
-        .table_name(&plain)
-        .provisioned_write_capacity_auto_scaling_update(write_auto_scaling(5, 40))
-        .send()
-        .await;
-    assert_error_starts(
-        result,
-        "ValidationException",
-        &format!("Table {plain} is not a global table"),
+    assert_eq!(
+        shown.replicas().len(),
+        1,
+        "a plain table shows its own region"
     );
+
+    let on_demand = unique_name("gtr");
+    legacy_global_table(&on_demand, &["us-east-1"]).await;
+    let result = update_write_auto_scaling(&east, &on_demand).await;
+    let message = format!("Auto scaling settings need a table in PROVISIONED billing mode: table {on_demand} is PAY_PER_REQUEST");
+    assert_error(result, "ValidationException", &message);
     let missing = east
         .describe_table_replica_auto_scaling()
         .table_name(unique_name("gtr"))
@@ -741,92 +815,101 @@ async fn replica_auto_scaling_is_stored_and_shown() {
     );
 }
 
+fn source_arn(account: &str, name: &str) -> String {
+    format!("arn:aws:dynamodb:us-east-1:{account}:table/{name}")
+}
+
 #[tokio::test]
 async fn create_table_with_a_source_arn_makes_a_replica() {
-    let (east, north) = (region("us-east-1"), region("eu-north-1"));
-    let name = unique_name("gtsrc");
+    let (east, north, name) = (
+        region("us-east-1"),
+        region("eu-north-1"),
+        unique_name("gtsrc"),
+    );
     table(&east, &name, "pk", false, false).await;
-    let arn = format!("arn:aws:dynamodb:us-east-1:000000000000:table/{name}");
-    let created = north
+    let request = north
         .create_table()
         .table_name(&name)
-        .global_table_source_arn(&arn)
-        .global_table_settings_replication_mode(GlobalTableSettingsReplicationMode::Enabled)
+        .global_table_source_arn(source_arn("000000000000", &name));
+    let request =
+        request.global_table_settings_replication_mode(GlobalTableSettingsReplicationMode::Enabled);
+    let created = request
         .send()
         .await
         .expect("CreateTable with GlobalTableSourceArn succeeds");
     let table = created.table_description().unwrap();
-    assert_eq!(
-        table.global_table_settings_replication_mode(),
-        Some(&GlobalTableSettingsReplicationMode::Enabled)
-    );
+    let mode = table.global_table_settings_replication_mode();
+    assert_eq!(mode, Some(&GlobalTableSettingsReplicationMode::Enabled));
     assert_eq!(table.replicas()[0].region_name(), Some("us-east-1"));
+    assert_eq!(table.key_schema()[0].attribute_name(), "pk");
     let source = east
         .describe_table()
         .table_name(&name)
         .send()
         .await
         .unwrap();
+    let source = source.table().unwrap();
+    assert_eq!(source.replicas()[0].region_name(), Some("eu-north-1"));
+    let view = source
+        .stream_specification()
+        .and_then(|s| s.stream_view_type());
     assert_eq!(
-        source.table().unwrap().replicas()[0].region_name(),
-        Some("eu-north-1")
-    );
-
-    let other_account = north
-        .create_table()
-        .table_name(&name)
-        .global_table_source_arn(format!(
-            "arn:aws:dynamodb:us-east-1:111122223333:table/{name}"
-        ))
-        .global_table_settings_replication_mode(GlobalTableSettingsReplicationMode::Enabled)
-        .send()
-        .await;
-    assert_error_starts(
-        other_account,
-        "ValidationException",
-        "Invalid GlobalTableSourceArn arn:aws:dynamodb:us-east-1:111122223333:table/",
-    );
-    let no_mode = north
-        .create_table()
-        .table_name(&name)
-        .global_table_source_arn(&arn)
-        .send()
-        .await;
-    assert_error(
-        no_mode,
-        "ValidationException",
-        "GlobalTableSettingsReplicationMode must be ENABLED when GlobalTableSourceArn is given",
-    );
-    let mode_alone = north
-        .create_table()
-        .table_name(unique_name("gtsrc"))
-        .global_table_settings_replication_mode(GlobalTableSettingsReplicationMode::Disabled)
-        .send()
-        .await;
-    assert_error_starts(
-        mode_alone,
-        "ValidationException",
-        "GlobalTableSettingsReplicationMode can only be given with GlobalTableSourceArn",
-    );
-    let with_keys = region("ap-east-1")
-        .create_table()
-        .table_name(&name)
-        .global_table_source_arn(&arn)
-        .global_table_settings_replication_mode(GlobalTableSettingsReplicationMode::Enabled)
-        .billing_mode(BillingMode::PayPerRequest)
-        .send()
-        .await;
-    assert_error_starts(
-        with_keys,
-        "ValidationException",
-        "A replica created with GlobalTableSourceArn takes its key schema",
+        view,
+        Some(&StreamViewType::NewAndOldImages),
+        "the source got the replication stream"
     );
 }
 
 #[tokio::test]
+async fn create_table_with_a_source_arn_refuses_what_ferrodyn_cannot_do() {
+    let (north, name) = (region("eu-north-1"), unique_name("gtsrc"));
+    let arn = source_arn("000000000000", &name);
+    let create = || north.create_table().table_name(&name);
+    let enabled = GlobalTableSettingsReplicationMode::Enabled;
+    let other = create()
+        .global_table_source_arn(source_arn("111122223333", &name))
+        .global_table_settings_replication_mode(enabled.clone());
+    let message = format!("Invalid GlobalTableSourceArn {}: Ferrodyn holds one account (000000000000): a source table of account 111122223333 cannot be reached", source_arn("111122223333", &name));
+    assert_error(other.send().await, "ValidationException", &message);
+    let no_mode = create().global_table_source_arn(&arn).send().await;
+    let message =
+        "GlobalTableSettingsReplicationMode must be ENABLED when GlobalTableSourceArn is given";
+    assert_error(no_mode, "ValidationException", message);
+    let mode_alone = create()
+        .global_table_settings_replication_mode(GlobalTableSettingsReplicationMode::Disabled);
+    let message = "GlobalTableSettingsReplicationMode can only be given with GlobalTableSourceArn";
+    assert_error_starts(mode_alone.send().await, "ValidationException", message);
+    let with_billing = create()
+        .global_table_source_arn(&arn)
+        .global_table_settings_replication_mode(enabled.clone());
+    let with_billing = with_billing
+        .billing_mode(BillingMode::PayPerRequest)
+        .send()
+        .await;
+    let message = "A replica created with GlobalTableSourceArn takes its key schema";
+    assert_error_starts(with_billing, "ValidationException", message);
+    let missing = create()
+        .global_table_source_arn(&arn)
+        .global_table_settings_replication_mode(enabled);
+    let message = format!("The source table of GlobalTableSourceArn {arn} does not exist");
+    assert_error(missing.send().await, "ValidationException", &message);
+}
+
+fn delete_member(region: &str) -> ReplicationGroupUpdate {
+    let delete = DeleteReplicationGroupMemberAction::builder()
+        .region_name(region)
+        .build()
+        .unwrap();
+    ReplicationGroupUpdate::builder().delete(delete).build()
+}
+
+#[tokio::test]
 async fn disassociation_protection_keeps_a_replica_in_its_group() {
-    let (east, west) = (region("us-east-1"), region("us-west-2"));
-    let name = unique_name("gtdp");
+    let (east, west, name) = (
+        region("us-east-1"),
+        region("us-west-2"),
+        unique_name("gtdp"),
+    );
     current_global_table(&east, &name, "us-west-2").await;
     let on = west
         .update_table()
@@ -855,18 +938,10 @@ async fn disassociation_protection_keeps_a_replica_in_its_group() {
         Some(false)
     );
     let protected = format!("The replica of table {name} in region us-west-2 is protected against disassociation: set DisassociationProtectionEnabled to false in that region first");
-    let delete = DeleteReplicationGroupMemberAction::builder()
-        .region_name("us-west-2")
-        .build()
-        .unwrap();
     let removal = east
         .update_table()
         .table_name(&name)
-        .replica_updates(
-            ReplicationGroupUpdate::builder()
-                .delete(delete.clone())
-                .build(),
-        )
+        .replica_updates(delete_member("us-west-2"))
         .send()
         .await;
     assert_error(removal, "ValidationException", &protected);
@@ -875,41 +950,57 @@ async fn disassociation_protection_keeps_a_replica_in_its_group() {
         "ValidationException",
         &protected,
     );
-    let mixed = west
-        .update_table()
-        .table_name(&name)
-        .disassociation_protection_enabled(false)
-        .deletion_protection_enabled(true)
-        .send()
-        .await;
-    assert_error(mixed, "ValidationException", "DisassociationProtectionEnabled and GlobalTableSettingsReplicationMode cannot be combined with any other change in the same UpdateTable request");
-    let mode = east
-        .update_table()
-        .table_name(&name)
-        .global_table_settings_replication_mode(
-            GlobalTableSettingsReplicationMode::EnabledWithOverrides,
-        )
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(
-        mode.table_description()
-            .unwrap()
-            .global_table_settings_replication_mode(),
-        Some(&GlobalTableSettingsReplicationMode::EnabledWithOverrides)
-    );
     west.update_table()
         .table_name(&name)
         .disassociation_protection_enabled(false)
         .send()
         .await
         .unwrap();
-    east.update_table()
+    let removal = east
+        .update_table()
         .table_name(&name)
-        .replica_updates(ReplicationGroupUpdate::builder().delete(delete).build())
+        .replica_updates(delete_member("us-west-2"))
+        .send()
+        .await;
+    removal.expect("unprotected, the replica is removed");
+}
+
+#[tokio::test]
+async fn group_settings_of_update_table_come_alone_and_on_a_replica() {
+    let (east, name) = (region("us-east-1"), unique_name("gtdp"));
+    current_global_table(&east, &name, "us-west-2").await;
+    let mixed = east
+        .update_table()
+        .table_name(&name)
+        .disassociation_protection_enabled(false)
+        .deletion_protection_enabled(true);
+    let message = "DisassociationProtectionEnabled and GlobalTableSettingsReplicationMode cannot be combined with any other change in the same UpdateTable request";
+    assert_error(mixed.send().await, "ValidationException", message);
+    let mode = GlobalTableSettingsReplicationMode::EnabledWithOverrides;
+    let set = east
+        .update_table()
+        .table_name(&name)
+        .global_table_settings_replication_mode(mode.clone());
+    let set = set.send().await.unwrap();
+    assert_eq!(
+        set.table_description()
+            .unwrap()
+            .global_table_settings_replication_mode(),
+        Some(&mode)
+    );
+    let other = region("us-west-2")
+        .describe_table()
+        .table_name(&name)
         .send()
         .await
-        .expect("unprotected, the replica is removed");
+        .unwrap();
+    assert_eq!(
+        other
+            .table()
+            .unwrap()
+            .global_table_settings_replication_mode(),
+        Some(&mode)
+    );
 
     let plain = unique_name("gtdp");
     table(&east, &plain, "pk", false, false).await;
@@ -919,11 +1010,8 @@ async fn disassociation_protection_keeps_a_replica_in_its_group() {
         .disassociation_protection_enabled(true)
         .send()
         .await;
-    assert_error_starts(
-        result,
-        "ValidationException",
-        "DisassociationProtectionEnabled applies to a replica of a global table version 2019.11.21",
-    );
+    let message = format!("DisassociationProtectionEnabled applies to a replica of a global table version 2019.11.21 with multi-Region eventual consistency: table {plain} is not one");
+    assert_error(result, "ValidationException", &message);
 }
 
 /// Two servers: `eu-west-1` is held by the second, which the first names
@@ -993,7 +1081,12 @@ async fn a_legacy_global_table_spans_servers() {
         },
     )
     .await;
-    let settings = east.update_global_table_settings().global_table_name(&name);
+    settings_reach_the_peer(&east, &west, &name).await;
+}
+
+/// UpdateGlobalTableSettings on the first server changes the peer's table.
+async fn settings_reach_the_peer(east: &Client, west: &Client, name: &str) {
+    let settings = east.update_global_table_settings().global_table_name(name);
     let settings = settings
         .replica_settings_update(read_units("eu-west-1", 9))
         .send()
@@ -1004,12 +1097,7 @@ async fn a_legacy_global_table_spans_servers() {
         ("us-east-1".to_string(), Some(5), Some(5)),
     ];
     assert_eq!(units_by_region(settings.replica_settings()), expected);
-    let peer_table = west
-        .describe_table()
-        .table_name(&name)
-        .send()
-        .await
-        .unwrap();
+    let peer_table = west.describe_table().table_name(name).send().await.unwrap();
     let units = peer_table
         .table()
         .unwrap()
