@@ -154,6 +154,7 @@ operations! {
     UpdateGlobalTable: TableChange => |engine, _, body| global_tables::update(engine, parse_body(body)?),
     DescribeGlobalTable: TableRead => |engine, _, body| global_tables::describe(engine, parse_body(body)?),
     ListGlobalTables: TableRead => |engine, _, body| global_tables::list(engine, parse_body(body)?),
+    // Reads, but on the blocking pool: it asks the regions of --peer servers.
     DescribeGlobalTableSettings: TableChange => |engine, _, body| global_table_settings::describe(engine, parse_body(body)?),
     UpdateGlobalTableSettings: TableChange => |engine, _, body| global_table_settings::update(engine, parse_body(body)?),
     DescribeTableReplicaAutoScaling: TableRead => |engine, _, body| global_table_settings::describe_auto_scaling(engine, parse_body(body)?),
@@ -248,7 +249,12 @@ mod tests {
                 "EnableKinesisStreamingDestination",
                 "DisableKinesisStreamingDestination",
                 "UpdateKinesisStreamingDestination",
-                "UpdateContributorInsights"
+                "UpdateContributorInsights",
+                "CreateGlobalTable",
+                "UpdateGlobalTable",
+                "DescribeGlobalTableSettings",
+                "UpdateGlobalTableSettings",
+                "UpdateTableReplicaAutoScaling"
             ]
         );
         assert!(Operation::TransactGetItems.writes_items());
