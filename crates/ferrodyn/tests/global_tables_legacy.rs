@@ -656,11 +656,28 @@ async fn update_global_table_settings_refuses_what_cannot_apply() {
         "ValidationException",
         "Provisioned capacity units cannot be set for the replica in region",
     );
-    let inverted = update().global_table_provisioned_write_capacity_auto_scaling_settings_update(
-        write_auto_scaling(60, 50),
-    );
+    let inverted = update()
+        .global_table_provisioned_write_capacity_units(8)
+        .global_table_provisioned_write_capacity_auto_scaling_settings_update(write_auto_scaling(
+            60, 50,
+        ));
     let message = "Auto scaling MinimumUnits (60) cannot be greater than MaximumUnits (50)";
     assert_error(inverted.send().await, "ValidationException", message);
+    let after = east
+        .describe_global_table_settings()
+        .global_table_name(&name)
+        .send()
+        .await;
+    let after = after.unwrap();
+    let unchanged = [
+        ("eu-west-1".to_string(), Some(5), Some(5)),
+        ("us-east-1".to_string(), Some(5), Some(5)),
+    ];
+    assert_eq!(
+        units_by_region(after.replica_settings()),
+        unchanged,
+        "nothing half applied"
+    );
     let zero = update()
         .global_table_provisioned_write_capacity_units(0)
         .send()

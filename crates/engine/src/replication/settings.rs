@@ -112,6 +112,8 @@ impl Engine {
             let change = table_settings(&current, &replica.region, &update)?;
             changes.push((replica.region.clone(), change));
         }
+        // Every check before the first change: nothing is half applied.
+        let auto_scaling = store_auto_scaling(&mut group, name, &update)?;
         for (region, change) in changes
             .into_iter()
             .filter(|(_, c)| *c != TableSettings::default())
@@ -119,7 +121,7 @@ impl Engine {
             let to = self.legacy_address(name, &region);
             self.send(&Message::Settings { to, change })?;
         }
-        if store_auto_scaling(&mut group, name, &update)? {
+        if auto_scaling {
             self.share_group(&table, &group)?;
         }
         self.describe_global_table_settings(name)
@@ -523,5 +525,74 @@ fn mode_name(mode: BillingMode) -> &'static str {
     match mode {
         BillingMode::Provisioned => "PROVISIONED",
         BillingMode::PayPerRequest => "PAY_PER_REQUEST",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn policy(name: Option<&str>, target: f64) -> Value {
+        let mut update =
+            json!({ "TargetTrackingScalingPolicyConfiguration": { "TargetValue": target } });
+        if let Some(name) = name {
+            update["PolicyName"] = json!(name);
+        }
+        json!({ "MinimumUnits": 1, "ScalingPolicyUpdate": update })
+    }
+
+    #[test]
+    fn an_update_merges_members_and_replaces_the_policy_of_its_name() {
+        let mut entry = json!({});
+        merge_into(
+            &mut entry,
+            &["Write"],
+            &policy(Some("p"), 50.0),
+            "Write",
+            "T",
+        )
+        .unwrap();
+        let more = json!({ "MaximumUnits": 9, "ScalingPolicyUpdate": policy(Some("p"), 70.0)["ScalingPolicyUpdate"] });
+        merge_into(&mut entry, &["Write"], &more, "Write", "T").unwrap();
+        let write = &entry["Write"];
+        assert_eq!(
+            (
+                write["MinimumUnits"].as_u64(),
+                write["MaximumUnits"].as_u64()
+            ),
+            (Some(1), Some(9))
+        );
+        let policies = write["ScalingPolicies"].as_array().unwrap();
+        assert_eq!(policies.len(), 1);
+        assert_eq!(
+            policies[0]["TargetTrackingScalingPolicyConfiguration"]["TargetValue"],
+            70.0
+        );
+    }
+
+    #[test]
+    fn a_policy_without_a_name_gets_the_dimension_and_table() {
+        let mut entry = json!({});
+        let path = ["Indexes", "byDate", "Read"];
+        merge_into(&mut entry, &path, &policy(None, 40.0), "Read", "Orders").unwrap();
+        let shown = &entry["Indexes"]["byDate"]["Read"]["ScalingPolicies"][0]["PolicyName"];
+        assert_eq!(shown, "DynamoDBReadCapacityUtilization:table/Orders");
+    }
+
+    #[test]
+    fn a_minimum_above_the_maximum_is_refused() {
+        let mut entry = json!({ "Read": { "MaximumUnits": 5 } });
+        let error = merge_into(
+            &mut entry,
+            &["Read"],
+            &json!({ "MinimumUnits": 6 }),
+            "Read",
+            "T",
+        );
+        let error = error.unwrap_err();
+        assert_eq!(
+            error.message,
+            "Auto scaling MinimumUnits (6) cannot be greater than MaximumUnits (5)"
+        );
     }
 }
