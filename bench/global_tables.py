@@ -57,13 +57,14 @@ def start_servers(binary, root):
 def tables(url):
     client = run.Client(url)
     for table in ("plain", "solo", "global", "strong"):
-        run.setup_table("ferrodyn", url, table, ITEMS if table != "strong" else 0, 0)
+        run.setup_table("ferrodyn", url, table, ITEMS if table != "strong" else 1, 0)
     stream = {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"}
     backups.call(client, "UpdateTable", {"TableName": "solo", "StreamSpecification": stream})
     for region in REGIONS[1:]:
         backups.call(client, "UpdateTable", {"TableName": "global", "ReplicaUpdates": [{"Create": {"RegionName": region}}]})
         backups.wait_for(f"the replica in {region}", lambda: all(
             r["ReplicaStatus"] == "ACTIVE" for r in backups.call(client, "DescribeTable", {"TableName": "global"})["Table"]["Replicas"]))
+    backups.call(client, "DeleteItem", {"TableName": "strong", "Key": {"PK": {"S": "user#1"}, "SK": {"S": "profile"}}})  # MRSC: empty
     backups.call(client, "UpdateTable", {"TableName": "strong", "MultiRegionConsistency": "STRONG",
                                          "ReplicaUpdates": [{"Create": {"RegionName": r}} for r in REGIONS[1:]]})
 

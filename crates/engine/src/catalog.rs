@@ -846,6 +846,7 @@ fn new_description(new: NewTable, id: u64, arn: &str, now: f64) -> TableDescript
         multi_region_consistency: None,
         global_table_witnesses: None,
         global_table_settings_replication_mode: None,
+        disassociation_protection_enabled: None,
     }
 }
 

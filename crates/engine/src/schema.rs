@@ -150,6 +150,8 @@ pub struct TableDescription {
     pub global_table_witnesses: Option<Vec<serde_json::Value>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub global_table_settings_replication_mode: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disassociation_protection_enabled: Option<bool>,
 }
 
 /// DescribeTable's `RestoreSummary`.

@@ -340,8 +340,15 @@ pub struct GlobalTable {
     /// CreateTable's GlobalTableSourceArn, on a replica made that way.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source_arn: Option<String>,
-    #[serde(default)]
-    pub disassociation_protection: bool,
+    /// UpdateTable's DisassociationProtectionEnabled: the regions whose
+    /// replica may not be removed or deleted while it is set.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub disassociation_protected: Vec<String>,
+    /// Auto scaling settings as UpdateTableReplicaAutoScaling and
+    /// UpdateGlobalTableSettings gave them, by region (replication/settings.rs:
+    /// stored and shown, never acted on).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub auto_scaling: std::collections::BTreeMap<String, serde_json::Value>,
     /// When the group was formed (seconds).
     pub created: f64,
 }
@@ -405,6 +412,10 @@ pub fn describe_global(
         description.global_table_witnesses = Some(witnesses);
     }
     description.global_table_settings_replication_mode = group.settings_mode.clone();
+    if !group.strong && group.version != "2017.11.29" {
+        let protected = group.disassociation_protected.iter().any(|r| r == own);
+        description.disassociation_protection_enabled = Some(protected);
+    }
 }
 
 /// Item versions of global tables (replication/versions.rs says how they

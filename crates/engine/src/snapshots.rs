@@ -153,7 +153,7 @@ impl Engine {
     }
 
     /// The request namespace's tables in every region, by catalog name.
-    fn namespace_tables(&self) -> Vec<Arc<Table>> {
+    pub(crate) fn namespace_tables(&self) -> Vec<Arc<Table>> {
         let namespace = crate::region::request_namespace();
         let mut tables: Vec<Arc<Table>> = (self.tables.read().iter())
             .filter(|(key, _)| crate::region::in_namespace(key, namespace.as_deref()))

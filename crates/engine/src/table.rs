@@ -179,6 +179,7 @@ impl Table {
         description.multi_region_consistency = None;
         description.global_table_witnesses = None;
         description.global_table_settings_replication_mode = None;
+        description.disassociation_protection_enabled = None;
         if let Some(global) = self.global.read().as_ref() {
             crate::shared::describe_global(&mut description, &global.0, &global.1);
         }

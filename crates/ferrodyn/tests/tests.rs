@@ -30,6 +30,7 @@ mod durability;
 mod embedded;
 mod fidelity;
 mod global_tables;
+mod global_tables_legacy;
 mod gsi_throughput;
 mod harness;
 mod hot_keys;

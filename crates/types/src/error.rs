@@ -61,6 +61,8 @@ pub enum ErrorKind {
     GlobalTableNotFound,
     ReplicaAlreadyExists,
     ReplicaNotFound,
+    /// UpdateGlobalTableSettings naming an index the table lacks.
+    IndexNotFound,
     InternalServerError,
 }
 
@@ -111,6 +113,7 @@ impl ErrorKind {
             ErrorKind::GlobalTableNotFound => "GlobalTableNotFoundException",
             ErrorKind::ReplicaAlreadyExists => "ReplicaAlreadyExistsException",
             ErrorKind::ReplicaNotFound => "ReplicaNotFoundException",
+            ErrorKind::IndexNotFound => "IndexNotFoundException",
             ErrorKind::InternalServerError => "InternalServerError",
         }
     }

@@ -158,6 +158,7 @@ impl Engine {
         let Some(at) = group.replicas.iter().position(|r| r.region == region) else {
             return Err(replica_not_found(table, region));
         };
+        super::source::check_unprotected(&group, &table.name, region)?;
         if group.strong {
             return Err(DynamoError::validation(
                 "Replicas cannot be removed one at a time from a global table with multi-Region strong consistency: delete the table in each region",
@@ -193,8 +194,10 @@ impl Engine {
             return Ok(());
         };
         let own = self.region_of(&table.catalog_name).to_string();
+        super::source::check_unprotected(&group, &table.name, &own)?;
         group.replicas.retain(|r| r.region != own);
-        if group.replicas.len() == 1 {
+        // A 2017.11.29 group keeps a single region (legacy.rs).
+        if group.replicas.len() == 1 && group.version != LEGACY_VERSION {
             // The last other region keeps a plain table.
             let to = address_in(self, table, &group.replicas[0].region);
             let mut alone = group.clone();
@@ -231,18 +234,35 @@ impl Engine {
         region: &str,
         status: &str,
     ) -> Result<()> {
-        let mut group = self.group_of(table)?;
-        let Some(replica) = group.replicas.iter_mut().find(|r| r.region == region) else {
-            return Ok(()); // left meanwhile
-        };
-        replica.status = status.to_string();
-        self.commit_group(table, Some(group.clone()), None)?;
-        let own = self.region_of(&table.catalog_name).to_string();
-        self.push_group(table, &group, &[&own])
+        let group = self.group_of(table)?;
+        // Each region changes only that status in the group it holds (a
+        // whole group pushed here could undo a change made meanwhile).
+        for member in group.replicas.iter().chain(&group.witnesses) {
+            let to = address_in(self, table, &member.region);
+            let (region, status) = (region.to_string(), status.to_string());
+            self.send(&Message::Status { to, region, status })?;
+        }
+        Ok(())
+    }
+
+    /// [`Message::Status`]: one replica's status, set in the group here.
+    pub(crate) fn take_status(
+        self: &Arc<Self>,
+        name: &str,
+        region: &str,
+        status: &str,
+    ) -> Result<Value> {
+        let table = self.replica_table(name)?;
+        let mut group = self.group_of(&table)?;
+        if let Some(replica) = group.replicas.iter_mut().find(|r| r.region == region) {
+            replica.status = status.to_string();
+            self.commit_group(&table, Some(group), None)?;
+        }
+        Ok(serde_json::json!({}))
     }
 
     /// A table's group, or the error for a table that has none.
-    fn group_of(&self, table: &Table) -> Result<GlobalTable> {
+    pub(crate) fn group_of(&self, table: &Table) -> Result<GlobalTable> {
         table.global().ok_or_else(|| {
             DynamoError::validation(format!(
                 "Table {} is not a global table: it has no replicas",
@@ -263,7 +283,8 @@ impl Engine {
             witnesses: Vec::new(),
             settings_mode: None,
             source_arn: None,
-            disassociation_protection: false,
+            disassociation_protected: Vec::new(),
+            auto_scaling: Default::default(),
             created: self.now_seconds(),
         }
     }
@@ -315,7 +336,11 @@ impl Engine {
             }
             let _writes = table.exclusive();
             let own = self.region_of(&table.catalog_name).to_string();
-            let group = group.filter(|g| g.replicas.len() > 1 || !g.witnesses.is_empty());
+            // A 2017.11.29 group may hold one region (CreateGlobalTable of
+            // one table, or UpdateGlobalTable's Deletes down to one).
+            let group = group.filter(|g| {
+                g.replicas.len() > 1 || !g.witnesses.is_empty() || g.version == LEGACY_VERSION
+            });
             let previous = table.global();
             table.set_global(group.clone(), &own);
             // Shared storage: a conflict (the log's readers, a fold) retries

@@ -14,7 +14,15 @@
 //!   target region (`'k' | table id | replica/<region>`), to the other
 //!   replicas, and fills new ones.
 //! - [`strong`]: multi-Region strong consistency (MRSC).
-//! - [`settings`]: the settings replicas share (TTL, capacity, GSIs).
+//! - [`shared_settings`]: the settings replicas share (TTL, capacity, GSIs).
+//! - [`legacy`]: the 2017.11.29 operations (CreateGlobalTable,
+//!   UpdateGlobalTable, DescribeGlobalTable, ListGlobalTables) over the
+//!   same groups.
+//! - [`settings`]: settings across regions (Describe/UpdateGlobalTableSettings,
+//!   Describe/UpdateTableReplicaAutoScaling).
+//! - [`source`]: CreateTable's GlobalTableSourceArn and the group settings
+//!   UpdateTable sets alone (GlobalTableSettingsReplicationMode,
+//!   DisassociationProtectionEnabled).
 //!
 //! Every message between regions is a [`Message`], handled by
 //! [`Engine::handle_replication`]: called directly for a region this
@@ -24,8 +32,11 @@
 //! code as three servers.
 
 pub mod group;
+pub mod legacy;
 pub mod sender;
 pub mod settings;
+pub mod shared_settings;
+pub mod source;
 pub mod strong;
 pub mod versions;
 
@@ -128,10 +139,22 @@ pub enum Message {
     },
     /// Whether the table exists and what it looks like (legacy operations).
     Describe { to: Address },
-    /// Make a setting change another region made (settings.rs).
-    Setting {
+    /// Set one replica's status in the group (a filled replica is ACTIVE).
+    Status {
         to: Address,
-        change: settings::SettingChange,
+        region: String,
+        status: String,
+    },
+    /// Make a setting change another region made (shared_settings.rs).
+    ShareSetting {
+        to: Address,
+        change: shared_settings::SettingChange,
+    },
+    /// Change the table's capacity, billing mode or class
+    /// (UpdateGlobalTableSettings, settings.rs).
+    Settings {
+        to: Address,
+        change: settings::TableSettings,
     },
 }
 
@@ -145,7 +168,9 @@ impl Message {
             | Message::Sync { to, .. }
             | Message::Propose { to, .. }
             | Message::Describe { to }
-            | Message::Setting { to, .. } => to,
+            | Message::Status { to, .. }
+            | Message::ShareSetting { to, .. }
+            | Message::Settings { to, .. } => to,
         }
     }
 }
@@ -235,7 +260,9 @@ impl Engine {
                 change, expected, ..
             } => self.accept_proposal(&to.table, change, expected),
             Message::Describe { .. } => self.describe_for_peer(&to.table),
-            Message::Setting { change, .. } => self.apply_setting(&to.table, change),
+            Message::Status { region, status, .. } => self.take_status(&to.table, &region, &status),
+            Message::ShareSetting { change, .. } => self.apply_setting(&to.table, change),
+            Message::Settings { change, .. } => self.apply_settings(&to.table, change),
         })
     }
 

@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// How long replication may take to settle in a test.
-pub const SETTLE: Duration = Duration::from_secs(60);
+pub const SETTLE: Duration = Duration::from_secs(180);
 
 /// A ReplicaUpdates member creating a replica in `region`.
 pub fn create(region: &str) -> ReplicationGroupUpdate {

@@ -2,6 +2,7 @@
 //! definitions, billing mode against throughput, and the secondary indexes.
 
 use crate::ops::common::ResponseBody;
+use crate::ops::global_tables;
 
 use crate::ops::table_schema::{
     attribute_definitions, check_definitions, check_index, check_key_elements, check_stream,
@@ -17,6 +18,7 @@ use ferrodyn_engine::{Engine, NewTable};
 use ferrodyn_types::limits::{MAX_GSIS, MAX_LSIS};
 use ferrodyn_types::{DynamoError, Result};
 use serde::Deserialize;
+use std::sync::Arc;
 
 #[derive(Deserialize)]
 #[serde(rename_all = "PascalCase")]
@@ -35,6 +37,8 @@ pub struct Request {
     sse_specification: Option<serde_json::Value>,
     tags: Option<Vec<crate::ops::tags::Tag>>,
     resource_policy: Option<String>,
+    global_table_source_arn: Option<String>,
+    global_table_settings_replication_mode: Option<String>,
 }
 
 /// A CreateTable request whose fields passed their constraints.
@@ -56,7 +60,16 @@ struct Checked {
     sse_enabled: bool,
 }
 
-pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
+pub fn run(engine: &Arc<Engine>, mut request: Request) -> Result<Vec<u8>> {
+    let source = global_tables::SourceRequest {
+        table_name: request.table_name.clone(),
+        source_arn: request.global_table_source_arn.take(),
+        mode: request.global_table_settings_replication_mode.take(),
+        others: has_table_parameters(&request),
+    };
+    if let Some(answer) = global_tables::create_from_source(engine, source) {
+        return answer;
+    }
     let new_table = validate(request)?;
     let description = engine.create_table(new_table)?;
     let mut body = ResponseBody::default();
@@ -65,6 +78,22 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
         serde_json::to_value(description).expect("plain data always serialises"),
     );
     body.finish()
+}
+
+/// Whether the request gives anything of the table besides its name.
+fn has_table_parameters(request: &Request) -> bool {
+    request.key_schema.is_some()
+        || request.attribute_definitions.is_some()
+        || request.billing_mode.is_some()
+        || request.provisioned_throughput.is_some()
+        || request.global_secondary_indexes.is_some()
+        || request.local_secondary_indexes.is_some()
+        || request.stream_specification.is_some()
+        || request.deletion_protection_enabled.is_some()
+        || request.table_class.is_some()
+        || request.sse_specification.is_some()
+        || request.tags.is_some()
+        || request.resource_policy.is_some()
 }
 
 /// The field constraints, then the rules between fields, in DynamoDB's order.

@@ -16,6 +16,8 @@ mod delete_table;
 mod describe_table;
 mod exports;
 mod get_item;
+mod global_table_settings;
+mod global_tables;
 mod imports;
 mod insights;
 mod jobs;

@@ -150,6 +150,15 @@ operations! {
     UpdateContributorInsights: TableChange => |engine, _, body| insights::update(engine, parse_body(body)?),
     DescribeContributorInsights: TableRead => |engine, _, body| insights::describe(engine, parse_body(body)?),
     ListContributorInsights: TableRead => |engine, _, body| insights::list(engine, parse_body(body)?),
+    CreateGlobalTable: TableChange => |engine, _, body| global_tables::create(engine, parse_body(body)?),
+    UpdateGlobalTable: TableChange => |engine, _, body| global_tables::update(engine, parse_body(body)?),
+    DescribeGlobalTable: TableRead => |engine, _, body| global_tables::describe(engine, parse_body(body)?),
+    ListGlobalTables: TableRead => |engine, _, body| global_tables::list(engine, parse_body(body)?),
+    // Reads, but on the blocking pool: it asks the regions of --peer servers.
+    DescribeGlobalTableSettings: TableChange => |engine, _, body| global_table_settings::describe(engine, parse_body(body)?),
+    UpdateGlobalTableSettings: TableChange => |engine, _, body| global_table_settings::update(engine, parse_body(body)?),
+    DescribeTableReplicaAutoScaling: TableRead => |engine, _, body| global_table_settings::describe_auto_scaling(engine, parse_body(body)?),
+    UpdateTableReplicaAutoScaling: TableChange => |engine, _, body| global_table_settings::update_auto_scaling(engine, parse_body(body)?),
 }
 
 impl Operation {
@@ -249,7 +258,12 @@ mod tests {
                 "EnableKinesisStreamingDestination",
                 "DisableKinesisStreamingDestination",
                 "UpdateKinesisStreamingDestination",
-                "UpdateContributorInsights"
+                "UpdateContributorInsights",
+                "CreateGlobalTable",
+                "UpdateGlobalTable",
+                "DescribeGlobalTableSettings",
+                "UpdateGlobalTableSettings",
+                "UpdateTableReplicaAutoScaling"
             ]
         );
         assert!(Operation::TransactGetItems.writes_items());

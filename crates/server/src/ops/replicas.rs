@@ -45,6 +45,42 @@ impl GlobalRequest<'_> {
     }
 }
 
+/// UpdateTable's GlobalTableSettingsReplicationMode and
+/// DisassociationProtectionEnabled, which change the table's group alone.
+pub struct GroupFlags {
+    pub settings_mode: Option<String>,
+    pub disassociation_protection: Option<bool>,
+}
+
+impl GroupFlags {
+    pub fn present(&self) -> bool {
+        self.settings_mode.is_some() || self.disassociation_protection.is_some()
+    }
+}
+
+/// Sets the [`GroupFlags`] given (one UpdateTable may give both).
+pub fn set_flags(engine: &Arc<Engine>, name: &str, flags: GroupFlags) -> Result<Vec<u8>> {
+    let mut v = Violations::default();
+    v.one_of(
+        "globalTableSettingsReplicationMode",
+        flags.settings_mode.as_deref(),
+        &["ENABLED", "DISABLED", "ENABLED_WITH_OVERRIDES"],
+    );
+    v.finish()?;
+    let mut description = None;
+    if let Some(mode) = &flags.settings_mode {
+        description = Some(engine.set_settings_replication_mode(name, mode)?);
+    }
+    if let Some(enabled) = flags.disassociation_protection {
+        description = Some(engine.set_disassociation_protection(name, enabled)?);
+    }
+    let description = description.expect("GroupFlags::present was checked");
+    let mut body = ResponseBody::default();
+    let description = serde_json::to_value(description).expect("plain data always serialises");
+    body.value("TableDescription", description);
+    body.finish()
+}
+
 pub fn run(engine: &Arc<Engine>, request: GlobalRequest<'_>) -> Result<Vec<u8>> {
     let update = check(
         request.replica_updates,

@@ -2,7 +2,7 @@
 
 use crate::ops::common::ResponseBody;
 use crate::validate::Violations;
-use ferrodyn_engine::replication::settings::SettingChange;
+use ferrodyn_engine::replication::shared_settings::SettingChange;
 use ferrodyn_engine::Engine;
 use ferrodyn_types::Result;
 use serde::Deserialize;
@@ -50,7 +50,7 @@ pub fn update(engine: &Arc<Engine>, request: UpdateRequest) -> Result<Vec<u8>> {
     })();
     let (table, attribute, enabled) = v.finish_with(checked)?;
     engine.update_ttl(&table, enabled, &attribute)?;
-    // A global table's other replicas take it too (replication/settings.rs).
+    // A global table's other replicas take it too (replication/shared_settings.rs).
     let shared = SettingChange::TimeToLive {
         enabled,
         attribute: attribute.clone(),

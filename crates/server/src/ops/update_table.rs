@@ -11,7 +11,7 @@ use crate::ops::table_schema::{
     MAX_GSI_KEY_ELEMENTS,
 };
 use crate::validate::Violations;
-use ferrodyn_engine::replication::settings::SettingChange;
+use ferrodyn_engine::replication::shared_settings::SettingChange;
 use ferrodyn_engine::schema::{
     AttributeDefinition, BillingMode, StreamSpecification, TableDescription,
 };
@@ -34,6 +34,8 @@ pub struct Request {
     replica_updates: Option<Vec<replicas::RawReplicaUpdate>>,
     multi_region_consistency: Option<String>,
     global_table_witness_updates: Option<Vec<replicas::RawWitnessUpdate>>,
+    global_table_settings_replication_mode: Option<String>,
+    disassociation_protection_enabled: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -65,10 +67,23 @@ struct Checked {
     stream: Option<StreamSpecification>,
 }
 
-pub fn run(engine: &Arc<Engine>, request: Request) -> Result<Vec<u8>> {
+pub fn run(engine: &Arc<Engine>, mut request: Request) -> Result<Vec<u8>> {
     let checked = check(&request)?;
     let name = checked.name.as_str();
+    let flags = replicas::GroupFlags {
+        settings_mode: request.global_table_settings_replication_mode.take(),
+        disassociation_protection: request.disassociation_protection_enabled.take(),
+    };
+    if flags.present() {
+        if has_other_changes(&request) {
+            return Err(DynamoError::validation(
+                "DisassociationProtectionEnabled and GlobalTableSettingsReplicationMode cannot be combined with any other change in the same UpdateTable request",
+            ));
+        }
+        return replicas::set_flags(engine, name, flags);
+    }
     let changes_capacity = checked.billing_mode.is_some() || checked.provisioned.is_some();
+    let others = changes_the_table(&request);
     let global = replicas::GlobalRequest {
         table_name: name,
         replica_updates: request.replica_updates,
@@ -76,11 +91,6 @@ pub fn run(engine: &Arc<Engine>, request: Request) -> Result<Vec<u8>> {
         witness_updates: request.global_table_witness_updates,
     };
     if global.present() {
-        let others = changes_capacity
-            || checked.stream.is_some()
-            || request.table_class.is_some()
-            || request.deletion_protection_enabled.is_some()
-            || request.global_secondary_index_updates.is_some();
         if others {
             return Err(DynamoError::validation(
                 "Ferrodyn does not apply ReplicaUpdates together with other table changes: send them as two UpdateTable calls",
@@ -110,31 +120,50 @@ pub fn run(engine: &Arc<Engine>, request: Request) -> Result<Vec<u8>> {
         && request.deletion_protection_enabled.is_none()
         && request.table_class.is_none();
     if nothing {
-        return Err(DynamoError::validation(
-            "At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, GlobalSecondaryIndexUpdates, SSESpecification, ReplicaUpdates, MultiAccountReplicaReady, ReplicaTransitRoleArn, MultiRegionConsistency, DeletionProtectionEnabled, OnDemandThroughput, WarmThroughput or TableClass is required",
-        ));
+        return Err(nothing_to_change());
     }
-    let shared = changes_capacity.then_some(SettingChange::Capacity {
+    let update = TableUpdate {
         billing_mode: checked.billing_mode,
         provisioned: checked.provisioned,
-    });
-    let description = engine.update_table(
-        name,
-        TableUpdate {
-            billing_mode: checked.billing_mode,
-            provisioned: checked.provisioned,
-            stream: checked.stream,
-            deletion_protection: request.deletion_protection_enabled,
-            table_class: request.table_class,
-            index_throughput,
-        },
-    )?;
+        stream: checked.stream,
+        deletion_protection: request.deletion_protection_enabled,
+        table_class: request.table_class,
+        index_throughput,
+    };
+    let description = engine.update_table(name, update)?;
     // A global table's other replicas take the new capacity too
-    // (replication/settings.rs).
-    if let Some(shared) = shared {
-        engine.share_setting(name, shared);
+    // (replication/shared_settings.rs).
+    if changes_capacity {
+        let (billing_mode, provisioned) = (checked.billing_mode, checked.provisioned);
+        engine.share_setting(
+            name,
+            SettingChange::Capacity {
+                billing_mode,
+                provisioned,
+            },
+        );
     }
     respond(description)
+}
+
+/// Whether an UpdateTable request changes anything besides the group
+/// settings [`replicas::GroupFlags`] holds.
+fn has_other_changes(request: &Request) -> bool {
+    changes_the_table(request)
+        || request.replica_updates.is_some()
+        || request.multi_region_consistency.is_some()
+        || request.global_table_witness_updates.is_some()
+}
+
+/// Whether an UpdateTable request changes the table itself (capacity,
+/// stream, protection, class, indexes), not its replication.
+fn changes_the_table(request: &Request) -> bool {
+    request.billing_mode.is_some()
+        || request.provisioned_throughput.is_some()
+        || request.stream_specification.is_some()
+        || request.deletion_protection_enabled.is_some()
+        || request.table_class.is_some()
+        || request.global_secondary_index_updates.is_some()
 }
 
 /// GlobalSecondaryIndexUpdates sent with a capacity change: the indexes'
@@ -466,6 +495,13 @@ fn respond(description: TableDescription) -> Result<Vec<u8>> {
         serde_json::to_value(description).expect("plain data always serialises"),
     );
     body.finish()
+}
+
+/// An UpdateTable that changes nothing.
+fn nothing_to_change() -> DynamoError {
+    DynamoError::validation(
+        "At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, GlobalSecondaryIndexUpdates, SSESpecification, ReplicaUpdates, MultiAccountReplicaReady, ReplicaTransitRoleArn, MultiRegionConsistency, DeletionProtectionEnabled, OnDemandThroughput, WarmThroughput or TableClass is required",
+    )
 }
 
 /// AWS refuses an UpdateTable that asks for the throughput the table already
