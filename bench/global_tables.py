@@ -108,14 +108,19 @@ def main():
     try:
         origin = urls[0]
         tables(origin)
-        throughput = {}
-        for table in ("plain", "solo", "global") * 2:
-            throughput.setdefault(table, []).append(run.run_wrk(origin, "put", args.secs, 16, 2, table, ITEMS, 0)["rps"])
-        backups.wait_for("the replicas to catch up", lambda: all(
-            t["PendingAgeMs"] == 0 for t in replication_report(origin, "global")["Targets"]))
+        # The lag first: the report's samples are the recent changes'.
         written = steady_writes(origin, "global", 1000, 15)
         time.sleep(1)
         lag = replication_report(origin, "global")["Targets"]
+        throughput, cpu = {}, {}
+        for table in ("plain", "solo", "global") * 2:
+            before = run.proc_cpu_ticks(processes[0].pid)
+            result = run.run_wrk(origin, "put", args.secs, 16, 2, table, ITEMS, 0)
+            spent = run.proc_cpu_ticks(processes[0].pid) - before
+            throughput.setdefault(table, []).append(result["rps"])
+            cpu.setdefault(table, []).append(spent * 1e6 / run.CLK / result["requests"])
+        backups.wait_for("the replicas to catch up", lambda: all(
+            t["PendingAgeMs"] == 0 for t in replication_report(origin, "global")["Targets"]))
         latency = {t: run.run_wrk(origin, "put", args.secs, 1, 1, t, ITEMS if t != "strong" else 1000, 0)
                    for t in ("solo", "global", "strong")}
     finally:
@@ -127,6 +132,7 @@ def main():
     for table, rps in throughput.items():
         print(f"  {table:8} {' '.join(f'{r:8.0f}' for r in rps)}   mean {sum(rps) / len(rps):8.0f}")
     mean = {t: sum(v) / len(v) for t, v in throughput.items()}
+    print("  origin CPU per PutItem (µs): " + ", ".join(f"{t} {sum(v) / len(v):.0f}" for t, v in cpu.items()))
     print(f"  two replicas / same table without: {mean['global'] / mean['solo']:.2f}"
           f"   / plain table: {mean['global'] / mean['plain']:.2f}")
     print(f"\nReplication lag at a steady 1,000 PutItems/s ({written} writes in 15 s):")

@@ -19,6 +19,7 @@
 
 use super::{address_in, Change, ItemVersion, Message};
 use crate::keyspace;
+use crate::locks::{Holder, LockKey};
 use crate::shared::GlobalTable;
 use crate::stored::StoredItem;
 use crate::table::Table;
@@ -349,8 +350,7 @@ impl Engine {
         let mut changes = Vec::new();
         for (key, value) in page {
             next = keyspace::stream_seq_of(&key).expect("record keys carry a sequence number") + 1;
-            let record: Value = serde_json::from_slice(&value).map_err(crate::storage_error)?;
-            if let Some(change) = change_to_send(&record, own, table.is_strong())? {
+            if let Some(change) = change_to_send(&value, own, table.is_strong())? {
                 changes.push(change);
             }
         }
@@ -384,26 +384,7 @@ impl Engine {
             .scan(start, Bound::Excluded(&end), false, FILL_PAGE)
             .map_err(crate::storage_error)?;
         let full = page.len() == FILL_PAGE;
-        let mut changes = Vec::with_capacity(page.len());
-        for (key, value) in &page {
-            let item: Item = StoredItem::decode(value.clone())?.parse()?;
-            let stored = self
-                .storage
-                .get(&keyspace::version_key_of(key))
-                .map_err(crate::storage_error)?;
-            let version = (stored.as_deref().and_then(ItemVersion::decode))
-                .map(|(v, _)| v)
-                .unwrap_or(ItemVersion {
-                    micros: 0,
-                    origin: own.to_string(),
-                });
-            changes.push(Change {
-                key: table.schema.extract(&item),
-                image: Some(item),
-                version,
-                committed_ms: 0,
-            });
-        }
+        let changes = self.versioned_images(table, own, &page)?;
         if !changes.is_empty() {
             self.send(&Message::Apply {
                 to: to.clone(),
@@ -413,6 +394,47 @@ impl Engine {
         fill.items += page.len() as u64;
         fill.after = page.last().map(|(key, _)| key.clone()).or(fill.after);
         Ok(full.then_some(fill))
+    }
+
+    /// The items of a fill page, each with its version, read together under
+    /// the items' locks: an image read apart from its version could pair an
+    /// older image with a newer write's version, which the replica would
+    /// then keep over the newer image (a replica of 100,000 items under
+    /// writes diverged so). Items deleted since the scan are left out (their
+    /// deletion is in the log).
+    fn versioned_images(
+        &self,
+        table: &Table,
+        own: &str,
+        page: &[(Vec<u8>, Vec<u8>)],
+    ) -> Result<Vec<Change>> {
+        let keys: Vec<LockKey> = (page.iter())
+            .map(|(key, _)| LockKey {
+                key: key.clone(),
+                item: true,
+            })
+            .collect();
+        let _held = (self.locks)
+            .acquire(Holder::Batch, &keys)
+            .expect("batch requests are never rejected");
+        let mut changes = Vec::with_capacity(page.len());
+        for (key, _) in page {
+            let Some(stored) = self.storage.get(key).map_err(crate::storage_error)? else {
+                continue;
+            };
+            let item: Item = StoredItem::decode(stored)?.parse()?;
+            let version = (self.stored_version(key)?).unwrap_or(ItemVersion {
+                micros: 0,
+                origin: own.to_string(),
+            });
+            changes.push(Change {
+                key: table.schema.extract(&item),
+                image: Some(item),
+                version,
+                committed_ms: 0,
+            });
+        }
+        Ok(changes)
     }
 
     /// Sends `region` everything of the log it has not been sent (an MRSC
@@ -544,26 +566,55 @@ fn cursor_put(table_id: u64, region: &str, cursor: &ReplicaCursor) -> WriteOp {
     )
 }
 
+/// A change-log record as the sender reads it: only what it sends,
+/// parsed straight into items (no intermediate JSON tree).
+#[derive(Deserialize)]
+struct LoggedChange {
+    #[serde(rename = "eventName")]
+    event_name: String,
+    dynamodb: LoggedBody,
+    #[serde(rename = "ferrodyn", default)]
+    facts: Option<LoggedFacts>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+struct LoggedBody {
+    keys: Item,
+    #[serde(default)]
+    new_image: Option<Item>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct LoggedFacts {
+    #[serde(default)]
+    version: Option<ItemVersion>,
+    #[serde(default)]
+    commit_millis: u64,
+}
+
 /// The change a log record describes, if it is `own` region's to send: a
 /// change it made, or any change in an MRSC group (strong.rs).
-fn change_to_send(record: &Value, own: &str, strong: bool) -> Result<Option<Change>> {
-    let facts = &record[crate::streams::RECOVERY_MEMBER];
-    let Ok(version) = serde_json::from_value::<ItemVersion>(facts["version"].clone()) else {
+fn change_to_send(record: &[u8], own: &str, strong: bool) -> Result<Option<Change>> {
+    let record: LoggedChange = serde_json::from_slice(record).map_err(crate::storage_error)?;
+    let Some(facts) = record.facts else {
+        return Ok(None); // logged for a stream alone
+    };
+    let Some(version) = facts.version else {
         return Ok(None); // logged before the table was replicated
     };
     if version.origin != own && !strong {
         return Ok(None);
     }
-    let body = &record["dynamodb"];
-    let key: Item = serde_json::from_value(body["Keys"].clone()).map_err(crate::storage_error)?;
-    let image = match record["eventName"].as_str() {
-        Some("REMOVE") => None,
-        _ => Some(serde_json::from_value(body["NewImage"].clone()).map_err(crate::storage_error)?),
+    let image = match record.event_name.as_str() {
+        "REMOVE" => None,
+        _ => record.dynamodb.new_image,
     };
     Ok(Some(Change {
-        key,
+        key: record.dynamodb.keys,
         image,
         version,
-        committed_ms: facts["commitMillis"].as_u64().unwrap_or(0),
+        committed_ms: facts.commit_millis,
     }))
 }

@@ -105,15 +105,39 @@ pub async fn contents(client: &Client, table: &str) -> Vec<String> {
 }
 
 /// Waits until every client's table holds the same items; returns them.
+/// A timeout says how the replicas still differ.
 pub async fn wait_converged(clients: &[&Client], table: &str) -> Vec<String> {
-    poll_until("the replicas to hold the same items", SETTLE, || async {
+    let deadline = std::time::Instant::now() + SETTLE;
+    loop {
         let first = contents(clients[0], table).await;
-        for client in &clients[1..] {
-            if contents(client, table).await != first {
-                return None;
+        let mut differ = Vec::new();
+        for (n, client) in clients.iter().enumerate().skip(1) {
+            let other = contents(client, table).await;
+            if other != first {
+                let only_first = first
+                    .iter()
+                    .filter(|i| !other.contains(i))
+                    .take(2)
+                    .collect::<Vec<_>>();
+                let only_other = other
+                    .iter()
+                    .filter(|i| !first.contains(i))
+                    .take(2)
+                    .collect::<Vec<_>>();
+                differ.push(format!(
+                    "replica {n}: {} items against {}; only in the first: {only_first:?}; only in it: {only_other:?}",
+                    other.len(),
+                    first.len()
+                ));
             }
         }
-        Some(first)
-    })
-    .await
+        if differ.is_empty() {
+            return first;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the replicas still differ: {differ:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }
