@@ -706,6 +706,8 @@ async fn current_global_table(east: &Client, name: &str, other: &str) {
         .send()
         .await
         .expect("a replica is added");
+    // ACTIVE before the test goes on: its figures then hold still.
+    crate::global_tables::wait_replica_active(east, name, other).await;
 }
 
 /// The ReplicaAutoScalingDescription of `region` in `description`.

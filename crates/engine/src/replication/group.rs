@@ -402,9 +402,30 @@ impl Engine {
     }
 
     /// [`Message::Group`]: the group as another region changed it.
-    pub(crate) fn take_group(self: &Arc<Self>, name: &str, group: GlobalTable) -> Result<Value> {
-        let table = self.table(name)?;
+    pub(crate) fn take_group(
+        self: &Arc<Self>,
+        name: &str,
+        mut group: GlobalTable,
+    ) -> Result<Value> {
+        // A witness's hidden copy takes groups too.
+        let table = self.lookup(name).ok_or_else(|| {
+            DynamoError::resource_not_found(format!(
+                "Requested resource not found: Table: {name} not found"
+            ))
+        })?;
         let own = self.region_of(&table.catalog_name).to_string();
+        // A replica's CREATING → ACTIVE is set field by field (Status); a
+        // whole group pushed meanwhile by a settings change must not undo it.
+        if let Some(current) = table.global() {
+            for replica in &mut group.replicas {
+                let active = current
+                    .replica(&replica.region)
+                    .is_some_and(|r| r.status == "ACTIVE");
+                if active && replica.status == "CREATING" {
+                    replica.status = "ACTIVE".into();
+                }
+            }
+        }
         let member = group
             .replicas
             .iter()
