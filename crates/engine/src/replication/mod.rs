@@ -219,15 +219,50 @@ impl Engine {
     pub(crate) fn send(self: &Arc<Self>, message: &Message) -> Result<serde_json::Value> {
         let region = &message.address().region;
         let url = self.replication.peers.read().get(region).cloned();
+        match url {
+            None => self.handle_message(message.clone()),
+            Some(url) => self.post(&url, region, message),
+        }
+    }
+
+    /// [`Message::Apply`] of `changes` to `to`: the changes are serialised
+    /// where they are for a peer (the sender sends one page to every
+    /// target), copied only for a region this server holds.
+    pub(crate) fn send_apply(
+        self: &Arc<Self>,
+        to: &Address,
+        changes: &[Change],
+    ) -> Result<serde_json::Value> {
+        let url = self.replication.peers.read().get(&to.region).cloned();
         let Some(url) = url else {
-            return self.handle_message(message.clone());
+            let changes = changes.to_vec();
+            return self.handle_message(Message::Apply {
+                to: to.clone(),
+                changes,
+            });
         };
+        // Message::Apply's JSON shape, borrowed.
+        #[derive(Serialize)]
+        struct ApplyRef<'a> {
+            #[serde(rename = "Action")]
+            action: &'static str,
+            to: &'a Address,
+            changes: &'a [Change],
+        }
+        let message = ApplyRef {
+            action: "Apply",
+            to,
+            changes,
+        };
+        self.post(&url, &to.region, &message)
+    }
+
+    /// POSTs a message to the peer at `url`; its answer.
+    fn post(&self, url: &str, region: &str, message: &impl Serialize) -> Result<serde_json::Value> {
         let link = self.replication.link.read().clone();
         let link = link.ok_or_else(|| unreachable(region, "no peer client"))?;
         let body = serde_json::to_vec(message).expect("plain data always serialises");
-        let answer = link
-            .call(&url, &body)
-            .map_err(|e| unreachable(region, &e))?;
+        let answer = link.call(url, &body).map_err(|e| unreachable(region, &e))?;
         serde_json::from_slice(&answer).map_err(|e| unreachable(region, &e.to_string()))
     }
 

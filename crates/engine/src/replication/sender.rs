@@ -41,7 +41,7 @@ const FILL_PAGE: usize = 256;
 /// Messages one target may take per round before others get a turn.
 const MESSAGES_PER_ROUND: usize = 20;
 /// Pause between rounds: short while there is work, longer when idle.
-const BUSY_TICK: Duration = Duration::from_millis(2);
+const BUSY_TICK: Duration = Duration::from_millis(5);
 const IDLE_TICK: Duration = Duration::from_millis(20);
 /// First and longest pause after a failed delivery.
 const FIRST_BACKOFF: Duration = Duration::from_millis(100);
@@ -58,6 +58,9 @@ struct Sent {
     /// The log was read up to the readable sequence.
     drained: bool,
 }
+
+/// Pages of one table's log read this round, by first sequence number.
+type PageCache = std::collections::HashMap<u64, Arc<LogPage>>;
 
 /// One page of the change log, as [`Engine::log_changes`] reads it.
 struct LogPage {
@@ -251,6 +254,8 @@ impl Engine {
         let mut sent = false;
         for table in tables {
             let group = table.global();
+            // Targets at one position share the page read (and parsed) once.
+            let mut pages = PageCache::new();
             for (region, cursor) in self.replica_cursors(table.id)? {
                 let member = (group.as_ref())
                     .and_then(|g| g.replica(&region))
@@ -264,7 +269,7 @@ impl Engine {
                 if self.replica_backing_off(table.id, &region) {
                     continue;
                 }
-                match self.send_to(&table, &region, cursor) {
+                match self.send_to(&table, &region, cursor, &mut pages) {
                     Ok(round) => {
                         sent |= round.progress;
                         self.note_link(table.id, &region, None);
@@ -283,19 +288,23 @@ impl Engine {
         table: &Arc<Table>,
         region: &str,
         mut cursor: ReplicaCursor,
+        pages: &mut PageCache,
     ) -> Result<Sent> {
         let own = self.region_of(&table.catalog_name).to_string();
         let to = address_in(self, table, region);
         let mut sent = Sent::default();
         for _ in 0..MESSAGES_PER_ROUND {
-            let page = self.log_changes(table, &own, cursor.next_seq)?;
+            let page = match pages.get(&cursor.next_seq) {
+                Some(page) => Arc::clone(page),
+                None => {
+                    let page = Arc::new(self.log_changes(table, &own, cursor.next_seq)?);
+                    pages.insert(cursor.next_seq, Arc::clone(&page));
+                    page
+                }
+            };
             if !page.changes.is_empty() {
                 let latest: Vec<u64> = page.changes.iter().map(|c| c.committed_ms).collect();
-                let changes = page.changes;
-                self.send(&Message::Apply {
-                    to: to.clone(),
-                    changes,
-                })?;
+                self.send_apply(&to, &page.changes)?;
                 self.note_latencies(table.id, region, &latest);
                 cursor.sent += latest.len() as u64;
             }
@@ -444,7 +453,10 @@ impl Engine {
             let Some(cursor) = self.replica_cursors(table.id)?.remove(region) else {
                 return Ok(());
             };
-            if self.send_to(table, region, cursor)?.drained {
+            if self
+                .send_to(table, region, cursor, &mut PageCache::new())?
+                .drained
+            {
                 return Ok(());
             }
         }
