@@ -1165,8 +1165,16 @@ def test_update_table_from_the_console_shows_the_request_and_follows_the_backfil
     wait(browser, lambda b: button(b, "Update table…").click() or True)
     d = dialog(browser)
     Select(by_label(browser, "Change")).select_by_value("add-index")
-    by_label(browser, "GSI name").send_keys("by-status")
-    d.find_element(By.CSS_SELECTOR, 'input[name="new-gsi-pk-name"]').send_keys("status")
+
+    def filled(b):
+        # The form redraws when the change is picked: (re)type until both stick.
+        name, pk = by_label(b, "GSI name"), d.find_element(By.CSS_SELECTOR, 'input[name="new-gsi-pk-name"]')
+        for field, text in ((name, "by-status"), (pk, "status")):
+            if field.get_attribute("value") != text:
+                field.clear()
+                field.send_keys(text)
+        return name.get_attribute("value") == "by-status" and pk.get_attribute("value") == "status"
+    wait(browser, filled)
     wait(browser, lambda b: button(b, "Apply", d).click() or True)  # the preview redraws its Copy buttons
     error = wait(browser, lambda b: d.find_element(By.CSS_SELECTOR, ".error"))
     assert "ValidationException" in error.text or "already exists" in error.text, error.text
