@@ -220,7 +220,10 @@ impl Engine {
     /// as this node knows it may be an index another node has just created:
     /// it is left alone.
     pub(crate) fn purge_orphan_index_entries(&self, table: &Table) -> Result<()> {
-        let live: Vec<u32> = table.indexes().iter().map(|i| i.id).collect();
+        let vectors = table.vector_indexes();
+        let live: Vec<u32> = (table.indexes().iter().map(|i| i.id))
+            .chain(vectors.iter().map(|i| i.id))
+            .collect();
         let newest_known = if self.shared() {
             table.next_index_id()
         } else {

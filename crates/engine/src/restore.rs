@@ -332,6 +332,11 @@ impl Engine {
                 self.backfill_index(&table, &index)?;
             }
         }
+        for index in table.vector_indexes() {
+            if index.state() == crate::index::IndexState::Backfilling {
+                self.backfill_vector_index(&table, &index)?;
+            }
+        }
         Ok(())
     }
 
@@ -506,9 +511,15 @@ fn restored_record(
             })
             .collect()
     });
+    // Vector indexes are restored with the table (their entries are in
+    // the backup beside the GSIs').
+    for vector in description.vector_indexes.iter_mut().flatten() {
+        vector.index_arn = format!("{arn}/index/{}", vector.index_name);
+    }
     let kept: Vec<&str> = (description.global_secondary_indexes.iter().flatten())
         .chain(description.local_secondary_indexes.iter().flatten())
         .map(|index| index.index_name.as_str())
+        .chain((description.vector_indexes.iter().flatten()).map(|v| v.index_name.as_str()))
         .collect();
     let schema = &source.schema;
     let kept_ids: Vec<u32> = (schema.index_ids.iter())

@@ -31,6 +31,7 @@ mod reads;
 mod registry;
 mod resource_policy;
 mod scan;
+mod search_vectors;
 mod streams;
 mod table_schema;
 mod tags;
@@ -39,6 +40,7 @@ mod transact_write_items;
 mod ttl;
 mod update_item;
 mod update_table;
+mod vector_schema;
 mod wording;
 
 use crate::faults::Faults;

@@ -30,6 +30,7 @@ pub struct Request {
     global_secondary_index_updates: Option<Vec<IndexUpdate>>,
     attribute_definitions: Option<Vec<RawAttributeDefinition>>,
     replica_updates: Option<serde_json::Value>,
+    vector_index_updates: Option<Vec<crate::ops::vector_schema::VectorIndexUpdate>>,
 }
 
 #[derive(Deserialize)]
@@ -66,6 +67,10 @@ pub fn run(engine: &Arc<Engine>, request: Request) -> Result<Vec<u8>> {
     let name = checked.name.as_str();
     let changes_capacity = checked.billing_mode.is_some() || checked.provisioned.is_some();
     let mut index_throughput = Vec::new();
+    if let Some(updates) = (request.vector_index_updates).filter(|u| !u.is_empty()) {
+        let definitions = request.attribute_definitions;
+        return respond(crate::ops::vector_schema::update(engine, name, updates, definitions)?);
+    }
     if let Some(updates) = request
         .global_secondary_index_updates
         .filter(|u| !u.is_empty())
@@ -81,6 +86,12 @@ pub fn run(engine: &Arc<Engine>, request: Request) -> Result<Vec<u8>> {
         ));
     }
     let current = engine.table(name)?.describe();
+    let has_vectors = current.vector_indexes.is_some();
+    if has_vectors && checked.billing_mode == Some(BillingMode::Provisioned) {
+        return Err(DynamoError::invalid_parameter(
+            "Vector indexes are only supported for PAY_PER_REQUEST tables",
+        ));
+    }
     check_billing(&current, checked.billing_mode, checked.provisioned)?;
     check_index_capacity(&current, checked.billing_mode, &index_throughput)?;
     if let Some(stream) = &checked.stream {

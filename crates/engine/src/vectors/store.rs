@@ -1,0 +1,482 @@
+//! The in-memory search structure of one vector index: a partition per
+//! HASH value (one partition when the schema has no HASH), each holding its
+//! members (the item key and the inline-filter values of every indexed
+//! item) and their vectors.
+//!
+//! A new vector first goes to its partition's *pending* set, searched
+//! exactly; an indexer thread moves pending vectors into the partition's
+//! HNSW graph (usearch; docs/design/vector-search.md says why) once the
+//! partition is large enough to need one, so a write never waits for a graph
+//! insertion and a search always sees every committed vector. Small
+//! partitions, and filters that leave few candidates, are searched exactly;
+//! a filtered graph search that finds fewer than TopK matches falls back to
+//! an exact scan of the matching members, so a search returns TopK items
+//! whenever that many match.
+
+use super::distance::{self, ascending};
+use super::entry::Entry;
+use crate::schema::DistanceFunction;
+use ferrodyn_types::AttributeValue;
+use std::collections::HashMap;
+use parking_lot::{Mutex, RwLock};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// Below this many members a partition has no graph: an exact scan is as
+/// fast as a graph search and exact.
+pub const GRAPH_MIN: usize = 2048;
+/// A filtered search over at most this many matching graph members scans
+/// them exactly.
+pub const EXACT_LIMIT: usize = 2048;
+/// Pending vectors moved into a graph at a time.
+const INSERT_BATCH: usize = 4096;
+/// HNSW parameters (docs/design/vector-search.md: chosen for recall@10 ≥
+/// 0.95 on random 128-dimension vectors).
+const CONNECTIVITY: usize = 16;
+const EXPANSION_ADD: usize = 128;
+const EXPANSION_SEARCH: usize = 160;
+
+/// One indexed item as the search structure knows it.
+struct Member {
+    item: Box<[u8]>,
+    filters: Box<[Option<AttributeValue>]>,
+}
+
+#[derive(Default)]
+struct Members {
+    by_item: HashMap<Box<[u8]>, u64>,
+    members: HashMap<u64, Member>,
+    /// Vectors not in the graph (yet), by label.
+    pending: HashMap<u64, Box<[f32]>>,
+    next_label: u64,
+}
+
+struct Partition {
+    members: RwLock<Members>,
+    graph: RwLock<Option<usearch::Index>>,
+}
+
+/// A search's answer: an item key and its score.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Hit {
+    pub item: Vec<u8>,
+    pub score: f64,
+}
+
+/// INLINE_FILTER equalities: (position in the search schema's filters, value).
+pub type Filter = [(usize, AttributeValue)];
+
+struct Inner {
+    dimensions: usize,
+    function: DistanceFunction,
+    partitions: RwLock<HashMap<Vec<u8>, Arc<Partition>>>,
+    indexing: AtomicBool,
+    /// Serialises graph insertions (one indexer at a time).
+    insert: Mutex<()>,
+}
+
+pub struct Store {
+    inner: Arc<Inner>,
+}
+
+impl Store {
+    pub fn new(dimensions: usize, function: DistanceFunction) -> Store {
+        Store {
+            inner: Arc::new(Inner {
+                dimensions,
+                function,
+                partitions: RwLock::new(HashMap::new()),
+                indexing: AtomicBool::new(false),
+                insert: Mutex::new(()),
+            }),
+        }
+    }
+
+    /// Replaces an item's old entry with its new one (either may be None).
+    pub fn replace(&self, item: &[u8], old: Option<&Entry>, new: Option<&Entry>) {
+        if let (Some(o), Some(n)) = (old, new) {
+            if o.vector == n.vector && o.hash == n.hash {
+                self.partition(&n.hash).set_filters(item, &n.filters);
+                return;
+            }
+        }
+        if let Some(old) = old {
+            if let Some(partition) = self.existing(&old.hash) {
+                partition.remove(item);
+            }
+        }
+        if let Some(new) = new {
+            let partition = self.partition(&new.hash);
+            let pending = partition.insert(item, new);
+            if pending >= INSERT_BATCH.min(GRAPH_MIN) && partition.len() >= GRAPH_MIN {
+                self.start_indexer();
+            }
+        }
+    }
+
+    /// Number of members of every partition.
+    pub fn len(&self) -> usize {
+        (self.inner.partitions.read().values())
+            .map(|p| p.len())
+            .sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Bytes the structure holds: the graphs (usearch's own count) plus
+    /// the pending vectors and the members' keys and filter values.
+    pub fn memory_bytes(&self) -> usize {
+        (self.inner.partitions.read().values())
+            .map(|p| p.memory_bytes(self.inner.dimensions))
+            .sum()
+    }
+
+    /// Whether every partition large enough for a graph has all its
+    /// vectors in it (start-up rebuilds and benchmarks wait for this).
+    pub fn settled(&self) -> bool {
+        !self.inner.indexing.load(Ordering::SeqCst)
+            && (self.inner.partitions.read().values())
+                .all(|p| p.len() < GRAPH_MIN || p.members.read().pending.is_empty())
+    }
+
+    /// The `k` most similar members of the partition `hash` that pass
+    /// `filter`, most similar first (ties by item key). `exact` scans every
+    /// candidate instead of using the graph.
+    pub fn search(
+        &self,
+        query: &[f32],
+        k: usize,
+        hash: &Option<AttributeValue>,
+        filter: &Filter,
+        exact: bool,
+    ) -> Vec<Hit> {
+        let Some(partition) = self.existing(hash) else {
+            return Vec::new();
+        };
+        let mut hits = partition.search(&self.inner, query, k, filter, exact);
+        let function = self.inner.function;
+        hits.sort_by(|a, b| {
+            let by_score = if ascending(function) {
+                a.score.total_cmp(&b.score)
+            } else {
+                b.score.total_cmp(&a.score)
+            };
+            by_score.then_with(|| a.item.cmp(&b.item))
+        });
+        hits.truncate(k);
+        hits
+    }
+
+    fn existing(&self, hash: &Option<AttributeValue>) -> Option<Arc<Partition>> {
+        let key = partition_key(hash);
+        self.inner.partitions.read().get(&key).cloned()
+    }
+
+    fn partition(&self, hash: &Option<AttributeValue>) -> Arc<Partition> {
+        let key = partition_key(hash);
+        if let Some(found) = self.inner.partitions.read().get(&key) {
+            return Arc::clone(found);
+        }
+        let mut partitions = self.inner.partitions.write();
+        Arc::clone(partitions.entry(key).or_insert_with(|| {
+            Arc::new(Partition {
+                members: RwLock::new(Members::default()),
+                graph: RwLock::new(None),
+            })
+        }))
+    }
+
+    fn start_indexer(&self) {
+        if self.inner.indexing.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let inner = Arc::clone(&self.inner);
+        let started = std::thread::Builder::new()
+            .name("vector-indexer".into())
+            .spawn(move || {
+                inner.index_pending();
+                inner.indexing.store(false, Ordering::SeqCst);
+            });
+        if started.is_err() {
+            self.inner.indexing.store(false, Ordering::SeqCst);
+        }
+    }
+}
+
+/// The partition a HASH value names (the escaped key encoding; "" for an
+/// index without HASH).
+fn partition_key(hash: &Option<AttributeValue>) -> Vec<u8> {
+    let mut key = Vec::new();
+    if let Some(value) = hash {
+        key.push(value.type_name().as_bytes()[0]);
+        crate::index::encode_escaped(value, &mut key);
+    }
+    key
+}
+
+impl Inner {
+    /// Moves pending vectors into graphs until no large partition has any.
+    fn index_pending(&self) {
+        let _one = self.insert.lock();
+        loop {
+            let partitions: Vec<Arc<Partition>> =
+                self.partitions.read().values().cloned().collect();
+            let mut moved = 0;
+            for partition in partitions {
+                if partition.len() >= GRAPH_MIN {
+                    moved += partition.index_batch(self);
+                }
+            }
+            if moved == 0 {
+                return;
+            }
+        }
+    }
+
+    fn new_graph(&self) -> Option<usearch::Index> {
+        let metric = match self.function {
+            DistanceFunction::Cosine => usearch::MetricKind::Cos,
+            DistanceFunction::Euclidean => usearch::MetricKind::L2sq,
+            DistanceFunction::DotProduct => usearch::MetricKind::IP,
+        };
+        let options = usearch::IndexOptions {
+            dimensions: self.dimensions,
+            metric,
+            quantization: usearch::ScalarKind::F32,
+            connectivity: CONNECTIVITY,
+            expansion_add: EXPANSION_ADD,
+            expansion_search: EXPANSION_SEARCH,
+            multi: false,
+        };
+        usearch::Index::new(&options).ok()
+    }
+}
+
+impl Partition {
+    fn len(&self) -> usize {
+        self.members.read().members.len()
+    }
+
+    fn insert(&self, item: &[u8], entry: &Entry) -> usize {
+        let mut m = self.members.write();
+        let label = m.next_label;
+        m.next_label += 1;
+        if let Some(previous) = m.by_item.insert(item.into(), label) {
+            // Not expected (the old entry is removed first); stay consistent.
+            m.members.remove(&previous);
+            if m.pending.remove(&previous).is_none() {
+                self.remove_from_graph(previous);
+            }
+        }
+        m.members.insert(
+            label,
+            Member {
+                item: item.into(),
+                filters: entry.filters.clone().into_boxed_slice(),
+            },
+        );
+        m.pending.insert(label, entry.vector.clone().into_boxed_slice());
+        m.pending.len()
+    }
+
+    fn remove(&self, item: &[u8]) {
+        let mut m = self.members.write();
+        let Some(label) = m.by_item.remove(item) else {
+            return;
+        };
+        m.members.remove(&label);
+        if m.pending.remove(&label).is_none() {
+            self.remove_from_graph(label);
+        }
+    }
+
+    fn remove_from_graph(&self, label: u64) {
+        if let Some(graph) = self.graph.read().as_ref() {
+            let _ = graph.remove(label);
+        }
+    }
+
+    fn set_filters(&self, item: &[u8], filters: &[Option<AttributeValue>]) {
+        let mut m = self.members.write();
+        if let Some(label) = m.by_item.get(item).copied() {
+            if let Some(member) = m.members.get_mut(&label) {
+                member.filters = filters.to_vec().into_boxed_slice();
+            }
+        }
+    }
+
+    fn memory_bytes(&self, dimensions: usize) -> usize {
+        let m = self.members.read();
+        let graph = self.graph.read().as_ref().map_or(0, |g| g.memory_usage());
+        let members: usize = (m.members.values())
+            .map(|x| 2 * x.item.len() + 64 + x.filters.len() * 32)
+            .sum();
+        graph + members + m.pending.len() * (dimensions * 4 + 32)
+    }
+}
+
+impl Partition {
+    /// Moves up to a batch of pending vectors into the graph; how many.
+    fn index_batch(&self, inner: &Inner) -> usize {
+        let batch: Vec<(u64, Box<[f32]>)> = {
+            let m = self.members.read();
+            (m.pending.iter().take(INSERT_BATCH))
+                .map(|(label, vector)| (*label, vector.clone()))
+                .collect()
+        };
+        if batch.is_empty() || !self.reserve(inner, batch.len()) {
+            return 0;
+        }
+        {
+            let graph = self.graph.read();
+            let Some(graph) = graph.as_ref() else {
+                return 0;
+            };
+            let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+            let chunk = batch.len().div_ceil(workers);
+            std::thread::scope(|scope| {
+                for part in batch.chunks(chunk) {
+                    scope.spawn(move || {
+                        for (label, vector) in part {
+                            let _ = graph.add(*label, vector);
+                        }
+                    });
+                }
+            });
+        }
+        // A member removed while it was being inserted leaves the graph now.
+        let mut m = self.members.write();
+        for (label, _) in &batch {
+            if m.pending.remove(label).is_none() {
+                self.remove_from_graph(*label);
+            }
+        }
+        batch.len()
+    }
+
+    /// Creates the graph, or grows it to take `more` vectors.
+    fn reserve(&self, inner: &Inner, more: usize) -> bool {
+        let mut graph = self.graph.write();
+        if graph.is_none() {
+            *graph = inner.new_graph();
+        }
+        let Some(graph) = graph.as_ref() else {
+            return false;
+        };
+        let needed = graph.size() + more;
+        if graph.capacity() >= needed {
+            return true;
+        }
+        let threads = GRAPH_THREADS;
+        graph
+            .reserve_capacity_and_threads(needed.max(graph.capacity() * 2), threads)
+            .is_ok()
+    }
+
+    fn search(
+        &self,
+        inner: &Inner,
+        query: &[f32],
+        k: usize,
+        filter: &Filter,
+        exact: bool,
+    ) -> Vec<Hit> {
+        let m = self.members.read();
+        let passes = |member: &Member| {
+            filter
+                .iter()
+                .all(|(i, value)| member.filters.get(*i).and_then(|v| v.as_ref()) == Some(value))
+        };
+        let live = |label: &u64| m.members.get(label).is_some_and(passes);
+        // Pending vectors: always exact.
+        let mut hits = scan(inner, query, k, m.pending.iter().filter(|(l, _)| live(l)).map(|(l, v)| (*l, &v[..])));
+        let graph = self.graph.read();
+        if let Some(graph) = graph.as_ref() {
+            let in_graph = || (m.members.iter()).filter(|(l, member)| !m.pending.contains_key(*l) && passes(member));
+            let matching = if filter.is_empty() {
+                m.members.len() - m.pending.len()
+            } else {
+                in_graph().count()
+            };
+            let approximate = (!exact && matching > EXACT_LIMIT)
+                .then(|| graph_search(inner, graph, query, k, filter, &live, &m.pending))
+                .flatten()
+                .filter(|found| found.len() >= k.min(matching));
+            let found = approximate.unwrap_or_else(|| {
+                let mut buffer = vec![0f32; inner.dimensions];
+                let stored = in_graph().filter_map(|(label, _)| {
+                    graph.get(*label, &mut buffer).ok().filter(|n| *n > 0)?;
+                    Some((*label, buffer.clone()))
+                });
+                let owned: Vec<(u64, Vec<f32>)> = stored.collect();
+                scan(inner, query, k, owned.iter().map(|(l, v)| (*l, &v[..])))
+            });
+            hits.extend(found);
+        }
+        let mut seen = std::collections::HashSet::new();
+        (hits.into_iter())
+            .filter(|(label, _)| seen.insert(*label))
+            .filter_map(|(label, score)| {
+                let member = m.members.get(&label)?;
+                Some(Hit { item: member.item.to_vec(), score })
+            })
+            .collect()
+    }
+}
+
+/// usearch's thread contexts per graph: searches run on many request
+/// threads at once, and a graph call finding no free context fails.
+const GRAPH_THREADS: usize = 256;
+
+/// The exact scores of the `k` (plus a margin, for ties) best of
+/// `candidates`, ranked in f32 first when there are many.
+fn scan<'a>(
+    inner: &Inner,
+    query: &[f32],
+    k: usize,
+    candidates: impl Iterator<Item = (u64, &'a [f32])>,
+) -> Vec<(u64, f64)> {
+    let function = inner.function;
+    let norm = distance::norm(query);
+    let mut ranked: Vec<(f32, u64, &[f32])> = candidates
+        .map(|(label, v)| (distance::rank_key(function, query, norm, v), label, v))
+        .collect();
+    let keep = k + 32;
+    if ranked.len() > keep {
+        ranked.select_nth_unstable_by(keep, |a, b| a.0.total_cmp(&b.0));
+        ranked.truncate(keep);
+    }
+    (ranked.into_iter())
+        .map(|(_, label, v)| (label, distance::score(function, query, v)))
+        .collect()
+}
+
+/// An approximate search of the graph, rescored exactly; None if the graph
+/// failed (the caller then scans).
+fn graph_search(
+    inner: &Inner,
+    graph: &usearch::Index,
+    query: &[f32],
+    k: usize,
+    filter: &Filter,
+    live: &dyn Fn(&u64) -> bool,
+    pending: &HashMap<u64, Box<[f32]>>,
+) -> Option<Vec<(u64, f64)>> {
+    let accept = |label: u64| live(&label) && !pending.contains_key(&label);
+    let found = if filter.is_empty() {
+        graph.search(query, k).ok()?
+    } else {
+        graph.filtered_search(query, k, accept).ok()?
+    };
+    let mut buffer = vec![0f32; inner.dimensions];
+    let hits = (found.keys.iter())
+        .filter(|label| accept(**label))
+        .filter_map(|label| {
+            graph.get(*label, &mut buffer).ok().filter(|n| *n > 0)?;
+            Some((*label, distance::score(inner.function, query, &buffer)))
+        })
+        .collect();
+    Some(hits)
+}
