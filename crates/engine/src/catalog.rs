@@ -865,7 +865,13 @@ fn index_ids(description: &TableDescription) -> BTreeMap<String, u32> {
         .chain(description.local_secondary_indexes.iter())
         .flatten()
         .map(|index| &index.index_name)
-        .chain(description.vector_indexes.iter().flatten().map(|v| &v.index_name))
+        .chain(
+            description
+                .vector_indexes
+                .iter()
+                .flatten()
+                .map(|v| &v.index_name),
+        )
         .enumerate()
     {
         index_ids.insert(index.clone(), n as u32 + 1);

@@ -56,6 +56,7 @@ mod transactions;
 mod types;
 mod updates;
 mod usage;
+mod vectors;
 
 // Shared storage on PostgreSQL (ignored without it; run by scripts/pg-tests.sh).
 mod cluster;

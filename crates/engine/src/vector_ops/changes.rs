@@ -50,7 +50,9 @@ impl Engine {
                 let known = (with_definitions.attribute_definitions.iter())
                     .any(|a| a.attribute_name == definition.attribute_name);
                 if !known {
-                    with_definitions.attribute_definitions.push(definition.clone());
+                    with_definitions
+                        .attribute_definitions
+                        .push(definition.clone());
                 }
             }
             crate::vectors::check_index_set(&with_definitions, std::slice::from_ref(&description))?;
@@ -104,7 +106,8 @@ impl Engine {
         self.check_table_operations()?;
         let Some(index) = table.remove_vector_index(index_name) else {
             return Err(DynamoError::resource_not_found(format!(
-                "Requested resource not found: Index {index_name} for table {}", table.name
+                "Requested resource not found: Index {index_name} for table {}",
+                table.name
             )));
         };
         let mut reported = table.update_description(|d| {

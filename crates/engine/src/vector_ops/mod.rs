@@ -64,7 +64,9 @@ impl Engine {
                 Some(entry) => Some(WriteOp::Put(key, entry.encode(&index))),
                 None => Some(WriteOp::Delete(key)),
             };
-            let written = new.filter(|_| new_entry.is_some()).or(old.filter(|_| old_entry.is_some()));
+            let written = new
+                .filter(|_| new_entry.is_some())
+                .or(old.filter(|_| old_entry.is_some()));
             let write_bytes = written.map_or(0, |item| index.write_bytes(&table.schema, item));
             changes.push(VectorChange {
                 item_key: item_key.to_vec(),

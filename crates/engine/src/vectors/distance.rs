@@ -127,7 +127,11 @@ mod tests {
             let mut by_score: Vec<usize> = (0..3).collect();
             by_score.sort_by(|&i, &j| {
                 let (a, b) = (score(f, &q, &xs[i]), score(f, &q, &xs[j]));
-                if ascending(f) { a.total_cmp(&b) } else { b.total_cmp(&a) }
+                if ascending(f) {
+                    a.total_cmp(&b)
+                } else {
+                    b.total_cmp(&a)
+                }
             });
             assert_eq!(by_rank, by_score, "{f:?}");
         }

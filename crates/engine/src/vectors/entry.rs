@@ -114,7 +114,11 @@ impl VectorIndex {
             None => None,
         };
         let filters = (self.filters.iter())
-            .map(|a| item.get(&a.name).filter(|v| v.scalar_type() == Some(a.ty)).cloned())
+            .map(|a| {
+                item.get(&a.name)
+                    .filter(|v| v.scalar_type() == Some(a.ty))
+                    .cloned()
+            })
             .collect();
         Some(Entry {
             vector,
@@ -177,7 +181,11 @@ impl Entry {
             .collect();
         let mut schema: Item = serde_json::from_slice(schema).map_err(|_| corrupt())?;
         let hash = index.hash.as_ref().and_then(|a| schema.remove(&a.name));
-        let filters = index.filters.iter().map(|a| schema.remove(&a.name)).collect();
+        let filters = index
+            .filters
+            .iter()
+            .map(|a| schema.remove(&a.name))
+            .collect();
         Ok(Entry {
             vector,
             hash,

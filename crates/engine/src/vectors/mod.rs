@@ -203,8 +203,9 @@ pub fn check_index_set(
                 "Conflicting attribute definition for '{attribute}'. An attribute cannot be defined in AttributeDefinitions when used as a VectorAttribute."
             ));
         }
-        let other_dimensions = (all.iter())
-            .any(|o| o.vector_attribute.attribute_name == *attribute && o.dimensions != index.dimensions);
+        let other_dimensions = (all.iter()).any(|o| {
+            o.vector_attribute.attribute_name == *attribute && o.dimensions != index.dimensions
+        });
         if other_dimensions {
             return invalid(format!(
                 "Conflicting attribute definition for '{attribute}'. All VectorIndexes on the same vector attribute must use the same dimensions."

@@ -17,8 +17,8 @@ use super::distance::{self, ascending};
 use super::entry::Entry;
 use crate::schema::DistanceFunction;
 use ferrodyn_types::AttributeValue;
-use std::collections::HashMap;
 use parking_lot::{Mutex, RwLock};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -277,7 +277,8 @@ impl Partition {
                 filters: entry.filters.clone().into_boxed_slice(),
             },
         );
-        m.pending.insert(label, entry.vector.clone().into_boxed_slice());
+        m.pending
+            .insert(label, entry.vector.clone().into_boxed_slice());
         m.pending.len()
     }
 
@@ -391,10 +392,21 @@ impl Partition {
         };
         let live = |label: &u64| m.members.get(label).is_some_and(passes);
         // Pending vectors: always exact.
-        let mut hits = scan(inner, query, k, m.pending.iter().filter(|(l, _)| live(l)).map(|(l, v)| (*l, &v[..])));
+        let mut hits = scan(
+            inner,
+            query,
+            k,
+            m.pending
+                .iter()
+                .filter(|(l, _)| live(l))
+                .map(|(l, v)| (*l, &v[..])),
+        );
         let graph = self.graph.read();
         if let Some(graph) = graph.as_ref() {
-            let in_graph = || (m.members.iter()).filter(|(l, member)| !m.pending.contains_key(*l) && passes(member));
+            let in_graph = || {
+                (m.members.iter())
+                    .filter(|(l, member)| !m.pending.contains_key(*l) && passes(member))
+            };
             let matching = if filter.is_empty() {
                 m.members.len() - m.pending.len()
             } else {
@@ -420,7 +432,10 @@ impl Partition {
             .filter(|(label, _)| seen.insert(*label))
             .filter_map(|(label, score)| {
                 let member = m.members.get(&label)?;
-                Some(Hit { item: member.item.to_vec(), score })
+                Some(Hit {
+                    item: member.item.to_vec(),
+                    score,
+                })
             })
             .collect()
     }

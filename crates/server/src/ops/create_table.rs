@@ -105,7 +105,14 @@ pub(crate) fn validate(request: Request) -> Result<NewTable> {
     let vectors = (checked.vector_indexes.into_iter())
         .map(|index| index.into_description())
         .collect::<Result<Vec<_>>>()?;
-    check_vectors(&key_schema, &definitions, billing_mode, &gsis, &lsis, &vectors)?;
+    check_vectors(
+        &key_schema,
+        &definitions,
+        billing_mode,
+        &gsis,
+        &lsis,
+        &vectors,
+    )?;
     let vector_attributes = crate::ops::vector_schema::schema_attributes(&vectors);
     check_index_set(&key_schema, &definitions, &gsis, &lsis, &vector_attributes)?;
     if let Some(s) = &checked.stream {

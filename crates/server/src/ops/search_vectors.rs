@@ -88,7 +88,12 @@ fn check_fields(request: &Request) -> Result<(String, String, Vec<f32>, usize)> 
         v.length("indexName", Some(name), 3, 255);
     }
     v.not_null("searchVector", &request.search_vector);
-    v.count("searchVector", request.search_vector.as_deref(), 1, MAX_DIMENSIONS as usize);
+    v.count(
+        "searchVector",
+        request.search_vector.as_deref(),
+        1,
+        MAX_DIMENSIONS as usize,
+    );
     v.not_null("topK", &request.top_k);
     v.range("topK", request.top_k, 1, None);
     v.choice("returnConsumedCapacity", &request.return_consumed_capacity);
@@ -131,7 +136,8 @@ fn equalities(condition: &Condition) -> Result<Vec<(String, AttributeValue)>> {
 }
 
 fn collect(condition: &Condition, out: &mut Vec<(String, AttributeValue)>) -> Result<()> {
-    let invalid = |m: &str| DynamoError::validation(format!("Invalid SearchConditionExpression: {m}"));
+    let invalid =
+        |m: &str| DynamoError::validation(format!("Invalid SearchConditionExpression: {m}"));
     match condition {
         Condition::And(a, b) => {
             collect(a, out)?;
@@ -139,8 +145,14 @@ fn collect(condition: &Condition, out: &mut Vec<(String, AttributeValue)>) -> Re
         }
         Condition::Compare(Comparator::Eq, left, right) => {
             let (path, value) = match (left, right) {
-                (Operand::Path(p), Operand::Value(v)) | (Operand::Value(v), Operand::Path(p)) => (p, v),
-                _ => return Err(invalid("Invalid comparator used in SearchConditionExpression")),
+                (Operand::Path(p), Operand::Value(v)) | (Operand::Value(v), Operand::Path(p)) => {
+                    (p, v)
+                }
+                _ => {
+                    return Err(invalid(
+                        "Invalid comparator used in SearchConditionExpression",
+                    ))
+                }
             };
             let [ferrodyn_expr::PathElem::Attr(name)] = path.0.as_slice() else {
                 return Err(invalid(
@@ -155,6 +167,8 @@ fn collect(condition: &Condition, out: &mut Vec<(String, AttributeValue)>) -> Re
             out.push((name.clone(), value.clone()));
             Ok(())
         }
-        _ => Err(invalid("Invalid comparator used in SearchConditionExpression")),
+        _ => Err(invalid(
+            "Invalid comparator used in SearchConditionExpression",
+        )),
     }
 }

@@ -69,7 +69,12 @@ pub fn run(engine: &Arc<Engine>, request: Request) -> Result<Vec<u8>> {
     let mut index_throughput = Vec::new();
     if let Some(updates) = (request.vector_index_updates).filter(|u| !u.is_empty()) {
         let definitions = request.attribute_definitions;
-        return respond(crate::ops::vector_schema::update(engine, name, updates, definitions)?);
+        return respond(crate::ops::vector_schema::update(
+            engine,
+            name,
+            updates,
+            definitions,
+        )?);
     }
     if let Some(updates) = request
         .global_secondary_index_updates

@@ -63,22 +63,42 @@ pub fn check_vector_index(
     }
     v.not_null(&format!("{field}.vectorAttribute"), &raw.vector_attribute);
     let attribute = raw.vector_attribute.and_then(|a| a.attribute_name);
-    v.length(&format!("{field}.vectorAttribute.attributeName"), attribute.as_deref(), 1, 255);
+    v.length(
+        &format!("{field}.vectorAttribute.attributeName"),
+        attribute.as_deref(),
+        1,
+        255,
+    );
     v.not_null(&format!("{field}.projection"), &raw.projection);
     if let Some(p) = &raw.projection {
-        v.one_of(&format!("{field}.projection.projectionType"), p.projection_type.as_deref(), PROJECTION_TYPES);
+        v.one_of(
+            &format!("{field}.projection.projectionType"),
+            p.projection_type.as_deref(),
+            PROJECTION_TYPES,
+        );
     }
     v.not_null(&format!("{field}.dimensions"), &raw.dimensions);
     v.range(&format!("{field}.dimensions"), raw.dimensions, 1, None);
     v.not_null(&format!("{field}.distanceFunction"), &raw.distance_function);
-    v.one_of(&format!("{field}.distanceFunction"), raw.distance_function.as_deref(), DISTANCE_FUNCTIONS);
+    v.one_of(
+        &format!("{field}.distanceFunction"),
+        raw.distance_function.as_deref(),
+        DISTANCE_FUNCTIONS,
+    );
     let schema_field = format!("{field}.searchSchema");
     v.count(&schema_field, raw.search_schema.as_deref(), 1, usize::MAX);
     for (i, element) in raw.search_schema.iter().flatten().enumerate() {
         let at = format!("{schema_field}.{}.member", i + 1);
         v.not_null(&format!("{at}.attributeName"), &element.attribute_name);
-        v.not_null(&format!("{at}.searchSchemaElementType"), &element.search_schema_element_type);
-        v.one_of(&format!("{at}.searchSchemaElementType"), element.search_schema_element_type.as_deref(), SEARCH_SCHEMA_TYPES);
+        v.not_null(
+            &format!("{at}.searchSchemaElementType"),
+            &element.search_schema_element_type,
+        );
+        v.one_of(
+            &format!("{at}.searchSchemaElementType"),
+            element.search_schema_element_type.as_deref(),
+            SEARCH_SCHEMA_TYPES,
+        );
     }
     Some(RawChecked {
         name: name?,
@@ -210,7 +230,10 @@ pub fn update(
         }
         (None, Some(delete)) => {
             let mut v = Violations::default();
-            v.not_null("vectorIndexUpdates.1.member.delete.indexName", &delete.index_name);
+            v.not_null(
+                "vectorIndexUpdates.1.member.delete.indexName",
+                &delete.index_name,
+            );
             let name = v.finish_with(delete.index_name)?;
             engine.delete_vector_index(table_name, &name)
         }
