@@ -110,7 +110,11 @@ impl VectorIndex {
             state: RwLock::new(state),
             item_count: AtomicI64::new(stats.item_count),
             size_bytes: AtomicI64::new(stats.size_bytes),
-            store: store::Store::new(dimensions, description.distance_function),
+            store: store::Store::new(
+                &description.index_name,
+                dimensions,
+                description.distance_function,
+            ),
         }
     }
 

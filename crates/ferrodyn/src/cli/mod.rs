@@ -26,6 +26,7 @@ pub mod shards;
 pub mod sql;
 pub mod tables;
 pub mod usage;
+pub mod vectors;
 
 mod checkpoint;
 

@@ -9,6 +9,7 @@ mod cli_backups;
 mod cli_commands;
 mod cli_sql;
 mod cli_transfer;
+mod cli_vectors;
 mod library;
 
 use crate::util::ServerProcess;

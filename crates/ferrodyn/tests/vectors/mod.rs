@@ -9,6 +9,7 @@
 
 mod api;
 mod exactness;
+mod postgres;
 mod recall;
 mod reference;
 mod write_paths;
