@@ -368,15 +368,7 @@ impl Engine {
             (self.burst_seconds, Arc::clone(&self.clock)),
         );
         table.catalog_name = catalog_name.clone();
-        let definitions = &description.attribute_definitions;
-        let vectors = (description.vector_indexes.iter().flatten())
-            .filter_map(|d| {
-                let id = *record.index_ids.get(&d.index_name)?;
-                let (state, stats) = (IndexState::Active, TableStats::default());
-                Some(Arc::new(VectorIndex::new(id, d, definitions, state, stats)))
-            })
-            .collect();
-        table.set_vector_indexes(vectors);
+        table.set_vector_indexes(new_vector_indexes(&description, &record.index_ids));
         table.set_tags(record.tags);
         table.set_policies(record.policies);
         table.set_next_index_id(record.index_ids.values().max().copied().unwrap_or(0) + 1);
@@ -853,6 +845,21 @@ fn new_description(new: NewTable, id: u64, arn: &str, now: f64) -> TableDescript
         restore_summary: None,
         vector_indexes: (!vectors.is_empty()).then_some(vectors),
     }
+}
+
+/// A new table's (empty) vector indexes.
+fn new_vector_indexes(
+    description: &TableDescription,
+    index_ids: &BTreeMap<String, u32>,
+) -> Vec<Arc<VectorIndex>> {
+    let definitions = &description.attribute_definitions;
+    (description.vector_indexes.iter().flatten())
+        .filter_map(|d| {
+            let id = *index_ids.get(&d.index_name)?;
+            let (state, stats) = (IndexState::Active, TableStats::default());
+            Some(Arc::new(VectorIndex::new(id, d, definitions, state, stats)))
+        })
+        .collect()
 }
 
 /// Storage ids of a new table's indexes: 1, 2, ... in GSI, LSI, vector

@@ -46,6 +46,7 @@ fn new_table(name: &str, sorted: bool, stream: Option<StreamSpecification>) -> N
         provisioned: None,
         global_secondary_indexes: Vec::new(),
         local_secondary_indexes: Vec::new(),
+        vector_indexes: Vec::new(),
         stream,
         deletion_protection: false,
         table_class: None,

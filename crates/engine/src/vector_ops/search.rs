@@ -106,12 +106,16 @@ fn check_dimensions(index: &VectorIndex, vector: &[f32]) -> Result<()> {
     Ok(())
 }
 
+/// An INLINE_FILTER equality: the element's position in the search schema's
+/// filters, and the value.
+type FilterValue = (usize, AttributeValue);
+
 /// The HASH value and INLINE_FILTER equalities of a search, checked
 /// against the index's search schema.
 fn resolve_conditions(
     index: &VectorIndex,
     request: &SearchRequest<'_>,
-) -> Result<(Option<AttributeValue>, Vec<(usize, AttributeValue)>)> {
+) -> Result<(Option<AttributeValue>, Vec<FilterValue>)> {
     let mut hash = None;
     let mut filter = Vec::new();
     for (name, value) in &request.conditions {
