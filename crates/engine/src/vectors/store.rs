@@ -633,3 +633,66 @@ fn without(label: u64, keys: &[u64]) -> Vec<u64> {
         .take(10)
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(vector: Vec<f32>, filter: &str) -> Entry {
+        Entry {
+            vector,
+            hash: None,
+            filters: vec![Some(AttributeValue::S(filter.into()))],
+        }
+    }
+
+    /// 5,000 vectors in one partition (a graph), one in a hundred tagged
+    /// "rare": searches find their exact neighbours' scores, a filter
+    /// returns TopK of its matches, a removed item is never returned.
+    #[test]
+    fn a_graph_partition_answers_filters_and_removals() {
+        let store = Store::new("t", 4, DistanceFunction::Euclidean);
+        let mut rng = 7u64;
+        let mut next = || {
+            rng = rng
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (rng >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+        };
+        let mut all = Vec::new();
+        for i in 0..5000u32 {
+            let v: Vec<f32> = (0..4).map(|_| next()).collect();
+            let tag = if i % 100 == 0 { "rare" } else { "common" };
+            store.replace(&i.to_be_bytes(), None, Some(&entry(v.clone(), tag)));
+            all.push((i, v, tag));
+        }
+        while !store.settled() {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let rare = [(0, AttributeValue::S("rare".into()))];
+        let query = [0.1, 0.2, -0.1, 0.0];
+        let found = store.search(&query, 100, &None, &rare, false);
+        assert_eq!(found.len(), 50, "every rare item, TopK 100");
+        let found = store.search(&query, 10, &None, &[], false);
+        assert_eq!(found.len(), 10);
+        let mut exact: Vec<f64> = all
+            .iter()
+            .map(|(_, v, _)| distance::score(DistanceFunction::Euclidean, &query, v))
+            .collect();
+        exact.sort_by(f64::total_cmp);
+        assert_eq!(
+            found[0].score, exact[0],
+            "the nearest is found, scored exactly"
+        );
+        let first = found[0].item.clone();
+        let (i, v, tag) = all
+            .iter()
+            .find(|(i, _, _)| i.to_be_bytes().as_slice() == first)
+            .unwrap();
+        store.replace(&i.to_be_bytes(), Some(&entry(v.clone(), tag)), None);
+        let again = store.search(&query, 10, &None, &[], true);
+        assert!(again.iter().all(|h| h.item != first));
+        assert_eq!(again[0].score, exact[1]);
+        assert_eq!(store.len(), 4999);
+    }
+}
