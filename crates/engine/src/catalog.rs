@@ -81,8 +81,11 @@ impl CatalogRecord {
     pub fn of(table: &Table) -> CatalogRecord {
         let indexes = table.indexes();
         let vectors = table.vector_indexes();
-        let ids = (indexes.iter().map(|i| (i.name.clone(), i.id, i.state())))
-            .chain(vectors.iter().map(|i| (i.name.clone(), i.id, i.state())));
+        let ids = (indexes.iter().map(|i| (i.name.clone(), i.id, i.state()))).chain(
+            vectors
+                .iter()
+                .map(|i| (i.name.clone(), i.id, i.figures.state())),
+        );
         CatalogRecord {
             id: table.id,
             description: table.describe(),

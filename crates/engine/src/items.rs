@@ -319,7 +319,7 @@ impl Engine {
             index.apply_stats_delta(delta);
         }
         for (index, _, delta) in vector_deltas {
-            index.apply_stats_delta(delta);
+            index.figures.apply_stats_delta(delta);
         }
         // The search structures follow the commit, before the items' locks
         // are released (so they see writes of an item in commit order).

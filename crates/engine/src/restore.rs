@@ -333,7 +333,7 @@ impl Engine {
             }
         }
         for index in table.vector_indexes() {
-            if index.state() == crate::index::IndexState::Backfilling {
+            if index.figures.state() == crate::index::IndexState::Backfilling {
                 self.backfill_vector_index(&table, &index)?;
             }
         }

@@ -174,10 +174,10 @@ impl Table {
         let vectors = self.vector_indexes.read();
         for shown in description.vector_indexes.iter_mut().flatten() {
             if let Some(index) = vectors.iter().find(|i| i.name == shown.index_name) {
-                let stats = index.stats();
+                let stats = index.figures.stats();
                 shown.item_count = stats.item_count.max(0) as u64;
                 shown.index_size_bytes = stats.size_bytes.max(0) as u64;
-                let backfilling = index.state() == IndexState::Backfilling;
+                let backfilling = index.figures.state() == IndexState::Backfilling;
                 shown.index_status = Some(if backfilling { "CREATING" } else { "ACTIVE" }.into());
                 shown.backfilling = backfilling.then_some(true);
             }

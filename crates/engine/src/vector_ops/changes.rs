@@ -13,7 +13,7 @@
 use crate::error::EngineError;
 use crate::index::IndexState;
 use crate::items::StoredItem;
-use crate::keyspace::{index_entries, index_stats_key, table_items, vector_entry_key};
+use crate::keyspace::{index_stats_key, table_items, vector_entry_key};
 use crate::read::Walk;
 use crate::schema::{AttributeDefinition, TableDescription, VectorIndexDescription};
 use crate::table::{Table, TableStats};
@@ -85,13 +85,10 @@ impl Engine {
             drop(_writes);
             (table, index)
         };
-        let backfill_table = Arc::clone(&table);
-        self.spawn_background(format!("backfill-{}", index.name), move |engine| {
-            engine.backfill_vector_index(&backfill_table, &index)
-        })?;
-        let mut reported = table.describe();
-        reported.table_status = "UPDATING".into();
-        Ok(reported)
+        let name = index.name.clone();
+        self.backfill_in_background(table, &name, move |engine, table| {
+            engine.backfill_vector_index(table, &index)
+        })
     }
 
     /// Removes a vector index at once and purges its entries.
@@ -119,16 +116,7 @@ impl Engine {
             }
         });
         self.save_catalog_record(&table)?;
-        let prefixes = [
-            index_entries(table.id, index.id),
-            index_stats_key(table.id, index.id),
-        ];
-        self.spawn_background(format!("purge-index-{index_name}"), move |engine| {
-            for prefix in &prefixes {
-                engine.purge_prefix(prefix)?;
-            }
-            Ok(())
-        })?;
+        self.purge_index(&table, index.id, index_name)?;
         reported.table_status = "UPDATING".into();
         Ok(reported)
     }
@@ -151,7 +139,7 @@ impl Engine {
         let _guard = self.catalog_lock.lock();
         let _writes = table.exclusive();
         if still_current(table, index) {
-            index.set_state(IndexState::Active);
+            index.figures.set_state(IndexState::Active);
             table.update_description(|d| {
                 for shown in d.vector_indexes.iter_mut().flatten() {
                     if shown.index_name == index.name {
@@ -202,7 +190,7 @@ impl Engine {
         }
         ops.push(self.stats_delta(index_stats_key(table.id, index.id), delta));
         (self.storage.write_checked(checks, ops)).map_err(EngineError::from)?;
-        index.apply_stats_delta(delta);
+        index.figures.apply_stats_delta(delta);
         table.mark_stats_dirty();
         for (item_key, entry) in added {
             let change = VectorChange {

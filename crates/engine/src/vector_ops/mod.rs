@@ -43,7 +43,7 @@ impl Engine {
             let key = vector_entry_key(table.id, index.id, item_key);
             let mut old_entry = old.and_then(|o| index.entry_of(o));
             // While the index is backfilled the old item may have no entry yet.
-            if old_entry.is_some() && index.state() == IndexState::Backfilling {
+            if old_entry.is_some() && index.figures.state() == IndexState::Backfilling {
                 let found = self.storage.get(&key).map_err(crate::storage_error)?;
                 read.extend(self.read_check(&key, &found));
                 if found.is_none() {

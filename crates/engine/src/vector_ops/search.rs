@@ -46,7 +46,7 @@ impl Engine {
                 request.index
             ))
         })?;
-        if index.state() == IndexState::Backfilling {
+        if index.figures.state() == IndexState::Backfilling {
             return Err(DynamoError::validation(format!(
                 "Cannot search backfilling vector index: {}",
                 index.name

@@ -21,14 +21,12 @@ pub mod distance;
 pub mod entry;
 pub mod store;
 
-use crate::index::{IndexProjection, IndexState};
+use crate::index::{IndexFigures, IndexProjection, IndexState};
 use crate::schema::{
     AttributeDefinition, DistanceFunction, SearchSchemaElementType, VectorIndexDescription,
 };
 use crate::shared::TableStats;
 use ferrodyn_types::ScalarType;
-use parking_lot::RwLock;
-use std::sync::atomic::{AtomicI64, Ordering};
 
 pub use entry::{Entry, VectorChange};
 
@@ -60,9 +58,8 @@ pub struct VectorIndex {
     /// INLINE_FILTER elements, in SearchSchema order.
     pub filters: Vec<SchemaAttribute>,
     pub projection: IndexProjection,
-    state: RwLock<IndexState>,
-    item_count: AtomicI64,
-    size_bytes: AtomicI64,
+    /// IndexStatus (backfilling or not), ItemCount and IndexSizeBytes.
+    pub figures: IndexFigures,
     pub store: store::Store,
 }
 
@@ -107,37 +104,13 @@ impl VectorIndex {
             hash,
             filters,
             projection,
-            state: RwLock::new(state),
-            item_count: AtomicI64::new(stats.item_count),
-            size_bytes: AtomicI64::new(stats.size_bytes),
+            figures: IndexFigures::new(state, stats),
             store: store::Store::new(
                 &description.index_name,
                 dimensions,
                 description.distance_function,
             ),
         }
-    }
-
-    pub fn state(&self) -> IndexState {
-        *self.state.read()
-    }
-
-    pub fn set_state(&self, state: IndexState) {
-        *self.state.write() = state;
-    }
-
-    pub fn stats(&self) -> TableStats {
-        TableStats {
-            item_count: self.item_count.load(Ordering::Relaxed),
-            size_bytes: self.size_bytes.load(Ordering::Relaxed),
-        }
-    }
-
-    pub fn apply_stats_delta(&self, delta: TableStats) {
-        self.item_count
-            .fetch_add(delta.item_count, Ordering::Relaxed);
-        self.size_bytes
-            .fetch_add(delta.size_bytes, Ordering::Relaxed);
     }
 
     /// Whether `name` is in the search schema (the attributes a
