@@ -480,3 +480,49 @@ fn only_storage_conflicts_are_retried_wherever_they_are_raised() {
     let (answered, tries) = attempts(u32::MAX, 0, &exhausted);
     assert!(answered && tries > 4, "{tries} attempts");
 }
+
+#[test]
+fn vector_index_statistics_are_folded_like_a_gsi_s() {
+    let engine = engine();
+    let mut new = new_table("v", false, None);
+    new.vector_indexes = vec![serde_json::from_value(json!({
+        "IndexName": "vix", "VectorAttribute": {"AttributeName": "e"}, "Dimensions": 2,
+        "DistanceFunction": "EUCLIDEAN", "Projection": {"ProjectionType": "ALL"}}))
+    .unwrap()];
+    engine.create_table(new).unwrap();
+    let table = engine.table_for_items("v").unwrap();
+    let vector = |x: &str| {
+        AttributeValue::L(vec![
+            AttributeValue::N(
+                ferrodyn_types::Number::parse(x).unwrap()
+            );
+            2
+        ])
+    };
+    for (p, x) in [("a", "1"), ("b", "2"), ("c", "3")] {
+        let mut it = item(&[("p", p)]);
+        it.insert("e".into(), vector(x));
+        engine
+            .write_item(&table, &item(&[("p", p)]), Mutation::Put(it), None, false)
+            .unwrap();
+    }
+    let index = table.vector_index("vix").unwrap();
+    let base = crate::keyspace::index_stats_key(table.id, index.id);
+    let deltas = || {
+        let end = crate::keyspace::prefix_end(&base).unwrap();
+        let range = (
+            std::ops::Bound::Excluded(base.as_slice()),
+            std::ops::Bound::Excluded(end.as_slice()),
+        );
+        engine
+            .storage
+            .scan(range.0, range.1, false, 100)
+            .unwrap()
+            .len()
+    };
+    assert_eq!(deltas(), 3);
+    engine.fold_all_stats().unwrap();
+    assert_eq!(deltas(), 0, "folded into the base record");
+    assert_eq!(engine.fold_stats(&base).unwrap().item_count, 3);
+    assert_eq!(index.figures.stats().item_count, 3);
+}

@@ -380,6 +380,18 @@ impl Table {
         self.indexes.write().push(index);
     }
 
+    /// The ids of every index with statistics records: secondary and vector.
+    pub(crate) fn all_index_ids(&self) -> Vec<u32> {
+        let secondary = self.indexes.read().iter().map(|i| i.id).collect::<Vec<_>>();
+        let vectors = self
+            .vector_indexes
+            .read()
+            .iter()
+            .map(|i| i.id)
+            .collect::<Vec<_>>();
+        [secondary, vectors].concat()
+    }
+
     /// The vector indexes every write must maintain.
     pub fn vector_indexes(&self) -> Vec<Arc<VectorIndex>> {
         self.vector_indexes.read().clone()
