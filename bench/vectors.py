@@ -12,8 +12,9 @@
    the recall@10 of step 2's answers against the exact ones;
 4. PutItem of 768-dimension items from CLIENTS clients into a table with one
    vector index and into the same table without it;
-5. memory per indexed vector, as the server reports it when its graphs are
-   built (usearch's count plus the keys and filters held), and the process RSS;
+5. memory per indexed vector, as GET /ferrodyn/vectors reports it once the
+   graphs are built (usearch's count plus the keys and filters held), and the
+   process RSS;
 6. --dynoxide URL: the same searches against a Dynoxide server loaded with
    the same items (--dynoxide-count of them), answers compared.
 
@@ -183,16 +184,20 @@ def answers(port, table, queries):
             for q in queries]
 
 
-def wait_for_graphs(log_name, count, timeout=3600):
-    """Seconds until the server logs that its graphs hold `count` vectors; its last report."""
+def vector_report(port, table):
+    """GET /ferrodyn/vectors: the index's search structure as it stands."""
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    c.request("GET", f"/ferrodyn/vectors?table={table}")
+    return json.loads(c.getresponse().read())[0]
+
+
+def wait_for_graphs(port, table, count, timeout=3600):
+    """Seconds until every one of `count` vectors is in a graph; the report then."""
     started = time.perf_counter()
     while time.perf_counter() - started < timeout:
-        with open(log_name) as f:
-            reports = [l for l in f if "put into graphs" in l]
-        if reports:
-            m = re.search(r"; (\d+) vectors, (\d+) bytes in memory \((\d+) per vector", reports[-1])
-            if m and int(m.group(1)) >= count:
-                return time.perf_counter() - started, reports[-1].strip()
+        report = vector_report(port, table)
+        if report["settled"] and report["vectors"] >= count and report["pending"] == 0:
+            return time.perf_counter() - started, report
         time.sleep(0.5)
     raise SystemExit("graphs not built in time")
 
@@ -213,22 +218,24 @@ def main():
           f"TopK 10, {a.clients} clients, {a.seconds:.0f} s per figure; {os.cpu_count()} cores")
     vectors = make_vectors(a.count, a.dims, a.uniform, 1)
     queries = make_vectors(200, a.dims, a.uniform, 2)
-    server, port, _, log_name = start(a.binary, work)
+    server, port, _, _ = start(a.binary, work)
     create(Conn(port), "vec", a.dims)
     took = load(port, "vec", vectors)
     print(f"load: {a.count} items in {took:.1f} s ({a.count / took:.0f} items/s)")
-    built, report = wait_for_graphs(log_name, a.count)
-    print(f"graphs complete {built:.1f} s after the load ended; server: {report}")
+    built, report = wait_for_graphs(port, "vec", a.count)
+    print(f"graphs complete {built:.1f} s after the load ended: {report['bytesPerVector']} bytes per vector in memory "
+          f"(raw f32 {report['rawBytesPerVector']}, {report['bytesPerVector'] / report['rawBytesPerVector']:.2f}x), "
+          f"search expansions {report['searchExpansions']}")
     print(f"server RSS after load: {rss_mb(server.pid):.0f} MB")
     make = lambda w, n: search_body("vec", queries[(w * 7919 + n) % len(queries)])
     ann = hammer(port, make, "SearchVectors", a.clients, a.seconds)
     print(f"SearchVectors (HNSW): {ann[0]:.0f}/s, p50 {ann[1]:.2f} ms, p99 {ann[2]:.2f} ms")
     approximate = answers(port, "vec", queries)
     stop(server)
-    server, port, up, log_name = start(a.binary, work, ["--vector-search", "exact"])
+    server, port, up, _ = start(a.binary, work, ["--vector-search", "exact"])
     print(f"restart: answering after {up:.1f} s (entries loaded)")
-    rebuilt, report = wait_for_graphs(log_name, a.count)
-    print(f"restart: graphs rebuilt {rebuilt:.1f} s after that; {report}")
+    rebuilt, report = wait_for_graphs(port, "vec", a.count)
+    print(f"restart: graphs rebuilt {rebuilt:.1f} s after that ({report['bytesPerVector']} bytes per vector)")
     exact = hammer(port, make, "SearchVectors", a.clients, a.seconds)
     print(f"SearchVectors (exact scan): {exact[0]:.0f}/s, p50 {exact[1]:.2f} ms, p99 {exact[2]:.2f} ms")
     print(f"HNSW vs brute force: {ann[0] / exact[0]:.1f}x the throughput")

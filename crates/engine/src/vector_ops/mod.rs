@@ -9,7 +9,7 @@ mod changes;
 mod load;
 mod search;
 
-pub use search::{SearchOutput, SearchRequest, SearchResult};
+pub use search::{SearchOutput, SearchRequest, SearchResult, VectorIndexReport};
 
 use crate::index::IndexState;
 use crate::keyspace::vector_entry_key;

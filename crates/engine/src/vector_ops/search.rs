@@ -36,7 +36,27 @@ pub struct SearchOutput {
     pub search_bytes: f64,
 }
 
+/// One vector index's search structure (`GET /ferrodyn/vectors`).
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VectorIndexReport {
+    pub index: String,
+    #[serde(flatten)]
+    pub store: crate::vectors::store::StoreReport,
+}
+
 impl Engine {
+    /// Table `name`'s vector indexes as their search structures stand.
+    pub fn vector_report(&self, name: &str) -> Result<Vec<VectorIndexReport>> {
+        let table = self.table_for_items(name)?;
+        Ok((table.vector_indexes().iter())
+            .map(|i| VectorIndexReport {
+                index: i.name.clone(),
+                store: i.store.report(),
+            })
+            .collect())
+    }
+
     /// Runs a vector search.
     pub fn search_vectors(&self, request: SearchRequest<'_>) -> Result<SearchOutput> {
         let table = self.table_for_items(request.table)?;

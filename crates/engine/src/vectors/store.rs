@@ -56,6 +56,10 @@ struct Members {
     members: HashMap<u64, Member>,
     /// Vectors not in the graph (yet), by label.
     pending: HashMap<u64, Box<[f32]>>,
+    /// Labels removed from the members that are still in the graph: the
+    /// indexer drops them (a graph is changed by the indexer alone, so no
+    /// removal runs beside an insertion); searches skip them meanwhile.
+    removed: Vec<u64>,
     next_label: u64,
 }
 
@@ -64,6 +68,22 @@ struct Partition {
     graph: RwLock<Option<usearch::Index>>,
     /// The graph's size when its search expansion was last calibrated.
     calibrated_at: std::sync::atomic::AtomicUsize,
+}
+
+/// What `GET /ferrodyn/vectors` tells of one index's structure.
+#[derive(Clone, Debug, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StoreReport {
+    pub vectors: usize,
+    /// Vectors scanned exactly until the indexer puts them into a graph.
+    pub pending: usize,
+    pub partitions: usize,
+    pub graphs: usize,
+    pub memory_bytes: usize,
+    pub bytes_per_vector: usize,
+    pub raw_bytes_per_vector: usize,
+    pub search_expansions: Vec<usize>,
+    pub settled: bool,
 }
 
 /// A search's answer: an item key and its score.
@@ -116,12 +136,15 @@ impl Store {
         if let Some(old) = old {
             if let Some(partition) = self.existing(&old.hash) {
                 partition.remove(item);
+                if partition.has_work() {
+                    self.start_indexer();
+                }
             }
         }
         if let Some(new) = new {
             let partition = self.partition(&new.hash);
-            let pending = partition.insert(item, new);
-            if pending >= INSERT_BATCH.min(GRAPH_MIN) && partition.len() >= GRAPH_MIN {
+            partition.insert(item, new);
+            if partition.len() >= GRAPH_MIN {
                 self.start_indexer();
             }
         }
@@ -144,6 +167,33 @@ impl Store {
         (self.inner.partitions.read().values())
             .map(|p| p.memory_bytes(self.inner.dimensions))
             .sum()
+    }
+
+    /// The structure's figures (`GET /ferrodyn/vectors`).
+    pub fn report(&self) -> StoreReport {
+        let partitions: Vec<Arc<Partition>> =
+            self.inner.partitions.read().values().cloned().collect();
+        let vectors = self.len();
+        let memory_bytes = self.memory_bytes();
+        StoreReport {
+            vectors,
+            pending: partitions
+                .iter()
+                .map(|p| p.members.read().pending.len())
+                .sum(),
+            partitions: partitions.len(),
+            graphs: partitions
+                .iter()
+                .filter(|p| p.graph.read().is_some())
+                .count(),
+            memory_bytes,
+            bytes_per_vector: memory_bytes / vectors.max(1),
+            raw_bytes_per_vector: self.inner.dimensions * 4,
+            search_expansions: (partitions.iter())
+                .filter_map(|p| p.graph.read().as_ref().map(|g| g.expansion_search()))
+                .collect(),
+            settled: self.settled(),
+        }
     }
 
     /// Whether every partition large enough for a graph has all its
@@ -209,9 +259,14 @@ impl Store {
         let inner = Arc::clone(&self.inner);
         let started = std::thread::Builder::new()
             .name("vector-indexer".into())
-            .spawn(move || {
+            .spawn(move || loop {
                 inner.index_pending();
                 inner.indexing.store(false, Ordering::SeqCst);
+                // A vector added after the last batch, while this thread
+                // still held the flag, is taken now (unless another took it).
+                if !inner.has_pending() || inner.indexing.swap(true, Ordering::SeqCst) {
+                    return;
+                }
             });
         if started.is_err() {
             self.inner.indexing.store(false, Ordering::SeqCst);
@@ -231,6 +286,11 @@ fn partition_key(hash: &Option<AttributeValue>) -> Vec<u8> {
 }
 
 impl Inner {
+    /// Whether a partition large enough for a graph has pending vectors.
+    fn has_pending(&self) -> bool {
+        self.partitions.read().values().any(|p| p.has_work())
+    }
+
     /// Moves pending vectors into graphs until no large partition has any.
     fn index_pending(&self) {
         let _one = self.insert.lock();
@@ -241,6 +301,7 @@ impl Inner {
                 self.partitions.read().values().cloned().collect();
             let mut moved = 0;
             for partition in partitions {
+                partition.drop_removed();
                 if partition.len() >= GRAPH_MIN {
                     moved += partition.index_batch(self);
                 }
@@ -313,7 +374,7 @@ impl Partition {
         self.members.read().members.len()
     }
 
-    fn insert(&self, item: &[u8], entry: &Entry) -> usize {
+    fn insert(&self, item: &[u8], entry: &Entry) {
         let mut m = self.members.write();
         let label = m.next_label;
         m.next_label += 1;
@@ -321,7 +382,7 @@ impl Partition {
             // Not expected (the old entry is removed first); stay consistent.
             m.members.remove(&previous);
             if m.pending.remove(&previous).is_none() {
-                self.remove_from_graph(previous);
+                m.removed.push(previous);
             }
         }
         m.members.insert(
@@ -333,7 +394,6 @@ impl Partition {
         );
         m.pending
             .insert(label, entry.vector.clone().into_boxed_slice());
-        m.pending.len()
     }
 
     fn remove(&self, item: &[u8]) {
@@ -343,14 +403,28 @@ impl Partition {
         };
         m.members.remove(&label);
         if m.pending.remove(&label).is_none() {
-            self.remove_from_graph(label);
+            m.removed.push(label);
         }
     }
 
-    fn remove_from_graph(&self, label: u64) {
-        if let Some(graph) = self.graph.read().as_ref() {
-            let _ = graph.remove(label);
+    /// Drops the removed labels from the graph (the indexer's thread).
+    fn drop_removed(&self) {
+        let removed = std::mem::take(&mut self.members.write().removed);
+        if removed.is_empty() {
+            return;
         }
+        if let Some(graph) = self.graph.write().as_ref() {
+            for label in removed {
+                let _ = graph.remove(label);
+            }
+        }
+    }
+
+    /// Whether the indexer has work here: pending vectors of a partition
+    /// large enough for a graph, or labels to drop from its graph.
+    fn has_work(&self) -> bool {
+        let m = self.members.read();
+        !m.removed.is_empty() || (m.members.len() >= GRAPH_MIN && !m.pending.is_empty())
     }
 
     fn set_filters(&self, item: &[u8], filters: &[Option<AttributeValue>]) {
@@ -405,7 +479,7 @@ impl Partition {
         let mut m = self.members.write();
         for (label, _) in &batch {
             if m.pending.remove(label).is_none() {
-                self.remove_from_graph(*label);
+                m.removed.push(*label);
             }
         }
         batch.len()
@@ -470,19 +544,10 @@ impl Partition {
                 .then(|| graph_search(inner, graph, query, k, filter, &live, &m.pending))
                 .flatten()
                 .filter(|found| found.len() >= k.min(matching));
-            let exact = || {
-                let wanted = k + 32 + m.pending.len();
-                let accept = |label: &u64| live(label) && !m.pending.contains_key(label);
-                graph_rescored(
-                    inner,
-                    graph,
-                    query,
-                    graph.exact_search(query, wanted).ok()?,
-                    &accept,
-                )
-            };
-            let unfiltered_exact = || filter.is_empty().then(exact).flatten();
-            let found = approximate.or_else(unfiltered_exact).unwrap_or_else(|| {
+            // The exact scan reads members whose insertion has ended
+            // (usearch's exact search would read slots an insertion is
+            // still filling).
+            let found = approximate.unwrap_or_else(|| {
                 let mut buffer = vec![0f32; inner.dimensions];
                 let stored = in_graph().filter_map(|(label, _)| {
                     graph.get(*label, &mut buffer).ok().filter(|n| *n > 0)?;

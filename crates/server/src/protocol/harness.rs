@@ -17,6 +17,7 @@
 //! | `GET /ferrodyn/partitions?table=T` | table T's partitions, its global indexes' and its stream's shards (below) |
 //! | `GET /ferrodyn/insights?table=T[&index=I][&minutes=N]` | Contributor Insights of T (or its index I): status, mode and the top 10 keys of each rule (PKC, SKC, PKT, SKT: `[{"key": [values], "value"}]`) over the last N minutes (default 60) |
 //! | `GET /ferrodyn/destinations?table=T` (or `/ferrodyn/destinations/T`) | T's Kinesis destinations as Ferrodyn sees them: status, last error, AgeOfOldestUnreplicatedRecord, counts |
+//! | `GET /ferrodyn/vectors?table=T` | T's vector indexes' search structures: vectors, how many wait for a graph, partitions, memory, bytes per vector, search expansions, `settled` once every large partition's graph holds all its vectors |
 //!
 //! The namespace is the access key of the request's Authorization header,
 //! as for DynamoDB calls, when the server runs with `--namespaces
@@ -144,6 +145,7 @@ enum Route<'a> {
     /// `table`, `index` and `minutes`, as given.
     Insights(Option<String>, Option<String>, Option<String>),
     Destinations(Option<String>),
+    Vectors(Option<String>),
 }
 
 impl<'a> Route<'a> {
@@ -167,6 +169,7 @@ impl<'a> Route<'a> {
                 query_value(query, "minutes"),
             ),
             ("GET", ["destinations"]) => Route::Destinations(query_value(query, "table")),
+            ("GET", ["vectors"]) => Route::Vectors(query_value(query, "table")),
             // The path form signs like any harness call (ferrodyn destinations).
             ("GET", ["destinations", table]) => Route::Destinations(Some(percent_decoded(table))),
             _ => return None,
@@ -205,6 +208,12 @@ impl<'a> Route<'a> {
                     DynamoError::validation("GET /ferrodyn/destinations needs ?table=NAME")
                 })?;
                 engine.destination_report(table)
+            }
+            Route::Vectors(ref table) => {
+                let table = table.as_deref().ok_or_else(|| {
+                    DynamoError::validation("GET /ferrodyn/vectors needs ?table=NAME")
+                })?;
+                Ok(serde_json::to_value(engine.vector_report(table)?).expect("plain data"))
             }
             Route::ClearFaults => {
                 let none = FaultConfig {
