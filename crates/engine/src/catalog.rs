@@ -371,7 +371,9 @@ impl Engine {
             (self.burst_seconds, Arc::clone(&self.clock)),
         );
         table.catalog_name = catalog_name.clone();
-        table.set_vector_indexes(new_vector_indexes(&description, &record.index_ids));
+        let vectors = new_vector_indexes(&description, &record.index_ids);
+        vectors.iter().for_each(|index| self.configure_store(index));
+        table.set_vector_indexes(vectors);
         table.set_tags(record.tags);
         table.set_policies(record.policies);
         table.set_next_index_id(record.index_ids.values().max().copied().unwrap_or(0) + 1);

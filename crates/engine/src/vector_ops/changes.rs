@@ -80,6 +80,7 @@ impl Engine {
                 IndexState::Backfilling,
                 TableStats::default(),
             ));
+            self.configure_store(&index);
             table.add_vector_index(Arc::clone(&index));
             self.save_catalog_record(&table)?;
             drop(_writes);

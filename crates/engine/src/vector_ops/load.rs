@@ -46,10 +46,19 @@ impl Engine {
             };
             let definitions = &description.attribute_definitions;
             let index = Arc::new(VectorIndex::new(id, shown, definitions, state, stats));
+            self.configure_store(&index);
             self.fill_vector_store(table_id, &index)?;
             out.push(index);
         }
         Ok(out)
+    }
+
+    /// A new search structure as the server's options want it (no graphs
+    /// under `--vector-search exact`).
+    pub(crate) fn configure_store(&self, index: &VectorIndex) {
+        if self.exact_vector_search {
+            index.store.without_graphs();
+        }
     }
 
     /// Puts every stored entry of `index` into its search structure.

@@ -103,6 +103,8 @@ struct Inner {
     function: DistanceFunction,
     partitions: RwLock<HashMap<Vec<u8>, Arc<Partition>>>,
     indexing: AtomicBool,
+    /// `--vector-search exact`: searches scan, so no graph is built.
+    graphs_off: AtomicBool,
     /// Serialises graph insertions (one indexer at a time).
     insert: Mutex<()>,
 }
@@ -120,6 +122,7 @@ impl Store {
                 function,
                 partitions: RwLock::new(HashMap::new()),
                 indexing: AtomicBool::new(false),
+                graphs_off: AtomicBool::new(false),
                 insert: Mutex::new(()),
             }),
         }
@@ -148,6 +151,11 @@ impl Store {
                 self.start_indexer();
             }
         }
+    }
+
+    /// Builds no graph: every search scans (`--vector-search exact`).
+    pub fn without_graphs(&self) {
+        self.inner.graphs_off.store(true, Ordering::SeqCst);
     }
 
     /// Number of members of every partition.
@@ -199,7 +207,8 @@ impl Store {
     /// Whether every partition large enough for a graph has all its
     /// vectors in it (start-up rebuilds and benchmarks wait for this).
     pub fn settled(&self) -> bool {
-        !self.inner.indexing.load(Ordering::SeqCst)
+        let off = self.inner.graphs_off.load(Ordering::SeqCst);
+        off || !self.inner.indexing.load(Ordering::SeqCst)
             && (self.inner.partitions.read().values())
                 .all(|p| p.len() < GRAPH_MIN || p.members.read().pending.is_empty())
     }
@@ -253,6 +262,9 @@ impl Store {
     }
 
     fn start_indexer(&self) {
+        if self.inner.graphs_off.load(Ordering::SeqCst) {
+            return;
+        }
         if self.inner.indexing.swap(true, Ordering::SeqCst) {
             return;
         }
