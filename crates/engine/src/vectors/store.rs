@@ -68,6 +68,9 @@ struct Partition {
     graph: RwLock<Option<usearch::Index>>,
     /// The graph's size when its search expansion was last calibrated.
     calibrated_at: std::sync::atomic::AtomicUsize,
+    /// The graph's memory as usearch last counted it (by the indexer, after
+    /// a batch: counting walks allocations an insertion may be making).
+    graph_bytes: std::sync::atomic::AtomicUsize,
 }
 
 /// What `GET /ferrodyn/vectors` tells of one index's structure.
@@ -257,6 +260,7 @@ impl Store {
                 members: RwLock::new(Members::default()),
                 graph: RwLock::new(None),
                 calibrated_at: std::sync::atomic::AtomicUsize::new(0),
+                graph_bytes: std::sync::atomic::AtomicUsize::new(0),
             })
         }))
     }
@@ -450,7 +454,7 @@ impl Partition {
 
     fn memory_bytes(&self, dimensions: usize) -> usize {
         let m = self.members.read();
-        let graph = self.graph.read().as_ref().map_or(0, |g| g.memory_usage());
+        let graph = self.graph_bytes.load(Ordering::Relaxed);
         let members: usize = (m.members.values())
             .map(|x| 2 * x.item.len() + 64 + x.filters.len() * 32)
             .sum();
@@ -486,6 +490,7 @@ impl Partition {
                     });
                 }
             });
+            (self.graph_bytes).store(graph.memory_usage(), Ordering::Relaxed);
         }
         // A member removed while it was being inserted leaves the graph now.
         let mut m = self.members.write();
