@@ -36,10 +36,11 @@ const CONNECTIVITY: usize = 32;
 const EXPANSION_ADD: usize = 128;
 /// The search expansion before a partition is calibrated.
 const EXPANSION_SEARCH: usize = 256;
-/// The expansions calibration tries, smallest first, and the recall@10 it
-/// asks of them on a sample of the partition's own vectors (a margin over
-/// the 0.95 the issue sets).
-const EXPANSIONS: [usize; 7] = [32, 64, 128, 256, 512, 1024, 2048];
+/// The expansions calibration tries, smallest first (64 at least: a query
+/// far from every stored vector is harder than the partition's own
+/// vectors), and the recall@10 it asks of them on a sample of the
+/// partition's own vectors (a margin over the 0.95 the issue sets).
+const EXPANSIONS: [usize; 6] = [64, 128, 256, 512, 1024, 2048];
 const TARGET_RECALL: f64 = 0.97;
 /// Sample queries per calibration.
 const CALIBRATION_QUERIES: usize = 40;
@@ -515,10 +516,9 @@ impl Partition {
         if graph.capacity() >= needed {
             return true;
         }
-        let threads = GRAPH_THREADS;
-        graph
-            .reserve_capacity_and_threads(needed.max(graph.capacity() * 2), threads)
-            .is_ok()
+        // Grown by a quarter: usearch allocates the reserved slots' vectors.
+        let grown = needed.max(graph.capacity() + graph.capacity() / 4);
+        graph.reserve_capacity_and_threads(grown, GRAPH_THREADS).is_ok()
     }
 
     fn search(
@@ -591,7 +591,7 @@ impl Partition {
 
 /// usearch's thread contexts per graph: searches run on many request
 /// threads at once, and a graph call finding no free context fails.
-const GRAPH_THREADS: usize = 256;
+const GRAPH_THREADS: usize = 64;
 
 /// The exact scores of the `k` (plus a margin, for ties) best of
 /// `candidates`, ranked in f32 first when there are many.
