@@ -71,7 +71,7 @@ cargo test -p ferrodyn-storage-postgres -- --include-ignored
 # (FERRODYN_TEST_STORAGE): a representative set of areas, by module filter.
 cargo test -p ferrodyn --test tests -- items:: transactions:: batches:: query:: indexes:: backups:: backup_recovery::a_backup_taken_during_transfers global_tables::eventual::
 # The tests that need PostgreSQL themselves (ignored in a plain cargo test).
-cargo test -p ferrodyn --test tests -- --ignored cluster:: resource_policies::
+cargo test -p ferrodyn --test tests -- --ignored cluster:: resource_policies:: vectors::postgres::
 FERRODYN_TEST_FAILOVER_PORT=$failover_port cargo test -p ferrodyn --test tests -- --ignored failover:: --nocapture
 # S3 transfers (exports, imports, bulk puts) taken up by another node when
 # theirs is killed: against moto's S3, through scripts/s3-tests.sh.

@@ -19,6 +19,11 @@ pub const FILES: &[(&str, &str, &[u8])] = &[
     ("js/values.js", JS, include_bytes!("../assets/js/values.js")),
     ("js/tables.js", JS, include_bytes!("../assets/js/tables.js")),
     ("js/items.js", JS, include_bytes!("../assets/js/items.js")),
+    (
+        "js/vectors.js",
+        JS,
+        include_bytes!("../assets/js/vectors.js"),
+    ),
     ("js/stage.js", JS, include_bytes!("../assets/js/stage.js")),
     ("js/bulk.js", JS, include_bytes!("../assets/js/bulk.js")),
     ("js/tools.js", JS, include_bytes!("../assets/js/tools.js")),

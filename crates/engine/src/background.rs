@@ -155,6 +155,14 @@ impl Engine {
                     })?;
                 }
             }
+            for index in table.vector_indexes() {
+                if index.figures.state() == IndexState::Backfilling {
+                    let table = Arc::clone(&table);
+                    self.spawn_background(format!("backfill-{}", index.name), move |engine| {
+                        engine.backfill_vector_index(&table, &index)
+                    })?;
+                }
+            }
         }
         Ok(())
     }

@@ -74,6 +74,9 @@ pub struct Consumed {
     pub indexes: Vec<(String, IndexKind, f64)>,
     /// Whether `indexes` holds read units (a read of an index) or write units.
     pub index_reads: bool,
+    /// VectorWriteRequestBytes a write spent on each vector index (shown
+    /// under "VectorIndexes" with INDEXES).
+    pub vectors: Vec<(String, f64)>,
 }
 
 impl Consumed {
@@ -84,6 +87,7 @@ impl Consumed {
             write: 0.0,
             indexes: Vec::new(),
             index_reads: false,
+            vectors: Vec::new(),
         }
     }
 
@@ -94,6 +98,7 @@ impl Consumed {
             write: units,
             indexes: Vec::new(),
             index_reads: false,
+            vectors: Vec::new(),
         }
     }
 
@@ -106,6 +111,7 @@ impl Consumed {
             write: 0.0,
             indexes: vec![(index.to_string(), kind, units)],
             index_reads: true,
+            vectors: Vec::new(),
         }
     }
 
@@ -120,6 +126,12 @@ impl Consumed {
         self
     }
 
+    /// Adds the VectorWriteRequestBytes a write spent on vector indexes.
+    pub fn with_vectors(mut self, vectors: Vec<(String, f64)>) -> Consumed {
+        self.vectors = vectors;
+        self
+    }
+
     /// Adds another request's units on the same table (batches and
     /// transactions report one entry per table).
     pub fn absorb(&mut self, other: &Consumed) {
@@ -129,6 +141,12 @@ impl Consumed {
             match self.indexes.iter_mut().find(|(n, _, _)| n == name) {
                 Some((_, _, total)) => *total += units,
                 None => self.indexes.push((name.clone(), *kind, *units)),
+            }
+        }
+        for (name, bytes) in &other.vectors {
+            match self.vectors.iter_mut().find(|(n, _)| n == name) {
+                Some((_, total)) => *total += bytes,
+                None => self.vectors.push((name.clone(), *bytes)),
             }
         }
     }
@@ -197,6 +215,12 @@ impl Consumed {
             if !shown.is_empty() {
                 object.insert(field.into(), Value::Object(shown));
             }
+        }
+        if !self.vectors.is_empty() {
+            let shown: serde_json::Map<String, Value> = (self.vectors.iter())
+                .map(|(name, bytes)| (name.clone(), json!({ "VectorWriteRequestBytes": bytes })))
+                .collect();
+            object.insert("VectorIndexes".into(), Value::Object(shown));
         }
         let mut table = json!({ "CapacityUnits": self.read + self.write });
         if self.read > 0.0 {

@@ -22,6 +22,7 @@ use crate::schema::{
 };
 use crate::shared::{PartitionMap, StreamInfo};
 use crate::table::{Table, TableStats};
+use crate::vectors::VectorIndex;
 use crate::Engine;
 use ferrodyn_storage::{ReadCheck, WriteOp};
 use ferrodyn_types::{DynamoError, Result};
@@ -82,14 +83,19 @@ impl CatalogRecord {
     /// The record describing `table` as it is now.
     pub fn of(table: &Table) -> CatalogRecord {
         let indexes = table.indexes();
+        let vectors = table.vector_indexes();
+        let ids = (indexes.iter().map(|i| (i.name.clone(), i.id, i.state()))).chain(
+            vectors
+                .iter()
+                .map(|i| (i.name.clone(), i.id, i.figures.state())),
+        );
         CatalogRecord {
             id: table.id,
             description: table.describe(),
-            index_ids: indexes.iter().map(|i| (i.name.clone(), i.id)).collect(),
-            backfilling: indexes
-                .iter()
-                .filter(|i| i.state() == IndexState::Backfilling)
-                .map(|i| i.name.clone())
+            index_ids: ids.clone().map(|(name, id, _)| (name, id)).collect(),
+            backfilling: ids
+                .filter(|(_, _, state)| *state == IndexState::Backfilling)
+                .map(|(name, _, _)| name)
                 .collect(),
             tags: table.tags(),
             policies: table.policies(),
@@ -155,6 +161,7 @@ pub struct NewTable {
     pub provisioned: Option<(u64, u64)>,
     pub global_secondary_indexes: Vec<crate::schema::IndexDescription>,
     pub local_secondary_indexes: Vec<crate::schema::IndexDescription>,
+    pub vector_indexes: Vec<crate::schema::VectorIndexDescription>,
     pub stream: Option<StreamSpecification>,
     pub deletion_protection: bool,
     pub table_class: Option<String>,
@@ -216,6 +223,12 @@ impl Engine {
             total
         };
         let indexes = record.indexes(self)?;
+        let vectors = self.load_vector_indexes(
+            record.id,
+            &record.description,
+            &record.index_ids,
+            &record.backfilling,
+        )?;
         let tags = record.tags.clone();
         let mut table = Table::new(
             record.id,
@@ -226,6 +239,7 @@ impl Engine {
         );
         table.catalog_name = catalog_name;
         *table.catalog_bytes.write() = value;
+        table.set_vector_indexes(vectors);
         let table = Arc::new(table);
         table.set_tags(tags);
         table.set_policies(record.policies.clone());
@@ -365,6 +379,9 @@ impl Engine {
             (self.burst_seconds, Arc::clone(&self.clock)),
         );
         table.catalog_name = catalog_name.clone();
+        let vectors = new_vector_indexes(&description, &record.index_ids);
+        vectors.iter().for_each(|index| self.configure_store(index));
+        table.set_vector_indexes(vectors);
         table.set_tags(record.tags);
         table.set_policies(record.policies);
         table.set_next_index_id(record.index_ids.values().max().copied().unwrap_or(0) + 1);
@@ -807,6 +824,11 @@ fn new_description(new: NewTable, id: u64, arn: &str, now: f64) -> TableDescript
     for lsi in &mut lsis {
         lsi.index_arn = index_arn(&lsi.index_name);
     }
+    let mut vectors = new.vector_indexes;
+    for vector in &mut vectors {
+        vector.index_arn = index_arn(&vector.index_name);
+        vector.index_status = Some("ACTIVE".into());
+    }
     let stream_enabled = new.stream.as_ref().is_some_and(|s| s.stream_enabled);
     let stream_label = stream_label(now);
     TableDescription {
@@ -847,10 +869,27 @@ fn new_description(new: NewTable, id: u64, arn: &str, now: f64) -> TableDescript
         global_table_witnesses: None,
         global_table_settings_replication_mode: None,
         disassociation_protection_enabled: None,
+        vector_indexes: (!vectors.is_empty()).then_some(vectors),
     }
 }
 
-/// Storage ids of a new table's indexes: 1, 2, ... in GSI-then-LSI order.
+/// A new table's (empty) vector indexes.
+fn new_vector_indexes(
+    description: &TableDescription,
+    index_ids: &BTreeMap<String, u32>,
+) -> Vec<Arc<VectorIndex>> {
+    let definitions = &description.attribute_definitions;
+    (description.vector_indexes.iter().flatten())
+        .filter_map(|d| {
+            let id = *index_ids.get(&d.index_name)?;
+            let (state, stats) = (IndexState::Active, TableStats::default());
+            Some(Arc::new(VectorIndex::new(id, d, definitions, state, stats)))
+        })
+        .collect()
+}
+
+/// Storage ids of a new table's indexes: 1, 2, ... in GSI, LSI, vector
+/// index order.
 fn index_ids(description: &TableDescription) -> BTreeMap<String, u32> {
     let mut index_ids = BTreeMap::new();
     for (n, index) in description
@@ -858,9 +897,17 @@ fn index_ids(description: &TableDescription) -> BTreeMap<String, u32> {
         .iter()
         .chain(description.local_secondary_indexes.iter())
         .flatten()
+        .map(|index| &index.index_name)
+        .chain(
+            description
+                .vector_indexes
+                .iter()
+                .flatten()
+                .map(|v| &v.index_name),
+        )
         .enumerate()
     {
-        index_ids.insert(index.index_name.clone(), n as u32 + 1);
+        index_ids.insert(index.clone(), n as u32 + 1);
     }
     index_ids
 }
@@ -924,6 +971,9 @@ fn as_creating(mut description: TableDescription) -> TableDescription {
     description.table_status = "CREATING".into();
     for gsi in description.global_secondary_indexes.iter_mut().flatten() {
         gsi.index_status = Some("CREATING".into());
+    }
+    for vector in description.vector_indexes.iter_mut().flatten() {
+        vector.index_status = Some("CREATING".into());
     }
     description
 }

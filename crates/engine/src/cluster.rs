@@ -316,8 +316,8 @@ impl Engine {
         let tables: Vec<_> = self.tables.read().values().cloned().collect();
         for table in tables {
             self.fold_all(table.id, None)?;
-            for index in table.indexes() {
-                self.fold_all(table.id, Some(index.id))?;
+            for id in table.all_index_ids() {
+                self.fold_all(table.id, Some(id))?;
             }
         }
         Ok(())

@@ -287,6 +287,7 @@ mod tests {
                 provisioned: None,
                 global_secondary_indexes: Vec::new(),
                 local_secondary_indexes: if with_lsi { vec![lsi] } else { Vec::new() },
+                vector_indexes: Vec::new(),
                 stream: None,
                 deletion_protection: false,
                 table_class: None,

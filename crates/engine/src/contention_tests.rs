@@ -41,6 +41,7 @@ fn table(engine: &Engine) -> Arc<Table> {
             provisioned: None,
             global_secondary_indexes: Vec::new(),
             local_secondary_indexes: Vec::new(),
+            vector_indexes: Vec::new(),
             stream: None,
             deletion_protection: false,
             table_class: None,

@@ -46,6 +46,7 @@ fn new_table(name: &str, sorted: bool, stream: Option<StreamSpecification>) -> N
         provisioned: None,
         global_secondary_indexes: Vec::new(),
         local_secondary_indexes: Vec::new(),
+        vector_indexes: Vec::new(),
         stream,
         deletion_protection: false,
         table_class: None,
@@ -478,4 +479,50 @@ fn only_storage_conflicts_are_retried_wherever_they_are_raised() {
     let exhausted = || put("c").is_err_and(|e| e.kind == ErrorKind::TransactionConflict);
     let (answered, tries) = attempts(u32::MAX, 0, &exhausted);
     assert!(answered && tries > 4, "{tries} attempts");
+}
+
+#[test]
+fn vector_index_statistics_are_folded_like_a_gsi_s() {
+    let engine = engine();
+    let mut new = new_table("v", false, None);
+    new.vector_indexes = vec![serde_json::from_value(json!({
+        "IndexName": "vix", "VectorAttribute": {"AttributeName": "e"}, "Dimensions": 2,
+        "DistanceFunction": "EUCLIDEAN", "Projection": {"ProjectionType": "ALL"}}))
+    .unwrap()];
+    engine.create_table(new).unwrap();
+    let table = engine.table_for_items("v").unwrap();
+    let vector = |x: &str| {
+        AttributeValue::L(vec![
+            AttributeValue::N(
+                ferrodyn_types::Number::parse(x).unwrap()
+            );
+            2
+        ])
+    };
+    for (p, x) in [("a", "1"), ("b", "2"), ("c", "3")] {
+        let mut it = item(&[("p", p)]);
+        it.insert("e".into(), vector(x));
+        engine
+            .write_item(&table, &item(&[("p", p)]), Mutation::Put(it), None, false)
+            .unwrap();
+    }
+    let index = table.vector_index("vix").unwrap();
+    let base = crate::keyspace::index_stats_key(table.id, index.id);
+    let deltas = || {
+        let end = crate::keyspace::prefix_end(&base).unwrap();
+        let range = (
+            std::ops::Bound::Excluded(base.as_slice()),
+            std::ops::Bound::Excluded(end.as_slice()),
+        );
+        engine
+            .storage
+            .scan(range.0, range.1, false, 100)
+            .unwrap()
+            .len()
+    };
+    assert_eq!(deltas(), 3);
+    engine.fold_all_stats().unwrap();
+    assert_eq!(deltas(), 0, "folded into the base record");
+    assert_eq!(engine.fold_stats(&base).unwrap().item_count, 3);
+    assert_eq!(index.figures.stats().item_count, 3);
 }

@@ -36,18 +36,56 @@ pub enum IndexState {
     Active,
 }
 
+/// An index's state and live figures (ItemCount, IndexSizeBytes), shared by
+/// secondary and vector indexes.
+pub struct IndexFigures {
+    state: RwLock<IndexState>,
+    item_count: AtomicI64,
+    size_bytes: AtomicI64,
+}
+
+impl IndexFigures {
+    pub fn new(state: IndexState, stats: TableStats) -> IndexFigures {
+        IndexFigures {
+            state: RwLock::new(state),
+            item_count: AtomicI64::new(stats.item_count),
+            size_bytes: AtomicI64::new(stats.size_bytes),
+        }
+    }
+
+    pub fn state(&self) -> IndexState {
+        *self.state.read()
+    }
+
+    pub fn set_state(&self, state: IndexState) {
+        *self.state.write() = state;
+    }
+
+    pub fn stats(&self) -> TableStats {
+        TableStats {
+            item_count: self.item_count.load(Ordering::Relaxed),
+            size_bytes: self.size_bytes.load(Ordering::Relaxed),
+        }
+    }
+
+    pub fn apply_stats_delta(&self, delta: TableStats) {
+        self.item_count
+            .fetch_add(delta.item_count, Ordering::Relaxed);
+        self.size_bytes
+            .fetch_add(delta.size_bytes, Ordering::Relaxed);
+    }
+}
+
 pub struct Index {
     pub name: String,
     pub id: u32,
     pub kind: IndexKind,
     pub schema: IndexKeySchema,
     pub projection: IndexProjection,
-    state: RwLock<IndexState>,
+    figures: IndexFigures,
     /// A GSI's own provisioned capacity (unlimited for LSIs and on-demand
     /// tables; the table configures it).
     pub throughput: crate::throughput::Throughput,
-    item_count: AtomicI64,
-    size_bytes: AtomicI64,
 }
 
 impl Index {
@@ -77,33 +115,25 @@ impl Index {
             kind,
             schema,
             projection,
-            state: RwLock::new(state),
+            figures: IndexFigures::new(state, stats),
             throughput: crate::throughput::Throughput::new(0, 0, 0.0, clock),
-            item_count: AtomicI64::new(stats.item_count),
-            size_bytes: AtomicI64::new(stats.size_bytes),
         }
     }
 
     pub fn state(&self) -> IndexState {
-        *self.state.read()
+        self.figures.state()
     }
 
     pub fn set_state(&self, state: IndexState) {
-        *self.state.write() = state;
+        self.figures.set_state(state);
     }
 
     pub fn stats(&self) -> TableStats {
-        TableStats {
-            item_count: self.item_count.load(Ordering::Relaxed),
-            size_bytes: self.size_bytes.load(Ordering::Relaxed),
-        }
+        self.figures.stats()
     }
 
     pub fn apply_stats_delta(&self, delta: TableStats) {
-        self.item_count
-            .fetch_add(delta.item_count, Ordering::Relaxed);
-        self.size_bytes
-            .fetch_add(delta.size_bytes, Ordering::Relaxed);
+        self.figures.apply_stats_delta(delta);
     }
 
     /// Rejects an item whose index key attributes have the wrong type or are

@@ -102,9 +102,23 @@ impl Engine {
             drop(_writes);
             (table, index)
         };
+        let name = index.name.clone();
+        self.backfill_in_background(table, &name, move |engine, table| {
+            engine.backfill_index(table, &index)
+        })
+    }
+
+    /// Starts a new index's backfill on its own thread; UpdateTable's
+    /// answer (the table UPDATING). GSIs and vector indexes.
+    pub(crate) fn backfill_in_background(
+        self: &Arc<Self>,
+        table: Arc<Table>,
+        index_name: &str,
+        job: impl FnOnce(&Engine, &Arc<Table>) -> Result<()> + Send + 'static,
+    ) -> Result<TableDescription> {
         let backfill_table = Arc::clone(&table);
-        self.spawn_background(format!("backfill-{}", index.name), move |engine| {
-            engine.backfill_index(&backfill_table, &index)
+        self.spawn_background(format!("backfill-{index_name}"), move |engine| {
+            job(engine, &backfill_table)
         })?;
         let mut reported = table.describe();
         reported.table_status = "UPDATING".into();
@@ -139,21 +153,22 @@ impl Engine {
             }
         });
         self.save_catalog_record(&table)?;
-        // The entries and statistics records are unreachable from here on
-        // (the id is never reused); purge them in the background so no
-        // write waits for it.
-        let prefixes = [
-            index_entries(table.id, index.id),
-            index_stats_key(table.id, index.id),
-        ];
-        self.spawn_background(format!("purge-index-{index_name}"), move |engine| {
+        self.purge_index(&table, index.id, index_name)?;
+        reported.table_status = "UPDATING".into();
+        Ok(reported)
+    }
+
+    /// Purges a deleted index's entries and statistics in the background:
+    /// they are unreachable from the moment it is deleted (ids are never
+    /// reused), and no write waits for the purge. GSIs and vector indexes.
+    pub(crate) fn purge_index(self: &Arc<Self>, table: &Table, id: u32, name: &str) -> Result<()> {
+        let prefixes = [index_entries(table.id, id), index_stats_key(table.id, id)];
+        self.spawn_background(format!("purge-index-{name}"), move |engine| {
             for prefix in &prefixes {
                 engine.purge_prefix(prefix)?;
             }
             Ok(())
-        })?;
-        reported.table_status = "UPDATING".into();
-        Ok(reported)
+        })
     }
 
     /// Records a GSI's new provisioned throughput (UpdateTable's
@@ -220,7 +235,10 @@ impl Engine {
     /// as this node knows it may be an index another node has just created:
     /// it is left alone.
     pub(crate) fn purge_orphan_index_entries(&self, table: &Table) -> Result<()> {
-        let live: Vec<u32> = table.indexes().iter().map(|i| i.id).collect();
+        let vectors = table.vector_indexes();
+        let live: Vec<u32> = (table.indexes().iter().map(|i| i.id))
+            .chain(vectors.iter().map(|i| i.id))
+            .collect();
         let newest_known = if self.shared() {
             table.next_index_id()
         } else {

@@ -20,6 +20,7 @@ use crate::keyspace::{index_stats_key, stats_key};
 use crate::locks::{Holder, LockKey};
 use crate::shared::ChangeSource;
 use crate::table::{Table, TableStats};
+use crate::vectors::{VectorChange, VectorIndex};
 use crate::Engine;
 use ferrodyn_expr::{Condition, Path, UpdateExpression};
 use ferrodyn_storage::WriteOp;
@@ -54,6 +55,8 @@ pub struct WriteOutcome {
     pub write_units: f64,
     /// Units spent on each secondary index.
     pub index_units: Vec<(String, IndexKind, f64)>,
+    /// VectorWriteRequestBytes spent on each vector index.
+    pub vector_units: Vec<(String, f64)>,
     /// The item collection the write changed (tables with an LSI only).
     pub item_collection: Option<CollectionMetrics>,
 }
@@ -226,10 +229,13 @@ impl Engine {
         if let Some(new) = &new {
             check_nesting(new, &updated_paths)?;
         }
-        let index_changes = if changes {
-            self.index_changes(table, old.as_ref(), new.as_ref(), &mut read)?
+        let (index_changes, vector_changes) = if changes {
+            (
+                self.index_changes(table, old.as_ref(), new.as_ref(), &mut read)?,
+                self.vector_changes(table, &storage_key, old.as_ref(), new.as_ref(), &mut read)?,
+            )
         } else {
-            Vec::new()
+            (Vec::new(), Vec::new())
         };
         // The item collection grows or shrinks by the item and its LSI
         // entries (tables with an LSI only; a ConditionCheck changes none).
@@ -249,6 +255,7 @@ impl Engine {
             storage_key,
             read,
             index_changes,
+            vector_changes,
             write_units: write_units(old_size.max(new_size)),
             delta: TableStats {
                 item_count: i64::from(new.is_some()) - i64::from(old.is_some()),
@@ -291,11 +298,15 @@ impl Engine {
         let StatsDeltas {
             tables: deltas,
             indexes: index_deltas,
+            vectors: vector_deltas,
         } = deltas;
         if ops.is_empty() {
             return Ok(());
         }
         for (index, table_id, delta) in &index_deltas {
+            ops.push(self.stats_delta(index_stats_key(*table_id, index.id), *delta));
+        }
+        for (index, table_id, delta) in &vector_deltas {
             ops.push(self.stats_delta(index_stats_key(*table_id, index.id), *delta));
         }
         ops.extend(self.collection_ops(writes)?);
@@ -316,6 +327,14 @@ impl Engine {
         }
         for (index, _, delta) in index_deltas {
             index.apply_stats_delta(delta);
+        }
+        for (index, _, delta) in vector_deltas {
+            index.figures.apply_stats_delta(delta);
+        }
+        // The search structures follow the commit, before the items' locks
+        // are released (so they see writes of an item in commit order).
+        for change in writes.iter().flat_map(|w| &w.vector_changes) {
+            change.apply();
         }
         Ok(())
     }
@@ -424,6 +443,8 @@ pub struct PlannedWrite {
     pub(crate) read: Vec<ferrodyn_storage::ReadCheck>,
     /// How each secondary index's entry for this item changes.
     pub index_changes: Vec<IndexChange>,
+    /// How each vector index's entry for this item changes.
+    pub vector_changes: Vec<VectorChange>,
     pub old: Option<Item>,
     pub new: Option<Item>,
     pub updated_paths: Vec<Path>,
@@ -529,6 +550,8 @@ struct StatsDeltas {
     tables: Vec<(Arc<Table>, TableStats)>,
     /// Each index with its table's id.
     indexes: Vec<(Arc<Index>, u64, TableStats)>,
+    /// Each vector index with its table's id.
+    vectors: Vec<(Arc<VectorIndex>, u64, TableStats)>,
 }
 
 impl StatsDeltas {
@@ -539,6 +562,7 @@ impl StatsDeltas {
         let unchanged = TableStats::default();
         self.tables.retain(|(_, delta)| *delta != unchanged);
         self.indexes.retain(|(_, _, delta)| *delta != unchanged);
+        self.vectors.retain(|(_, _, delta)| *delta != unchanged);
     }
 
     fn add_table(&mut self, table: &Arc<Table>, delta: TableStats) {
@@ -556,6 +580,13 @@ impl StatsDeltas {
         {
             Some((_, _, total)) => *total = total.plus(delta),
             None => self.indexes.push((Arc::clone(index), table_id, delta)),
+        }
+    }
+
+    fn add_vector(&mut self, index: &Arc<VectorIndex>, table_id: u64, delta: TableStats) {
+        match (self.vectors.iter_mut()).find(|(i, _, _)| Arc::ptr_eq(i, index)) {
+            Some((_, _, total)) => *total = total.plus(delta),
+            None => self.vectors.push((Arc::clone(index), table_id, delta)),
         }
     }
 }
@@ -589,6 +620,17 @@ impl PlannedWrite {
             }
             deltas.add_index(&change.index, self.table.id, change.delta);
         }
+        for change in &mut self.vector_changes {
+            ops.extend(change.op.take());
+            deltas.add_vector(&change.index, self.table.id, change.delta);
+        }
+    }
+
+    /// VectorWriteRequestBytes spent on each vector index, by index name.
+    pub fn vector_units(&self) -> Vec<(String, f64)> {
+        (self.vector_changes.iter())
+            .map(|c| (c.index.name.clone(), c.write_bytes))
+            .collect()
     }
 
     /// Whether the write changes its item (DynamoDB logs no change for a
@@ -622,6 +664,7 @@ impl PlannedWrite {
     pub fn into_outcome(self) -> WriteOutcome {
         let index_units = self.index_units();
         WriteOutcome {
+            vector_units: self.vector_units(),
             item_collection: self.item_collection_metrics(),
             index_units,
             old: self.old,

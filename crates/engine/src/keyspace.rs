@@ -15,6 +15,7 @@
 //! | `'i' table hash(pk) pk [sk]` | an item (see `keys`: the key values' encoding) |
 //! | `'x' table index hash(ipk) ipk [isk] base-key` | a secondary-index entry |
 //! | `'x' table u32::MAX hash(pk) pk` | the item-collection size of a partition |
+//! | `'x' table vindex hash(pk) pk [sk]` | a vector-index entry: the f32 vector and the search-schema values (`vectors::entry`) |
 //! | `'r' table seq` | a stream record |
 //! | `'k' table consumer` | a change-log consumer's cursor (`kinesis`: `kinesis/<n>`) |
 //! | `'t' token` | shared storage only: a ClientRequestToken record |
@@ -189,6 +190,26 @@ pub fn table_items_with_room(table_id: u64, room: usize) -> Vec<u8> {
 pub fn index_entries(table_id: u64, index_id: u32) -> Vec<u8> {
     let mut key = with_table(INDEX, table_id);
     key.extend_from_slice(&index_id.to_be_bytes());
+    key
+}
+
+/// The entry of one item in a vector index: the index's prefix followed by
+/// the item's key after its table prefix (`'x' table vindex hash(pk) pk [sk]`),
+/// so a vector index's entries share the secondary-index family (purges,
+/// backups, restores and the orphan sweep treat them alike) and each names
+/// its item.
+pub fn vector_entry_key(table_id: u64, index_id: u32, item_key: &[u8]) -> Vec<u8> {
+    let suffix = &item_key[TABLE_PREFIX_LEN..];
+    let mut key = Vec::with_capacity(TABLE_PREFIX_LEN + 4 + suffix.len());
+    key.extend_from_slice(&index_entries(table_id, index_id));
+    key.extend_from_slice(suffix);
+    key
+}
+
+/// The item key a vector-index entry key names (see [`vector_entry_key`]).
+pub fn item_key_of_vector_entry(table_id: u64, entry_key: &[u8]) -> Vec<u8> {
+    let mut key = table_items(table_id);
+    key.extend_from_slice(&entry_key[TABLE_PREFIX_LEN + 4..]);
     key
 }
 

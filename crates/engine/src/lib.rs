@@ -103,6 +103,8 @@ pub mod transactions;
 mod transfers;
 mod ttl;
 pub mod usage;
+pub mod vector_ops;
+pub mod vectors;
 
 #[cfg(test)]
 mod contention_tests;
@@ -180,6 +182,9 @@ pub struct Engine {
     kinesis: kinesis::KinesisState,
     /// Global tables' replication: versions, peers, the sender (replication/).
     replication: replication::ReplicationState,
+    /// SearchVectors scans every candidate instead of using the HNSW
+    /// graphs (`--vector-search exact`: exact results, brute-force speed).
+    pub(crate) exact_vector_search: bool,
 }
 
 /// Engine settings.
@@ -214,6 +219,8 @@ pub struct EngineOptions {
     /// Each partition serves at most 3,000 read and 1,000 write units a
     /// second (partition_limits.rs); off by default.
     pub partition_limits: bool,
+    /// SearchVectors scans exactly instead of searching HNSW graphs.
+    pub exact_vector_search: bool,
 }
 
 impl Default for EngineOptions {
@@ -231,6 +238,7 @@ impl Default for EngineOptions {
             partitions: partitions::PartitionSettings::default(),
             shard_lifetime_seconds: shards::DEFAULT_SHARD_LIFETIME_SECONDS,
             partition_limits: false,
+            exact_vector_search: false,
         }
     }
 }
@@ -263,6 +271,7 @@ impl Engine {
             max_tables: options.max_tables,
             max_table_operations: options.max_table_operations,
             accept_unused_attribute_definitions: options.accept_unused_attribute_definitions,
+            exact_vector_search: options.exact_vector_search,
             cluster: cluster::Cluster::default(),
             clock,
             snapshots: snapshots::Snapshots::default(),

@@ -332,6 +332,11 @@ impl Engine {
                 self.backfill_index(&table, &index)?;
             }
         }
+        for index in table.vector_indexes() {
+            if index.figures.state() == crate::index::IndexState::Backfilling {
+                self.backfill_vector_index(&table, &index)?;
+            }
+        }
         Ok(())
     }
 
@@ -436,6 +441,23 @@ impl RestoreSource {
     }
 }
 
+/// The names of every index of `description`: GSIs, LSIs, vector indexes.
+fn index_names(description: &crate::schema::TableDescription) -> Vec<&str> {
+    (description.global_secondary_indexes.iter().flatten())
+        .chain(description.local_secondary_indexes.iter().flatten())
+        .map(|index| index.index_name.as_str())
+        .chain((description.vector_indexes.iter().flatten()).map(|v| v.index_name.as_str()))
+        .collect()
+}
+
+/// Vector indexes are restored with the table (their entries are in the
+/// backup beside the GSIs'), under the new table's ARN.
+fn rehome_vector_indexes(description: &mut crate::schema::TableDescription, arn: &str) {
+    for vector in description.vector_indexes.iter_mut().flatten() {
+        vector.index_arn = format!("{arn}/index/{}", vector.index_name);
+    }
+}
+
 /// The catalog record of a table restored from `source` as `target` with
 /// id and ARN `new`, and the backup's index ids the table leaves out.
 fn restored_record(
@@ -506,10 +528,8 @@ fn restored_record(
             })
             .collect()
     });
-    let kept: Vec<&str> = (description.global_secondary_indexes.iter().flatten())
-        .chain(description.local_secondary_indexes.iter().flatten())
-        .map(|index| index.index_name.as_str())
-        .collect();
+    rehome_vector_indexes(&mut description, arn);
+    let kept = index_names(&description);
     let schema = &source.schema;
     let kept_ids: Vec<u32> = (schema.index_ids.iter())
         .filter(|(name, _)| kept.contains(&name.as_str()))

@@ -152,6 +152,62 @@ pub struct TableDescription {
     pub global_table_settings_replication_mode: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub disassociation_protection_enabled: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vector_indexes: Option<Vec<VectorIndexDescription>>,
+}
+
+/// A vector index's attribute (CreateTable's `VectorAttribute`).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "PascalCase")]
+pub struct VectorAttributeDefinition {
+    pub attribute_name: String,
+}
+
+/// One element of a vector index's `SearchSchema`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "PascalCase")]
+pub struct SearchSchemaElement {
+    pub attribute_name: String,
+    pub search_schema_element_type: SearchSchemaElementType,
+}
+
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum SearchSchemaElementType {
+    Hash,
+    InlineFilter,
+}
+
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum DistanceFunction {
+    Cosine,
+    Euclidean,
+    DotProduct,
+}
+
+/// A vector index as DescribeTable shows it (and, without the status
+/// fields, as CreateTable and UpdateTable take it).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "PascalCase")]
+pub struct VectorIndexDescription {
+    pub index_name: String,
+    pub vector_attribute: VectorAttributeDefinition,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search_schema: Option<Vec<SearchSchemaElement>>,
+    pub projection: Projection,
+    pub dimensions: u64,
+    pub distance_function: DistanceFunction,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index_status: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backfilling: Option<bool>,
+    #[serde(default)]
+    pub index_size_bytes: u64,
+    #[serde(default)]
+    pub item_count: u64,
+    #[serde(default)]
+    pub index_arn: String,
 }
 
 /// DescribeTable's `RestoreSummary`.
@@ -166,6 +222,47 @@ pub struct RestoreSummary {
 }
 
 impl TableDescription {
+    /// A description of a table CreateTable is about to create, for the
+    /// checks that read one (its indexes' rules).
+    pub fn proposed(
+        key_schema: Vec<KeySchemaElement>,
+        attribute_definitions: Vec<AttributeDefinition>,
+        billing_mode: BillingMode,
+        (gsis, lsis): (Vec<IndexDescription>, Vec<IndexDescription>),
+    ) -> TableDescription {
+        TableDescription {
+            table_name: String::new(),
+            table_id: String::new(),
+            table_arn: String::new(),
+            table_status: "CREATING".into(),
+            creation_date_time: 0.0,
+            key_schema,
+            attribute_definitions,
+            provisioned_throughput: ProvisionedThroughputDescription::default(),
+            billing_mode_summary: Some(BillingModeSummary {
+                billing_mode,
+                last_update_to_pay_per_request_date_time: None,
+            }),
+            item_count: 0,
+            table_size_bytes: 0,
+            global_secondary_indexes: Some(gsis),
+            local_secondary_indexes: Some(lsis),
+            stream_specification: None,
+            latest_stream_arn: None,
+            latest_stream_label: None,
+            deletion_protection_enabled: false,
+            table_class_summary: None,
+            restore_summary: None,
+            replicas: None,
+            global_table_version: None,
+            multi_region_consistency: None,
+            global_table_witnesses: None,
+            global_table_settings_replication_mode: None,
+            disassociation_protection_enabled: None,
+            vector_indexes: None,
+        }
+    }
+
     /// Whether the table is still being created (a restore filling it):
     /// items cannot be read or written yet.
     pub fn is_creating(&self) -> bool {

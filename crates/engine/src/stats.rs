@@ -222,6 +222,10 @@ impl Engine {
             let fresh = self.stored_stats(table.id, Some(index.id))?;
             index.apply_stats_delta(minus(fresh, index.stats()));
         }
+        for index in table.vector_indexes() {
+            let fresh = self.stored_stats(table.id, Some(index.id))?;
+            (index.figures).apply_stats_delta(minus(fresh, index.figures.stats()));
+        }
         Ok(())
     }
 
@@ -269,8 +273,8 @@ impl Engine {
                 continue;
             }
             self.fold_stats(&crate::keyspace::stats_key(table.id))?;
-            for index in table.indexes() {
-                self.fold_stats(&crate::keyspace::index_stats_key(table.id, index.id))?;
+            for id in table.all_index_ids() {
+                self.fold_stats(&crate::keyspace::index_stats_key(table.id, id))?;
             }
         }
         Ok(())

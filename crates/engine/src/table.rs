@@ -16,6 +16,7 @@ use crate::shared::{
 };
 use crate::throughput::{Capacity, Throughput};
 use crate::usage::UsageLedger;
+use crate::vectors::VectorIndex;
 use parking_lot::RwLock;
 use parking_lot::{RwLockReadGuard, RwLockWriteGuard};
 use std::collections::BTreeMap;
@@ -35,6 +36,8 @@ pub struct Table {
     /// Secondary indexes every write maintains (including ones still being
     /// backfilled; an index being deleted is removed from here first).
     indexes: RwLock<Vec<Arc<Index>>>,
+    /// Vector indexes every write maintains (vectors/), likewise.
+    vector_indexes: RwLock<Vec<Arc<VectorIndex>>>,
     tags: RwLock<BTreeMap<String, String>>,
     /// Resource-based policies of the table and its streams, by ARN.
     policies: RwLock<BTreeMap<String, ResourcePolicy>>,
@@ -121,6 +124,7 @@ impl Table {
             creating: description.is_creating(),
             description: RwLock::new(description),
             indexes: RwLock::new(indexes),
+            vector_indexes: RwLock::new(Vec::new()),
             tags: RwLock::new(BTreeMap::new()),
             policies: RwLock::new(BTreeMap::new()),
             streams: RwLock::new(Vec::new()),
@@ -183,7 +187,24 @@ impl Table {
         if let Some(global) = self.global.read().as_ref() {
             crate::shared::describe_global(&mut description, &global.0, &global.1);
         }
+        drop(indexes);
+        self.describe_vector_indexes(&mut description);
         description
+    }
+
+    /// DescribeTable's live figures and status of each vector index.
+    fn describe_vector_indexes(&self, description: &mut TableDescription) {
+        let vectors = self.vector_indexes.read();
+        for shown in description.vector_indexes.iter_mut().flatten() {
+            if let Some(index) = vectors.iter().find(|i| i.name == shown.index_name) {
+                let stats = index.figures.stats();
+                shown.item_count = stats.item_count.max(0) as u64;
+                shown.index_size_bytes = stats.size_bytes.max(0) as u64;
+                let backfilling = index.figures.state() == IndexState::Backfilling;
+                shown.index_status = Some(if backfilling { "CREATING" } else { "ACTIVE" }.into());
+                shown.backfilling = backfilling.then_some(true);
+            }
+        }
     }
 
     pub fn next_index_id(&self) -> u32 {
@@ -412,6 +433,49 @@ impl Table {
 
     pub(crate) fn add_index(&self, index: Arc<Index>) {
         self.indexes.write().push(index);
+    }
+
+    /// The ids of every index with statistics records: secondary and vector.
+    pub(crate) fn all_index_ids(&self) -> Vec<u32> {
+        let secondary = self.indexes.read().iter().map(|i| i.id).collect::<Vec<_>>();
+        let vectors = self
+            .vector_indexes
+            .read()
+            .iter()
+            .map(|i| i.id)
+            .collect::<Vec<_>>();
+        [secondary, vectors].concat()
+    }
+
+    /// The vector indexes every write must maintain.
+    pub fn vector_indexes(&self) -> Vec<Arc<VectorIndex>> {
+        self.vector_indexes.read().clone()
+    }
+
+    /// Whether the table has a vector index (without copying the list:
+    /// every write asks).
+    pub fn has_vector_index(&self) -> bool {
+        !self.vector_indexes.read().is_empty()
+    }
+
+    pub fn vector_index(&self, name: &str) -> Option<Arc<VectorIndex>> {
+        (self.vector_indexes.read().iter())
+            .find(|i| i.name == name)
+            .cloned()
+    }
+
+    pub(crate) fn set_vector_indexes(&self, indexes: Vec<Arc<VectorIndex>>) {
+        *self.vector_indexes.write() = indexes;
+    }
+
+    pub(crate) fn add_vector_index(&self, index: Arc<VectorIndex>) {
+        self.vector_indexes.write().push(index);
+    }
+
+    pub(crate) fn remove_vector_index(&self, name: &str) -> Option<Arc<VectorIndex>> {
+        let mut indexes = self.vector_indexes.write();
+        let position = indexes.iter().position(|i| i.name == name)?;
+        Some(indexes.remove(position))
     }
 
     pub(crate) fn remove_index(&self, name: &str) -> Option<Arc<Index>> {

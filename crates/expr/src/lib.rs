@@ -66,6 +66,9 @@ pub enum ExprKind {
     KeyCondition,
     Update,
     Projection,
+    /// SearchVectors' SearchConditionExpression (a condition whose shape
+    /// the operation restricts further).
+    SearchCondition,
 }
 
 impl ExprKind {
@@ -77,6 +80,7 @@ impl ExprKind {
             ExprKind::KeyCondition => "KeyConditionExpression",
             ExprKind::Update => "UpdateExpression",
             ExprKind::Projection => "ProjectionExpression",
+            ExprKind::SearchCondition => "SearchConditionExpression",
         }
     }
 
@@ -166,6 +170,15 @@ pub fn parse_condition(text: &str, ctx: &mut ExpressionContext) -> Result<Condit
 /// Parses a FilterExpression (same grammar, different message prefix).
 pub fn parse_filter(text: &str, ctx: &mut ExpressionContext) -> Result<Condition, DynamoError> {
     parse_condition_kind(text, ExprKind::Filter, ctx)
+}
+
+/// Parses a SearchConditionExpression (a condition's grammar; which
+/// conditions it may hold is SearchVectors' check).
+pub fn parse_search_condition(
+    text: &str,
+    ctx: &mut ExpressionContext,
+) -> Result<Condition, DynamoError> {
+    parse_condition_kind(text, ExprKind::SearchCondition, ctx)
 }
 
 /// Parses an UpdateExpression.

@@ -61,6 +61,8 @@ enum Command {
     Query(cli::read::QueryArgs),
     /// Read items of a whole table (or index), optionally filtered.
     Scan(cli::read::ScanArgs),
+    /// Find the items most similar to a vector (SearchVectors on a vector index).
+    SearchVectors(cli::vectors::SearchVectorsArgs),
     /// Run a PartiQL statement (SELECT, INSERT, UPDATE, DELETE).
     #[command(visible_alias = "partiql")]
     Sql(cli::sql::SqlArgs),
@@ -123,6 +125,7 @@ fn main() {
         Command::Delete(args) => cli::items::delete(args),
         Command::Query(args) => cli::read::query(args),
         Command::Scan(args) => cli::read::scan(args),
+        Command::SearchVectors(args) => cli::vectors::run(args),
         Command::Sql(args) => cli::sql::run(args),
         Command::Import(args) => cli::import::run(args),
         Command::Export(args) => cli::export::run(args),

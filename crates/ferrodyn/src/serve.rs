@@ -127,6 +127,13 @@ pub struct ServeArgs {
     /// one key keeps hot splits around it. Off by default.
     #[arg(long, value_enum, default_value_t = crate::console::Switch::Off)]
     partition_limits: crate::console::Switch,
+    /// How SearchVectors finds the nearest vectors: `approximate` (HNSW
+    /// graphs for large partitions, exact scans for small ones and for
+    /// selective filters) or `exact` (a brute-force scan every time: exact
+    /// results at brute-force speed, for tests that compare scores and for
+    /// benchmarks' baseline).
+    #[arg(long, value_enum, default_value_t = VectorSearchArg::Approximate)]
+    vector_search: VectorSearchArg,
     /// Most tables (DynamoDB's default quota per region: 2,500); CreateTable
     /// beyond it gets LimitExceededException.
     #[arg(long, default_value_t = ferrodyn_engine::quotas::DEFAULT_MAX_TABLES)]
@@ -388,6 +395,13 @@ fn check_partition_args(args: &ServeArgs) -> Result<(), String> {
 }
 
 /// The engine's settings from the command line.
+/// `--vector-search`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum VectorSearchArg {
+    Approximate,
+    Exact,
+}
+
 fn engine_options(args: &ServeArgs, faults: &Faults) -> EngineOptions {
     EngineOptions {
         region: args.region.clone(),
@@ -399,6 +413,7 @@ fn engine_options(args: &ServeArgs, faults: &Faults) -> EngineOptions {
         },
         shard_lifetime_seconds: args.stream_shard_lifetime,
         partition_limits: args.partition_limits == crate::console::Switch::On,
+        exact_vector_search: args.vector_search == VectorSearchArg::Exact,
         max_tables: args.max_tables,
         max_table_operations: args.max_table_operations,
         accept_unused_attribute_definitions: args.accept_unused_attribute_definitions,

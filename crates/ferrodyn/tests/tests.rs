@@ -7,7 +7,8 @@
 //!
 //! Run one area with a module filter, e.g.
 //! `cargo test -p ferrodyn --test tests items::`. The PostgreSQL tests
-//! (`cluster::`, `failover::` and one in `resource_policies::`) are ignored
+//! (`cluster::`, `failover::`, one in `resource_policies::` and
+//! `vectors::postgres::`) are ignored
 //! unless asked for: `scripts/pg-tests.sh` starts PostgreSQL and runs them
 //! with `--ignored`.
 
@@ -58,6 +59,7 @@ mod transactions;
 mod types;
 mod updates;
 mod usage;
+mod vectors;
 
 // Shared storage on PostgreSQL (ignored without it; run by scripts/pg-tests.sh).
 mod cluster;

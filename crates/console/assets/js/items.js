@@ -9,6 +9,7 @@ import { el, fill, field, button, select, dialog, errorBox, toast, codeBlock, ta
 import { renderValue, typeOf, TYPES, editText, parseTyped, keyId, keyOf, compareValues } from './values.js';
 import { stageChange, stagedFor, stagedChanges, onStageChange } from './stage.js';
 import { bulkDialog } from './bulk.js';
+import { vectorForm, searchRequest, resultItems, searchCommands, SCORE } from './vectors.js';
 
 const PAGE_SIZES = [25, 50, 100, 250, 500, 1000];
 let view = null;
@@ -31,7 +32,7 @@ export function explorer(table) {
   ];
   const previous = view && view.table.TableName === table.TableName ? view : null;
   view = {
-    table, tableKeys, types, indexes,
+    table, tableKeys, types, indexes, vectorIndexes: table.VectorIndexes || [],
     pageSize: previous?.pageSize || Number(localStorage.getItem('ferrodyn.pageSize')) || 50,
     hidden: previous?.hidden || new Set(), sort: previous?.sort || null,
     selection: new Set(), starts: [null], page: 0, items: [], lastKey: null, segment: 0,
@@ -91,7 +92,7 @@ function rememberForm() {
 function buildForm() {
   const f = {};
   f.op = el('div.segmented', { role: 'radiogroup', 'aria-label': 'Operation' },
-    ['Scan', 'Query'].map((op) => el('label', el('input', { type: 'radio', name: 'op', value: op, checked: op === 'Scan' }), op)));
+    ['Scan', 'Query', ...(view.vectorIndexes.length ? ['Vectors'] : [])].map((op) => el('label', el('input', { type: 'radio', name: 'op', value: op, checked: op === 'Scan' }), op)));
   f.index = select([['', `Table: ${view.table.TableName}`], ...view.indexes.map((i) => [i.IndexName, `${i.kind}: ${i.IndexName}`])], '', { 'aria-label': 'Table or index' });
   f.pk = el('input', { 'aria-label': 'Partition key value', autocomplete: 'off' });
   f.skOp = select([['', '(any)'], '=', '<', '<=', '>', '>=', ['between', 'between'], ['begins_with', 'begins with']], '', { 'aria-label': 'Sort key condition' });
@@ -113,9 +114,14 @@ function buildForm() {
   const scanOnly = el('div.field.scan-only', el('label', { for: (f.segments.id = 'segments') }, 'Segments'), f.segments);
   const sync = () => {
     const query = opValue(f) === 'Query';
+    const vectors = opValue(f) === 'Vectors';
     queryRow.hidden = !query;
-    scanOnly.hidden = query;
-    f.run.textContent = query ? 'Query' : 'Scan';
+    scanOnly.hidden = query || vectors;
+    filterRow.hidden = vectors;
+    f.index.hidden = f.pageSize.hidden = vectors;
+    f.consistent.parentElement.hidden = vectors;
+    if (f.vec) f.vec.root.hidden = !vectors;
+    f.run.textContent = vectors ? 'Search' : query ? 'Query' : 'Scan';
     const [pk, sk] = currentKeys(f);
     f.pkLabel.textContent = `Partition key · ${pk} (${view.types[pk] || 'S'})`;
     f.skLabel.textContent = sk ? `Sort key · ${sk} (${view.types[sk] || 'S'})` : 'Sort key (none)';
@@ -132,13 +138,15 @@ function buildForm() {
     run();
   });
   const composer = conditionComposer(f.filter);
+  const filterRow = el('div', el('div.row', el('div.field.grow', el('label', { for: (f.filter.id = 'filter-input') }, 'Filter'), f.filter),
+    el('div.field', el('label', { for: (f.projection.id = 'projection-input') }, 'Projection'), f.projection),
+    scanOnly), composer);
+  f.vec = view.vectorIndexes.length ? vectorForm(view.vectorIndexes, view.types, () => {}) : null;
   f.root = el('form.queryform', { 'aria-label': 'Query or scan', onsubmit: (e) => { e.preventDefault(); run(); } },
     el('div.row', f.op, f.index, el('span.spacer'), el('label.check', f.consistent, 'Consistent read'), f.pageSize, f.run),
     queryRow,
-    el('div.row', el('div.field.grow', el('label', { for: (f.filter.id = 'filter-input') }, 'Filter'), f.filter),
-      el('div.field', el('label', { for: (f.projection.id = 'projection-input') }, 'Projection'), f.projection),
-      scanOnly),
-    composer);
+    f.vec?.root,
+    filterRow);
   f.sync = sync;
   setTimeout(sync);
   return f;
@@ -182,6 +190,9 @@ function typed(name, text) {
 /** The form as the console API's read request. */
 export function readForm() {
   const f = view.form;
+  if (opValue(f) === 'Vectors') {
+    return { operation: 'SearchVectors', request: searchRequest(f.vec, view.table.TableName, view.types) };
+  }
   const query = opValue(f) === 'Query';
   const [pk, sk] = currentKeys(f);
   const form = {
@@ -229,6 +240,7 @@ async function loadPage() {
     fill(view.summary, errorBox(e));
     return;
   }
+  if (form.operation === 'SearchVectors') return searchPage(form);
   const start = view.starts[view.page];
   form.startKey = start?.key || undefined;
   form.segment = start?.segment || 0;
@@ -273,6 +285,32 @@ async function loadPage() {
   }
 }
 
+/** One SearchVectors: its results in the grid, most similar first. */
+async function searchPage(form) {
+  view.summary.classList.add('loading');
+  const seq = (view.seq = (view.seq || 0) + 1);
+  try {
+    const answer = await api('call/SearchVectors', form.request);
+    if (seq !== view.seq) return;
+    view.result = { operation: 'SearchVectors', request: form.request, commands: searchCommands(form.request) };
+    view.items = resultItems(answer);
+    view.lastKey = view.nextStart = null;
+    view.sort = null;
+    view.grid.classList.remove('stale');
+    const bytes = answer.ConsumedCapacity?.VectorSearchRequestBytes;
+    fill(view.summary,
+      el('span.metric', el('b', String(view.items.length)), ' results, most similar first'),
+      bytes !== undefined && el('span.metric', el('b', String(bytes)), ' vector search bytes'));
+    renderRequest(view.result);
+    renderGrid();
+    document.dispatchEvent(new CustomEvent('ferrodyn:pageloaded', { detail: view.table.TableName }));
+  } catch (e) {
+    if (seq === view.seq) fill(view.summary, errorBox(e));
+  } finally {
+    view.summary.classList.remove('loading');
+  }
+}
+
 function renderSummary(result, form) {
   const cap = result.ConsumedCapacity?.CapacityUnits;
   fill(view.summary,
@@ -299,6 +337,7 @@ function renderRequest(result) {
 
 function columnsOf(items) {
   const keys = [...new Set([...view.tableKeys, ...currentKeys(view.form)])];
+  if (items.some((item) => item[SCORE])) keys.push(SCORE);
   const others = new Set();
   for (const item of items) for (const name of Object.keys(item)) if (!keys.includes(name)) others.add(name);
   return [...keys, ...[...others].sort()];
@@ -429,7 +468,7 @@ function pinKeyColumns(table) {
 function onCell(e, list) {
   const td = e.target.closest('td[data-col]');
   const tr = td?.closest('tr[data-index]');
-  if (!td || !tr || e.target.closest('button, input')) return;
+  if (!td || !tr || e.target.closest('button, input') || td.dataset.col === SCORE) return;
   editCell(list[Number(tr.dataset.index)], td.dataset.col);
 }
 

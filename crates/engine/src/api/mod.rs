@@ -118,7 +118,8 @@ impl Api<'_> {
             write.return_old_on_failure,
         )?;
         let consumed = Consumed::write(&table.name, outcome.write_units)
-            .with_indexes(outcome.index_units.clone());
+            .with_indexes(outcome.index_units.clone())
+            .with_vectors(outcome.vector_units.clone());
         table.charge_write(consumed.write, &consumed.indexes);
         Ok(SingleWriteOutput { outcome, consumed })
     }

@@ -521,5 +521,19 @@ fn replica_of(source: &TableDescription, group: &GlobalTable, region: &str) -> N
         }),
         tags: Vec::new(),
         resource_policy: None,
+        // The source's vector indexes, empty here: filled with the items.
+        vector_indexes: (source
+            .vector_indexes
+            .clone()
+            .unwrap_or_default()
+            .into_iter())
+        .map(|mut index| {
+            index.index_status = None;
+            index.backfilling = None;
+            index.item_count = 0;
+            index.index_size_bytes = 0;
+            index
+        })
+        .collect(),
     }
 }

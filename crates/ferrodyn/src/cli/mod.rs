@@ -27,6 +27,7 @@ pub mod shards;
 pub mod sql;
 pub mod tables;
 pub mod usage;
+pub mod vectors;
 
 mod checkpoint;
 

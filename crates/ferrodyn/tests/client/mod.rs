@@ -10,6 +10,7 @@ mod cli_commands;
 mod cli_replicas;
 mod cli_sql;
 mod cli_transfer;
+mod cli_vectors;
 mod library;
 
 use crate::util::ServerProcess;

@@ -178,7 +178,9 @@ fn respond(
     planned: &[PlannedWrite],
 ) -> Result<Vec<u8>> {
     let consumed = Consumed::per_table(planned.iter().map(|write| {
-        Consumed::write(&write.table.name, write.write_units).with_indexes(write.index_units())
+        Consumed::write(&write.table.name, write.write_units)
+            .with_indexes(write.index_units())
+            .with_vectors(write.vector_units())
     }));
     let mut body = serde_json::Map::new();
     body.insert("UnprocessedItems".into(), Value::Object(unprocessed));

@@ -39,6 +39,7 @@ pub struct Request {
     resource_policy: Option<String>,
     global_table_source_arn: Option<String>,
     global_table_settings_replication_mode: Option<String>,
+    vector_indexes: Option<Vec<crate::ops::vector_schema::RawVectorIndex>>,
 }
 
 /// A CreateTable request whose fields passed their constraints.
@@ -58,6 +59,7 @@ struct Checked {
     tags: Vec<(String, String)>,
     resource_policy: Option<String>,
     sse_enabled: bool,
+    vector_indexes: Vec<crate::ops::vector_schema::RawChecked>,
 }
 
 pub fn run(engine: &Arc<Engine>, mut request: Request) -> Result<Vec<u8>> {
@@ -129,7 +131,19 @@ pub(crate) fn validate(request: Request) -> Result<NewTable> {
         }
         None => Vec::new(),
     };
-    check_index_set(&key_schema, &definitions, &gsis, &lsis)?;
+    let vectors = (checked.vector_indexes.into_iter())
+        .map(|index| index.into_description())
+        .collect::<Result<Vec<_>>>()?;
+    check_vectors(
+        &key_schema,
+        &definitions,
+        billing_mode,
+        &gsis,
+        &lsis,
+        &vectors,
+    )?;
+    let vector_attributes = crate::ops::vector_schema::schema_attributes(&vectors);
+    check_index_set(&key_schema, &definitions, &gsis, &lsis, &vector_attributes)?;
     if let Some(s) = &checked.stream {
         if s.stream_enabled && s.stream_view_type.is_none() {
             return Err(DynamoError::validation(
@@ -145,6 +159,7 @@ pub(crate) fn validate(request: Request) -> Result<NewTable> {
         provisioned,
         global_secondary_indexes: gsis,
         local_secondary_indexes: lsis,
+        vector_indexes: vectors,
         stream: checked.stream,
         deletion_protection: checked.deletion_protection,
         table_class: checked.table_class,
@@ -200,6 +215,7 @@ fn check(request: Request) -> Result<Checked> {
         .local_secondary_indexes
         .map(|list| check_indexes(&mut v, "localSecondaryIndexes", list, 2));
     let tags = check_tags(&mut v, request.tags.as_deref());
+    let vectors = crate::ops::vector_schema::check_vector_indexes(&mut v, request.vector_indexes);
     let billing_mode = match request.billing_mode.as_deref() {
         Some("PAY_PER_REQUEST") => BillingMode::PayPerRequest,
         _ => BillingMode::Provisioned,
@@ -223,6 +239,7 @@ fn check(request: Request) -> Result<Checked> {
             tags,
             resource_policy: request.resource_policy,
             sse_enabled,
+            vector_indexes: vectors?,
         })
     })();
     v.finish_with(checked)
@@ -266,6 +283,7 @@ fn check_index_set(
     definitions: &[AttributeDefinition],
     gsis: &[IndexDescription],
     lsis: &[IndexDescription],
+    vector_attributes: &[&str],
 ) -> Result<()> {
     if gsis.len() > MAX_GSIS {
         return Err(DynamoError::validation(format!(
@@ -280,6 +298,7 @@ fn check_index_set(
     let mut used: Vec<&str> = key_schema
         .iter()
         .map(|k| k.attribute_name.as_str())
+        .chain(vector_attributes.iter().copied())
         .collect();
     let mut names: Vec<&str> = Vec::new();
     for index in gsis.iter().chain(lsis) {
@@ -326,4 +345,26 @@ fn unused_definitions(
         defined.join(", "),
         keys.join(", ")
     ))
+}
+
+/// The engine's rules across a new table's vector indexes, on the table
+/// as it would be created.
+fn check_vectors(
+    key_schema: &[KeySchemaElement],
+    definitions: &[AttributeDefinition],
+    billing_mode: BillingMode,
+    gsis: &[IndexDescription],
+    lsis: &[IndexDescription],
+    vectors: &[ferrodyn_engine::schema::VectorIndexDescription],
+) -> Result<()> {
+    if vectors.is_empty() {
+        return Ok(());
+    }
+    let table = ferrodyn_engine::schema::TableDescription::proposed(
+        key_schema.to_vec(),
+        definitions.to_vec(),
+        billing_mode,
+        (gsis.to_vec(), lsis.to_vec()),
+    );
+    ferrodyn_engine::vectors::check_index_set(&table, vectors)
 }

@@ -34,6 +34,7 @@ mod registry;
 mod replicas;
 mod resource_policy;
 mod scan;
+mod search_vectors;
 mod streams;
 mod table_schema;
 mod tags;
@@ -42,6 +43,7 @@ mod transact_write_items;
 mod ttl;
 mod update_item;
 mod update_table;
+mod vector_schema;
 mod wording;
 
 use crate::faults::Faults;

@@ -69,7 +69,12 @@ pub fn execute(engine: &Engine, request: Request) -> Result<Output> {
 
     let table = engine.table_for_items(table_name)?;
     let consistent = request.consistent_read.unwrap_or(false);
-    let index = reads::resolve_index(&table, request.index_name.as_deref(), consistent)?;
+    let index = reads::resolve_index(
+        &table,
+        request.index_name.as_deref(),
+        consistent,
+        "Query operation not supported on this index type.",
+    )?;
     let index = index.as_deref();
     let select = reads::select_for_index(select, request.select.as_deref(), index)?;
     let projection = expressions.projection.as_ref();

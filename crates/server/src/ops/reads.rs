@@ -110,13 +110,19 @@ impl Select {
     }
 }
 
-/// The index a Query or Scan names, checked as DynamoDB checks it.
+/// The index a Query or Scan names, checked as DynamoDB checks it (a
+/// vector index is read only by SearchVectors: `vector_refusal` is the
+/// operation's words for it, as Dynoxide 1.5.0 gives them).
 pub fn resolve_index(
     table: &Table,
     name: Option<&str>,
     consistent: bool,
+    vector_refusal: &str,
 ) -> Result<Option<Arc<Index>>> {
     let Some(name) = name else { return Ok(None) };
+    if table.vector_index(name).is_some() {
+        return Err(DynamoError::validation(vector_refusal));
+    }
     let index = table.index(name).ok_or_else(|| {
         DynamoError::validation(format!(
             "The table does not have the specified index: {name}"

@@ -102,6 +102,7 @@ operations! {
     DeleteItem: ItemWrite => |engine, _, body| delete_item::run(engine, parse_body(body)?),
     Query: ItemRead => |engine, _, body| query::run(engine, parse_body(body)?),
     Scan: ItemRead => |engine, _, body| scan::run(engine, parse_body(body)?),
+    SearchVectors: ItemRead => |engine, _, body| search_vectors::run(engine, parse_body(body)?),
     BatchGetItem: ItemRead => |engine, faults, body| batch_get_item::run(engine, faults, parse_body(body)?),
     BatchWriteItem: MultiItem => |engine, faults, body| batch_write_item::run(engine, faults, parse_body(body)?),
     TransactGetItems: MultiItem => |engine, faults, body| transact_get_items::run(engine, faults, parse_body(body)?),

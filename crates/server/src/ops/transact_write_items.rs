@@ -165,14 +165,23 @@ pub fn execute(
         // A replay writes nothing and, as in DynamoDB, reports read
         // capacity rather than write capacity.
         TransactWriteOutput::Replayed { units } => {
-            return respond(&units, detail, Capacity::Read, None)
+            return respond(&units, detail, Capacity::Read, None, &[])
         }
         TransactWriteOutput::Committed { writes, units } => (writes, units),
     };
     let metrics = common::wants_collection_metrics(&request.return_item_collection_metrics)
         .then(|| common::collection_metrics(&writes))
         .flatten();
-    respond(&units, detail, Capacity::Write, metrics)
+    let vectors: Vec<Consumed> = (writes.iter())
+        .map(|w| Consumed::write(&w.table.name, 0.0).with_vectors(w.vector_units()))
+        .collect();
+    respond(
+        &units,
+        detail,
+        Capacity::Write,
+        metrics,
+        &Consumed::per_table(vectors),
+    )
 }
 
 /// The field constraints, in DynamoDB's order; the actions in checked form.
@@ -429,19 +438,27 @@ fn fingerprint(items: &[TransactItem]) -> u64 {
     hasher.finish()
 }
 
-/// The response: ConsumedCapacity as asked, and ItemCollectionMetrics when
+/// The response: ConsumedCapacity as asked (with each table's
+/// VectorWriteRequestBytes under INDEXES), and ItemCollectionMetrics when
 /// asked for and some action changed a table with an LSI.
 fn respond(
     units: &[(String, f64)],
     detail: CapacityDetail,
     kind: Capacity,
     collection_metrics: Option<serde_json::Value>,
+    vectors: &[Consumed],
 ) -> Result<Output> {
     let consumed: Vec<Consumed> = units
         .iter()
         .map(|(table, units)| match kind {
             Capacity::Read => Consumed::read(table, *units),
             Capacity::Write => Consumed::write(table, *units),
+        })
+        .map(|c| {
+            // VectorWriteRequestBytes by vector index, under INDEXES.
+            let spent = vectors.iter().find(|v| v.table == c.table);
+            let spent = spent.map(|v| v.vectors.clone()).unwrap_or_default();
+            c.with_vectors(spent)
         })
         .collect();
     Ok(Output::Transacted {

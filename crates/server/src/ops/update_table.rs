@@ -36,6 +36,7 @@ pub struct Request {
     global_table_witness_updates: Option<Vec<replicas::RawWitnessUpdate>>,
     global_table_settings_replication_mode: Option<String>,
     disassociation_protection_enabled: Option<bool>,
+    vector_index_updates: Option<Vec<crate::ops::vector_schema::VectorIndexUpdate>>,
 }
 
 #[derive(Deserialize)]
@@ -70,35 +71,20 @@ struct Checked {
 pub fn run(engine: &Arc<Engine>, mut request: Request) -> Result<Vec<u8>> {
     let checked = check(&request)?;
     let name = checked.name.as_str();
-    let flags = replicas::GroupFlags {
-        settings_mode: request.global_table_settings_replication_mode.take(),
-        disassociation_protection: request.disassociation_protection_enabled.take(),
-    };
-    if flags.present() {
-        if has_other_changes(&request) {
-            return Err(DynamoError::validation(
-                "DisassociationProtectionEnabled and GlobalTableSettingsReplicationMode cannot be combined with any other change in the same UpdateTable request",
-            ));
-        }
-        return replicas::set_flags(engine, name, flags);
+    if let Some(answer) = replication_change(engine, name, &mut request) {
+        return answer;
     }
     let changes_capacity = checked.billing_mode.is_some() || checked.provisioned.is_some();
-    let others = changes_the_table(&request);
-    let global = replicas::GlobalRequest {
-        table_name: name,
-        replica_updates: request.replica_updates,
-        multi_region_consistency: request.multi_region_consistency,
-        witness_updates: request.global_table_witness_updates,
-    };
-    if global.present() {
-        if others {
-            return Err(DynamoError::validation(
-                "Ferrodyn does not apply ReplicaUpdates together with other table changes: send them as two UpdateTable calls",
-            ));
-        }
-        return replicas::run(engine, global);
-    }
     let mut index_throughput = Vec::new();
+    if let Some(updates) = (request.vector_index_updates).filter(|u| !u.is_empty()) {
+        let definitions = request.attribute_definitions;
+        return respond(crate::ops::vector_schema::update(
+            engine,
+            name,
+            updates,
+            definitions,
+        )?);
+    }
     if let Some(updates) = request
         .global_secondary_index_updates
         .filter(|u| !u.is_empty())
@@ -109,6 +95,12 @@ pub fn run(engine: &Arc<Engine>, mut request: Request) -> Result<Vec<u8>> {
         index_throughput = capacity_index_updates(updates)?;
     }
     let current = engine.table(name)?.describe();
+    let has_vectors = current.vector_indexes.is_some();
+    if has_vectors && checked.billing_mode == Some(BillingMode::Provisioned) {
+        return Err(DynamoError::invalid_parameter(
+            "Vector indexes are only supported for PAY_PER_REQUEST tables",
+        ));
+    }
     check_billing(&current, checked.billing_mode, checked.provisioned)?;
     check_index_capacity(&current, checked.billing_mode, &index_throughput)?;
     if let Some(stream) = &checked.stream {
@@ -146,6 +138,43 @@ pub fn run(engine: &Arc<Engine>, mut request: Request) -> Result<Vec<u8>> {
     respond(description)
 }
 
+/// The replication parts of an UpdateTable (the group's flags, or
+/// ReplicaUpdates, MultiRegionConsistency and GlobalTableWitnessUpdates),
+/// which come alone: their answer, or None for a request without them.
+fn replication_change(
+    engine: &Arc<Engine>,
+    name: &str,
+    request: &mut Request,
+) -> Option<Result<Vec<u8>>> {
+    let flags = replicas::GroupFlags {
+        settings_mode: request.global_table_settings_replication_mode.take(),
+        disassociation_protection: request.disassociation_protection_enabled.take(),
+    };
+    if flags.present() {
+        if has_other_changes(request) {
+            return Some(Err(DynamoError::validation(
+                "DisassociationProtectionEnabled and GlobalTableSettingsReplicationMode cannot be combined with any other change in the same UpdateTable request",
+            )));
+        }
+        return Some(replicas::set_flags(engine, name, flags));
+    }
+    let global = replicas::GlobalRequest {
+        table_name: name,
+        replica_updates: request.replica_updates.take(),
+        multi_region_consistency: request.multi_region_consistency.take(),
+        witness_updates: request.global_table_witness_updates.take(),
+    };
+    if !global.present() {
+        return None;
+    }
+    if changes_the_table(request) {
+        return Some(Err(DynamoError::validation(
+            "Ferrodyn does not apply ReplicaUpdates together with other table changes: send them as two UpdateTable calls",
+        )));
+    }
+    Some(replicas::run(engine, global))
+}
+
 /// Whether an UpdateTable request changes anything besides the group
 /// settings [`replicas::GroupFlags`] holds.
 fn has_other_changes(request: &Request) -> bool {
@@ -164,6 +193,7 @@ fn changes_the_table(request: &Request) -> bool {
         || request.deletion_protection_enabled.is_some()
         || request.table_class.is_some()
         || request.global_secondary_index_updates.is_some()
+        || request.vector_index_updates.is_some()
 }
 
 /// GlobalSecondaryIndexUpdates sent with a capacity change: the indexes'

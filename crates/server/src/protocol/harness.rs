@@ -19,6 +19,7 @@
 //! | `GET /ferrodyn/destinations?table=T` (or `/ferrodyn/destinations/T`) | T's Kinesis destinations as Ferrodyn sees them: status, last error, AgeOfOldestUnreplicatedRecord, counts |
 //! | `GET /ferrodyn/replication?table=T` (or `/ferrodyn/replication/T`) | T's replication to the other regions of its global table: per region, ReplicationLatency (last, p50, p99), the age of the oldest change not yet applied there, changes sent, fill progress, last error |
 //! | `POST /ferrodyn/replication` | a message from another Ferrodyn server holding a region of a global table (engine/src/replication/: apply changes, join or leave a group, MRSC proposals); signed with the servers' shared `--credentials` key |
+//! | `GET /ferrodyn/vectors?table=T` | T's vector indexes' search structures: vectors, how many wait for a graph, partitions, memory, bytes per vector, search expansions, `settled` once every large partition's graph holds all its vectors |
 //!
 //! The namespace is the access key of the request's Authorization header,
 //! as for DynamoDB calls, when the server runs with `--namespaces
@@ -148,6 +149,7 @@ enum Route<'a> {
     Destinations(Option<String>),
     Replication(Option<String>),
     Replicate,
+    Vectors(Option<String>),
 }
 
 impl<'a> Route<'a> {
@@ -171,6 +173,7 @@ impl<'a> Route<'a> {
                 query_value(query, "minutes"),
             ),
             ("GET", ["destinations"]) => Route::Destinations(query_value(query, "table")),
+            ("GET", ["vectors"]) => Route::Vectors(query_value(query, "table")),
             // The path form signs like any harness call (ferrodyn destinations).
             ("GET", ["destinations", table]) => Route::Destinations(Some(percent_decoded(table))),
             ("GET", ["replication"]) => Route::Replication(query_value(query, "table")),
@@ -220,6 +223,12 @@ impl<'a> Route<'a> {
                 engine.replication_report(table)
             }
             Route::Replicate => engine.handle_replication(body),
+            Route::Vectors(ref table) => {
+                let table = table.as_deref().ok_or_else(|| {
+                    DynamoError::validation("GET /ferrodyn/vectors needs ?table=NAME")
+                })?;
+                Ok(serde_json::to_value(engine.vector_report(table)?).expect("plain data"))
+            }
             Route::ClearFaults => {
                 let none = FaultConfig {
                     seed: None,
