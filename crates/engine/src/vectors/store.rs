@@ -518,7 +518,9 @@ impl Partition {
         }
         // Grown by a quarter: usearch allocates the reserved slots' vectors.
         let grown = needed.max(graph.capacity() + graph.capacity() / 4);
-        graph.reserve_capacity_and_threads(grown, GRAPH_THREADS).is_ok()
+        graph
+            .reserve_capacity_and_threads(grown, GRAPH_THREADS)
+            .is_ok()
     }
 
     fn search(
