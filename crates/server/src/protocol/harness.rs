@@ -213,7 +213,8 @@ impl<'a> Route<'a> {
                 let table = table.as_deref().ok_or_else(|| {
                     DynamoError::validation("GET /ferrodyn/vectors needs ?table=NAME")
                 })?;
-                Ok(serde_json::to_value(engine.vector_report(table)?).expect("plain data"))
+                Ok(serde_json::to_value(engine.vector_report(table)?)
+                    .expect("plain data always serialises"))
             }
             Route::ClearFaults => {
                 let none = FaultConfig {
