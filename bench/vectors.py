@@ -298,9 +298,10 @@ def dynoxide(a, vectors, queries, ours):
     for name, target in [("Dynoxide", port), ("Ferrodyn (exact)", ours)]:
         figures = hammer(target, make, "SearchVectors", a.clients, a.seconds)
         print(f"{name} SearchVectors on {len(subset)} items: {figures[0]:.0f}/s, p50 {figures[1]:.2f} ms, p99 {figures[2]:.2f} ms")
-    theirs, mine = answers(port, table, queries), answers(ours, table, queries)
-    same = sum(len(set(x) & set(y)) for x, y in zip(theirs, mine)) / (10 * len(queries))
-    print(f"Dynoxide's top 10 against Ferrodyn's exact top 10: {same:.3f} agreement")
+    # Dynoxide takes seconds a search: 20 queries.
+    theirs, mine = answers(port, table, queries[:20]), answers(ours, table, queries[:20])
+    same = sum(len(set(x) & set(y)) for x, y in zip(theirs, mine)) / (10 * len(theirs))
+    print(f"Dynoxide's top 10 against Ferrodyn's exact top 10 (20 queries): {same:.3f} agreement")
 
 
 if __name__ == "__main__":

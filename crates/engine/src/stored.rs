@@ -35,6 +35,48 @@ impl StoredItem {
     pub fn parse(&self) -> Result<Item> {
         parse_item_json(&self.json)
     }
+
+    /// The attributes of the item that `keep` accepts, the others skipped
+    /// unparsed (a search reading keys back from items with long vectors).
+    pub fn parse_only(&self, keep: &dyn Fn(&str) -> bool) -> Result<Item> {
+        let mut de = serde_json::Deserializer::from_slice(&self.json);
+        serde::de::DeserializeSeed::deserialize(Only(keep), &mut de)
+            .map_err(|e| DynamoError::internal(format!("corrupt item record: {e}")))
+    }
+}
+
+/// Deserialises an item's map, keeping the attributes `.0` accepts.
+struct Only<'k>(&'k dyn Fn(&str) -> bool);
+
+impl<'de> serde::de::DeserializeSeed<'de> for Only<'_> {
+    type Value = Item;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> std::result::Result<Item, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Only<'_> {
+    type Value = Item;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("an item")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(
+        self,
+        mut map: A,
+    ) -> std::result::Result<Item, A::Error> {
+        let mut item = Item::new();
+        while let Some(name) = map.next_key::<String>()? {
+            if (self.0)(&name) {
+                item.insert(name, map.next_value()?);
+            } else {
+                map.next_value::<serde::de::IgnoredAny>()?;
+            }
+        }
+        Ok(item)
+    }
 }
 
 /// Decodes stored item JSON.

@@ -21,6 +21,9 @@ pub struct SearchRequest<'a> {
     pub top_k: usize,
     /// The SearchConditionExpression's equalities: attribute name, value.
     pub conditions: Vec<(String, AttributeValue)>,
+    /// The top-level attributes the answer needs (a ProjectionExpression's);
+    /// None: every projected attribute. The others are not decoded.
+    pub attributes: Option<Vec<String>>,
 }
 
 pub struct SearchResult {
@@ -81,7 +84,7 @@ impl Engine {
             &filter,
             self.exact_vector_search,
         );
-        let results = self.read_hits(&table, &index, hits)?;
+        let results = self.read_hits(&table, &index, hits, request.attributes.as_deref())?;
         let returned: usize = results.iter().map(|r| item_size(&r.item)).sum();
         let examined = index.store.len().max(1).ilog2() as usize + 1;
         let search_bytes = (index.dimensions * 4 * examined.max(request.top_k) + returned) as f64;
@@ -99,15 +102,19 @@ impl Engine {
         table: &crate::table::Table,
         index: &VectorIndex,
         hits: Vec<Hit>,
+        wanted: Option<&[String]>,
     ) -> Result<Vec<SearchResult>> {
+        let keep = |name: &str| {
+            index.projects(&table.schema, name)
+                && wanted.is_none_or(|w| w.iter().any(|n| n == name))
+        };
         let mut results = Vec::with_capacity(hits.len());
         for hit in hits {
             let Some(stored) = self.get_stored(&hit.item)? else {
                 continue;
             };
-            let item = stored.parse()?;
             results.push(SearchResult {
-                item: index.project(&table.schema, &item),
+                item: stored.parse_only(&keep)?,
                 score: hit.score,
             });
         }

@@ -53,12 +53,16 @@ pub fn run(engine: &Engine, request: Request) -> Result<Vec<u8>> {
         .map(|text| parse_projection(text, &mut ctx))
         .transpose()?;
     ctx.check_all_used()?;
+    // Only the attributes the projection names are decoded from the items.
+    let attributes =
+        (projection.as_ref()).map(|p| p.paths.iter().map(|path| path.root().to_string()).collect());
     let found = engine.search_vectors(SearchRequest {
         table: &table,
         index: &index,
         vector,
         top_k,
         conditions,
+        attributes,
     })?;
     let results: Vec<serde_json::Value> = (found.results.into_iter())
         .map(|r| {
