@@ -9,6 +9,10 @@
 //! again, in the background too, so the server answers within a second of
 //! starting. The jobs in flight are counted: that is what DynamoDB's quota
 //! of simultaneous table operations measures here.
+//!
+//! It also starts the engine's periodic threads ([`Engine::run_periodically`]:
+//! TTL sweeps, statistics folds, partition and cluster upkeep, Kinesis
+//! delivery, the vector follower), each ending with the engine.
 
 use crate::index::IndexState;
 use crate::table::Table;
@@ -33,6 +37,34 @@ impl Drop for Running<'_> {
 }
 
 impl Engine {
+    /// Runs `job` every `interval` on a thread named `thread` for as long as
+    /// the engine lives (the thread holds it weakly), logging its failures
+    /// as "`what` failed"; false if the thread could not be started.
+    pub(crate) fn run_periodically(
+        self: &Arc<Self>,
+        thread: &str,
+        interval: std::time::Duration,
+        what: &'static str,
+        job: impl Fn(&Arc<Engine>) -> Result<()> + Send + 'static,
+    ) -> bool {
+        let engine = Arc::downgrade(self);
+        let spawned = std::thread::Builder::new()
+            .name(thread.into())
+            .spawn(move || loop {
+                std::thread::sleep(interval);
+                let Some(engine) = engine.upgrade() else {
+                    return;
+                };
+                if let Err(error) = job(&engine) {
+                    eprintln!("ferrodyn: {what} failed: {error}");
+                }
+            });
+        if let Err(error) = &spawned {
+            eprintln!("ferrodyn: cannot start the {what} thread: {error}");
+        }
+        spawned.is_ok()
+    }
+
     /// Table-level jobs (purges, backfills) running in the background.
     pub fn background_jobs(&self) -> usize {
         self.background.running.load(Ordering::SeqCst)

@@ -191,7 +191,7 @@ impl Engine {
         let records = scan_prefix(self, &keyspace::catalog_records())?;
         let mut tables = self.tables.write();
         for (key, value) in records {
-            let table = self.table_from_record(&key, value)?;
+            let table = self.table_from_record(&key, value, None)?;
             tables.insert(table.catalog_name.clone(), table);
         }
         drop(tables);
@@ -209,7 +209,14 @@ impl Engine {
 
     /// Builds the in-memory table a stored catalog record describes, with
     /// its statistics.
-    pub(crate) fn table_from_record(&self, key: &[u8], value: Vec<u8>) -> Result<Arc<Table>> {
+    /// `known`: this node's current form of the table, whose built vector
+    /// indexes may be kept (a reload on shared storage).
+    pub(crate) fn table_from_record(
+        &self,
+        key: &[u8],
+        value: Vec<u8>,
+        known: Option<&Table>,
+    ) -> Result<Arc<Table>> {
         let catalog_name = keyspace::catalog_name_of(key);
         let record: CatalogRecord = serde_json::from_slice(&value).map_err(storage_error)?;
         // Embedded storage: the base record plus every delta left, folded at
@@ -226,8 +233,8 @@ impl Engine {
         let vectors = self.load_vector_indexes(
             record.id,
             &record.description,
-            &record.index_ids,
-            &record.backfilling,
+            (&record.index_ids, &record.backfilling),
+            known,
         )?;
         let tags = record.tags.clone();
         let mut table = Table::new(
@@ -707,7 +714,7 @@ impl Engine {
             let name = keyspace::catalog_name_of(&key);
             let table = match current.get(&name) {
                 Some(t) if *t.catalog_bytes.read() == value => Arc::clone(t),
-                _ => self.table_from_record(&key, value)?,
+                known => self.table_from_record(&key, value, known.map(|t| &**t))?,
             };
             fresh.insert(name, table);
         }

@@ -37,6 +37,9 @@
 //!   (stats.rs), TransactGetItems' checked snapshot with the transactions
 //!   (transactions.rs). This module keeps what is only about nodes: their
 //!   ids and sequence numbers, read sets, the lease and the upkeep.
+//! - Vector indexes: each node's in-memory search structure follows the
+//!   other nodes' writes through the table's change log, where such a table
+//!   logs a keys-only record of every write (vector_ops/follow.rs).
 //! - A lease (`"mlease"`, renewed every second, valid five) picks the one
 //!   node that runs TTL sweeps, GSI backfills, purges, the statistics fold,
 //!   (every minute) the sweep of orphaned index keys and the take-up of S3
@@ -288,21 +291,10 @@ impl Engine {
         if !self.shared() {
             return;
         }
-        let engine = Arc::downgrade(self);
-        let spawned = std::thread::Builder::new()
-            .name("ferrodyn-cluster".into())
-            .spawn(move || loop {
-                std::thread::sleep(UPKEEP_INTERVAL);
-                let Some(engine) = engine.upgrade() else {
-                    return;
-                };
-                if let Err(error) = engine.upkeep() {
-                    eprintln!("ferrodyn: cluster upkeep failed: {error}");
-                }
-            });
-        if let Err(error) = spawned {
-            eprintln!("ferrodyn: cannot start the cluster upkeep thread: {error}");
-        }
+        self.run_periodically("ferrodyn-cluster", UPKEEP_INTERVAL, "cluster upkeep", |e| {
+            e.upkeep()
+        });
+        self.start_vector_follower();
     }
 
     fn upkeep(self: &Arc<Self>) -> Result<()> {

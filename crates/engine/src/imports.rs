@@ -437,7 +437,7 @@ impl Engine {
             vec![self.catalog_check(table)],
             vec![WriteOp::Put(key.clone(), bytes.clone())],
         )?;
-        let fresh = self.table_from_record(&key, bytes)?;
+        let fresh = self.table_from_record(&key, bytes, None)?;
         self.tables
             .write()
             .insert(table.catalog_name.clone(), Arc::clone(&fresh));

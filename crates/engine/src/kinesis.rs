@@ -320,21 +320,11 @@ impl Engine {
         if !busy || self.kinesis.worker_started.swap(true, Ordering::SeqCst) {
             return;
         }
-        let engine = Arc::downgrade(self);
-        let spawned = std::thread::Builder::new()
-            .name("ferrodyn-kinesis".into())
-            .spawn(move || loop {
-                std::thread::sleep(TICK);
-                let Some(engine) = engine.upgrade() else {
-                    return;
-                };
-                if let Err(error) = engine.tend_destinations() {
-                    eprintln!("ferrodyn: Kinesis delivery failed: {error}");
-                }
-            });
-        if let Err(error) = spawned {
+        let started = self.run_periodically("ferrodyn-kinesis", TICK, "Kinesis delivery", |e| {
+            e.tend_destinations()
+        });
+        if !started {
             self.kinesis.worker_started.store(false, Ordering::SeqCst);
-            eprintln!("ferrodyn: cannot start the Kinesis delivery thread: {error}");
         }
     }
 

@@ -174,7 +174,7 @@ impl Engine {
                 WriteOp::Put(keyspace::backup_record_key(backup.id), backup.encode()),
             ],
         )?;
-        let table = self.table_from_record(&catalog_key(&catalog_name), record_bytes)?;
+        let table = self.table_from_record(&catalog_key(&catalog_name), record_bytes, None)?;
         self.tables.write().insert(catalog_name, table);
         drop(catalog);
         Ok(table_id)
@@ -316,7 +316,7 @@ impl Engine {
         self.retry(crate::error::RetryPolicy::Ddl, |_| {
             self.commit_catalog(vec![check.clone()], ops.clone())
         })?;
-        let table = self.table_from_record(&key, record_bytes)?;
+        let table = self.table_from_record(&key, record_bytes, None)?;
         self.tables
             .write()
             .insert(job.catalog_name.clone(), Arc::clone(&table));

@@ -130,7 +130,7 @@ impl Engine {
     }
 
     /// Change-log keys and values of table `table_id` numbered `from..=to`.
-    fn log_page(
+    pub(crate) fn log_page(
         &self,
         table_id: u64,
         from: u64,
@@ -218,14 +218,22 @@ impl Engine {
     }
 
     /// Deletes the change-log records of a table no reader needs: older
-    /// than the streams' 24 hours and delivered to every live Kinesis
-    /// destination, when point-in-time recovery (which keeps its own
-    /// period, recovery.rs) is off.
+    /// than the streams' 24 hours (or, for a log only other nodes' vector
+    /// indexes read, their minutes) and delivered to every live Kinesis
+    /// destination and replica, when point-in-time recovery (which keeps
+    /// its own period, recovery.rs) is off.
     pub(crate) fn reclaim_stream_log(&self, table: &Table) -> Result<()> {
         if table.recovery().is_some() {
             return Ok(());
         }
-        let point = self.trim_point(table)?.min(self.consumers_floor(table)?);
+        // A log no stream ever read is kept for other nodes' vector
+        // search structures alone (vector_ops/follow.rs): minutes.
+        let kept_from = if self.shared() && table.streams_ref().is_empty() {
+            self.followed_log_start()
+        } else {
+            self.trim_point(table)?
+        };
+        let point = kept_from.min(self.consumers_floor(table)?);
         if point > table.log_reclaimed_to.load(Ordering::Relaxed) {
             self.trim_log(table.id, point)?;
             table.log_reclaimed_to.store(point, Ordering::Relaxed);

@@ -186,24 +186,17 @@ impl Engine {
     /// Starts the thread that runs [`Engine::partition_upkeep`] every
     /// second (the lease holder's on shared storage).
     pub(crate) fn start_partition_upkeep(self: &Arc<Self>) {
-        let engine = Arc::downgrade(self);
-        let spawned = std::thread::Builder::new()
-            .name("ferrodyn-partitions".into())
-            .spawn(move || loop {
-                std::thread::sleep(UPKEEP_INTERVAL);
-                let Some(engine) = engine.upgrade() else {
-                    return;
-                };
-                if !engine.runs_background_work() {
-                    continue;
+        self.run_periodically(
+            "ferrodyn-partitions",
+            UPKEEP_INTERVAL,
+            "partition upkeep",
+            |e| {
+                if !e.runs_background_work() {
+                    return Ok(());
                 }
-                if let Err(error) = engine.partition_upkeep() {
-                    eprintln!("ferrodyn: partition upkeep failed: {error}");
-                }
-            });
-        if let Err(error) = spawned {
-            eprintln!("ferrodyn: cannot start the partition upkeep: {error}");
-        }
+                e.partition_upkeep()
+            },
+        );
     }
 
     /// Rolls over shards past their lifetime, splits partitions past the

@@ -209,7 +209,7 @@ impl Engine {
         ops.push(WriteOp::Put(catalog.clone(), record.clone()));
         ops.push(WriteOp::Delete(purge_key(id)));
         write(ops)?;
-        let table = self.table_from_record(&catalog, record)?;
+        let table = self.table_from_record(&catalog, record, None)?;
         self.tables
             .write()
             .insert(saved.catalog_name.clone(), Arc::clone(&table));

@@ -283,21 +283,9 @@ impl Engine {
     /// Starts the thread that folds statistics every [`FOLD_INTERVAL`]; it
     /// ends with the engine.
     pub(crate) fn start_stats_folder(self: &Arc<Self>) {
-        let engine = Arc::downgrade(self);
-        let spawned = std::thread::Builder::new()
-            .name("ferrodyn-stats".into())
-            .spawn(move || loop {
-                std::thread::sleep(FOLD_INTERVAL);
-                let Some(engine) = engine.upgrade() else {
-                    return;
-                };
-                if let Err(error) = engine.fold_all_stats() {
-                    eprintln!("ferrodyn: folding statistics failed: {error}");
-                }
-            });
-        if let Err(error) = spawned {
-            eprintln!("ferrodyn: cannot start the statistics folder: {error}");
-        }
+        self.run_periodically("ferrodyn-stats", FOLD_INTERVAL, "statistics fold", |e| {
+            e.fold_all_stats()
+        });
     }
 }
 

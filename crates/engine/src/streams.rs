@@ -11,7 +11,10 @@
 //! ([`SequenceGate`]) so that none is skipped.
 //! Each enabled stream (a table may disable and re-enable its stream, getting
 //! a new one) owns the range of sequence numbers written while it was on and
-//! has a single shard.
+//! has a single shard. The same log is written for the table's other
+//! readers even without a stream: point-in-time recovery, Kinesis
+//! destinations and replicas (whole changes), and on shared storage the
+//! other nodes' vector indexes (keys only, vector_ops/follow.rs).
 
 use crate::items::PlannedWrite;
 pub use crate::shared::{ChangeSource, Shard, StreamInfo};
@@ -129,10 +132,17 @@ impl Engine {
             let streams = write.table.streams_ref();
             let stream = streams.last().filter(|s| s.enabled());
             let recovery = write.table.logs_whole_changes();
-            if stream.is_none() && !recovery {
+            // Shared storage: the other nodes' vector search structures
+            // follow this write through its keys (vector_ops/follow.rs).
+            let followed = self.shared() && write.table.has_vector_index();
+            if stream.is_none() && !recovery && !followed {
                 continue;
             }
-            let logged = Logged { stream, recovery };
+            let logged = Logged {
+                stream,
+                recovery,
+                followed,
+            };
             let region = self.region_of(&write.table.catalog_name);
             let Some(record) = change_record(&write.table, logged, write, (source, micros), region)
             else {
@@ -241,10 +251,14 @@ impl Drop for StreamBatch<'_> {
 struct Logged<'a> {
     stream: Option<&'a StreamInfo>,
     recovery: bool,
+    /// Logged for other nodes' vector indexes: the keys suffice.
+    followed: bool,
 }
 
 /// The view type under which both images are kept.
 const BOTH_IMAGES: &str = "NEW_AND_OLD_IMAGES";
+/// The view type of records kept only for their keys.
+const KEYS_ONLY: &str = "KEYS_ONLY";
 
 /// Which images a view type shows: (new, old).
 fn images_of(view_type: &str) -> (bool, bool) {
@@ -280,6 +294,7 @@ fn change_record<'w>(
     let view_type = match (logged.stream, logged.recovery) {
         (_, true) => BOTH_IMAGES,
         (Some(stream), false) => stream.view_type.as_str(),
+        (None, false) if logged.followed => KEYS_ONLY,
         (None, false) => return None,
     };
     let keys = table.schema.extract(old.or(new).expect("one image exists"));
@@ -318,7 +333,7 @@ fn change_record<'w>(
             size_bytes,
             stream_view_type: logged
                 .stream
-                .map_or(BOTH_IMAGES, |s| s.view_type.as_str())
+                .map_or(view_type, |s| s.view_type.as_str())
                 .to_string(),
         },
         user_identity: (source == ChangeSource::TimeToLive)

@@ -58,32 +58,21 @@ impl Engine {
     /// Starts the background sweeper that deletes expired items every
     /// `interval`.
     pub fn start_ttl_sweeper(self: &Arc<Self>, interval: Duration) {
-        let engine = Arc::downgrade(self);
-        let spawned = std::thread::Builder::new()
-            .name("ferrodyn-ttl".into())
-            .spawn(move || loop {
-                std::thread::sleep(interval);
-                let Some(engine) = engine.upgrade() else {
-                    return;
-                };
-                if !engine.runs_background_work() {
-                    continue; // shared storage: the lease holder sweeps
-                }
-                if let Err(error) = engine.expire_items(engine.now_seconds()) {
-                    eprintln!("ferrodyn: TTL sweep failed: {error}");
-                }
-                // SYSTEM backups expire by time too, and recovery's history
-                // beyond its period goes (recovery.rs).
-                if let Err(error) = engine.expire_backups(engine.now_seconds()) {
-                    eprintln!("ferrodyn: expiring backups failed: {error}");
-                }
-                if let Err(error) = engine.maintain_recovery(engine.now_seconds()) {
-                    eprintln!("ferrodyn: keeping recovery's history failed: {error}");
-                }
-            });
-        if let Err(error) = spawned {
-            eprintln!("ferrodyn: cannot start the TTL sweeper: {error}");
-        }
+        self.run_periodically("ferrodyn-ttl", interval, "TTL sweep", |engine| {
+            if !engine.runs_background_work() {
+                return Ok(()); // shared storage: the lease holder sweeps
+            }
+            let swept = engine.expire_items(engine.now_seconds()).map(drop);
+            // SYSTEM backups expire by time too, and recovery's history
+            // beyond its period goes (recovery.rs).
+            if let Err(error) = engine.expire_backups(engine.now_seconds()) {
+                eprintln!("ferrodyn: expiring backups failed: {error}");
+            }
+            if let Err(error) = engine.maintain_recovery(engine.now_seconds()) {
+                eprintln!("ferrodyn: keeping recovery's history failed: {error}");
+            }
+            swept
+        });
     }
 
     /// Deletes every item whose expiry time is before `now`; returns how

@@ -200,7 +200,6 @@ impl Engine {
                 op: None,
                 delta,
                 write_bytes: 0.0,
-                old: None,
                 new: Some(entry),
             };
             change.apply();

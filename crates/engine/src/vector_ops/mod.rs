@@ -3,9 +3,11 @@
 //! changes ([`Engine::vector_changes`], called by the one write plan in
 //! `items.rs` beside the GSI entries), adding and deleting vector indexes
 //! with an online backfill (`changes.rs`), loading their search structures
-//! at start-up (`load.rs`), and SearchVectors (`search.rs`).
+//! at start-up (`load.rs`), following other nodes' writes on shared storage
+//! (`follow.rs`), and SearchVectors (`search.rs`).
 
 mod changes;
+mod follow;
 mod load;
 mod search;
 
@@ -76,7 +78,6 @@ impl Engine {
                     size_bytes: new_size.unwrap_or(0) - old_size.unwrap_or(0),
                 },
                 write_bytes: write_bytes as f64,
-                old: old_entry,
                 new: new_entry,
                 index: Arc::clone(&index),
             });

@@ -205,7 +205,7 @@ pub struct VectorChange {
     pub delta: TableStats,
     /// VectorWriteRequestBytes, reported with ReturnConsumedCapacity.
     pub write_bytes: f64,
-    pub old: Option<Entry>,
+    /// The item's entry after the write (None: not indexed).
     pub new: Option<Entry>,
 }
 
@@ -213,8 +213,6 @@ impl VectorChange {
     /// Updates the search structure after the batch committed (under the
     /// item's lock, so the structure follows the items' commit order).
     pub fn apply(&self) {
-        self.index
-            .store
-            .replace(&self.item_key, self.old.as_ref(), self.new.as_ref());
+        self.index.store.set(&self.item_key, self.new.as_ref());
     }
 }

@@ -27,6 +27,7 @@ use crate::schema::{
 };
 use crate::shared::TableStats;
 use ferrodyn_types::ScalarType;
+use std::sync::atomic::AtomicU64;
 
 pub use entry::{Entry, VectorChange};
 
@@ -61,6 +62,11 @@ pub struct VectorIndex {
     /// IndexStatus (backfilling or not), ItemCount and IndexSizeBytes.
     pub figures: IndexFigures,
     pub store: store::Store,
+    /// Shared storage: the change-log sequence number up to which this
+    /// node's structure has taken the writes of every node, and when (ms
+    /// since the epoch) it last read the log (vector_ops/follow.rs).
+    pub followed_to: AtomicU64,
+    pub followed_at: AtomicU64,
 }
 
 impl VectorIndex {
@@ -95,6 +101,7 @@ impl VectorIndex {
             _ => IndexProjection::All,
         };
         let dimensions = description.dimensions as usize;
+        let hashed = hash.is_some();
         VectorIndex {
             name: description.index_name.clone(),
             id,
@@ -109,7 +116,10 @@ impl VectorIndex {
                 &description.index_name,
                 dimensions,
                 description.distance_function,
+                hashed,
             ),
+            followed_to: AtomicU64::new(0),
+            followed_at: AtomicU64::new(0),
         }
     }
 

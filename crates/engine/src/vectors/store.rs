@@ -49,6 +49,10 @@ const CALIBRATION_QUERIES: usize = 40;
 struct Member {
     item: Box<[u8]>,
     filters: Box<[Option<AttributeValue>]>,
+    /// A hash of the vector's bits: setting an item to the vector it has
+    /// already changes only its filters, with no graph work (a node
+    /// following other nodes' writes sets its own items again, vector_ops/follow.rs).
+    vector_hash: u64,
 }
 
 #[derive(Default)]
@@ -97,6 +101,9 @@ pub struct Hit {
     pub score: f64,
 }
 
+/// The partition key holding each item, by item key.
+type Locations = HashMap<Box<[u8]>, Vec<u8>>;
+
 /// INLINE_FILTER equalities: (position in the search schema's filters, value).
 pub type Filter = [(usize, AttributeValue)];
 
@@ -111,6 +118,11 @@ struct Inner {
     graphs_off: AtomicBool,
     /// Serialises graph insertions (one indexer at a time).
     insert: Mutex<()>,
+    /// Which partition holds each item, for an index with a HASH element:
+    /// an item is moved out of wherever it is, not out of where its writer
+    /// thought it was (on shared storage a node's idea of an item's old
+    /// entry can be older than its structure). None: one partition.
+    located: Option<Mutex<Locations>>,
 }
 
 pub struct Store {
@@ -118,7 +130,8 @@ pub struct Store {
 }
 
 impl Store {
-    pub fn new(name: &str, dimensions: usize, function: DistanceFunction) -> Store {
+    /// `hashed`: whether the index has a HASH element (partitions by value).
+    pub fn new(name: &str, dimensions: usize, function: DistanceFunction, hashed: bool) -> Store {
         Store {
             inner: Arc::new(Inner {
                 name: name.to_string(),
@@ -128,20 +141,20 @@ impl Store {
                 indexing: AtomicBool::new(false),
                 graphs_off: AtomicBool::new(false),
                 insert: Mutex::new(()),
+                located: hashed.then(|| Mutex::new(HashMap::new())),
             }),
         }
     }
 
-    /// Replaces an item's old entry with its new one (either may be None).
-    pub fn replace(&self, item: &[u8], old: Option<&Entry>, new: Option<&Entry>) {
-        if let (Some(o), Some(n)) = (old, new) {
-            if o.vector == n.vector && o.hash == n.hash {
-                self.partition(&n.hash).set_filters(item, &n.filters);
-                return;
-            }
-        }
-        if let Some(old) = old {
-            if let Some(partition) = self.existing(&old.hash) {
+    /// Makes `new` the item's entry (None: the item is not indexed), taking
+    /// it out of whichever partition held it. Setting an entry the item has
+    /// already changes nothing, so setting it again is harmless.
+    pub fn set(&self, item: &[u8], new: Option<&Entry>) {
+        let target = new.map(|e| partition_key(&e.hash));
+        let held = self.relocate(item, target.as_ref());
+        if let Some(held) = held.filter(|h| Some(h) != target.as_ref()) {
+            let partition = self.inner.partitions.read().get(&held).cloned();
+            if let Some(partition) = partition {
                 partition.remove(item);
                 if partition.has_work() {
                     self.start_indexer();
@@ -150,9 +163,38 @@ impl Store {
         }
         if let Some(new) = new {
             let partition = self.partition(&new.hash);
-            partition.insert(item, new);
+            partition.put(item, new);
             if partition.len() >= GRAPH_MIN {
                 self.start_indexer();
+            }
+        }
+    }
+
+    /// Notes that `item` is now in the partition `target` (None: none) and
+    /// says which partition may hold it until now.
+    fn relocate(&self, item: &[u8], target: Option<&Vec<u8>>) -> Option<Vec<u8>> {
+        let Some(located) = &self.inner.located else {
+            return Some(partition_key(&None)); // the only partition
+        };
+        let mut located = located.lock();
+        match target {
+            Some(target) => located.insert(item.into(), target.clone()),
+            None => located.remove(item),
+        }
+    }
+
+    /// Takes out every item `keep` refuses (a structure filled again from
+    /// the stored entries drops the items that are no longer there).
+    pub fn retain(&self, keep: impl Fn(&[u8]) -> bool) {
+        let partitions: Vec<Arc<Partition>> =
+            self.inner.partitions.read().values().cloned().collect();
+        for partition in partitions {
+            let gone: Vec<Box<[u8]>> = (partition.members.read().by_item.keys())
+                .filter(|item| !keep(item))
+                .cloned()
+                .collect();
+            for item in gone {
+                self.set(&item, None);
             }
         }
     }
@@ -291,6 +333,16 @@ impl Store {
     }
 }
 
+/// The hash of a vector's bits that tells whether a member's vector changed.
+fn hash_vector(vector: &[f32]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    for x in vector {
+        x.to_bits().hash(&mut hasher);
+    }
+    hasher.finish()
+}
+
 /// The partition a HASH value names (the escaped key encoding; "" for an
 /// index without HASH).
 fn partition_key(hash: &Option<AttributeValue>) -> Vec<u8> {
@@ -391,24 +443,34 @@ impl Partition {
         self.members.read().members.len()
     }
 
-    fn insert(&self, item: &[u8], entry: &Entry) {
+    /// Makes `entry` the item's member here: only its filters change when
+    /// it has this vector already, otherwise it gets a new label (its old
+    /// one leaves the graph).
+    fn put(&self, item: &[u8], entry: &Entry) {
+        let vector_hash = hash_vector(&entry.vector);
+        let filters = entry.filters.clone().into_boxed_slice();
         let mut m = self.members.write();
-        let label = m.next_label;
-        m.next_label += 1;
-        if let Some(previous) = m.by_item.insert(item.into(), label) {
-            // Not expected (the old entry is removed first); stay consistent.
+        if let Some(previous) = m.by_item.get(item).copied() {
+            if let Some(member) = m.members.get_mut(&previous) {
+                if member.vector_hash == vector_hash {
+                    member.filters = filters;
+                    return;
+                }
+            }
             m.members.remove(&previous);
             if m.pending.remove(&previous).is_none() {
                 m.removed.push(previous);
             }
         }
-        m.members.insert(
-            label,
-            Member {
-                item: item.into(),
-                filters: entry.filters.clone().into_boxed_slice(),
-            },
-        );
+        let label = m.next_label;
+        m.next_label += 1;
+        m.by_item.insert(item.into(), label);
+        let member = Member {
+            item: item.into(),
+            filters,
+            vector_hash,
+        };
+        m.members.insert(label, member);
         m.pending
             .insert(label, entry.vector.clone().into_boxed_slice());
     }
@@ -444,20 +506,11 @@ impl Partition {
         !m.removed.is_empty() || (m.members.len() >= GRAPH_MIN && !m.pending.is_empty())
     }
 
-    fn set_filters(&self, item: &[u8], filters: &[Option<AttributeValue>]) {
-        let mut m = self.members.write();
-        if let Some(label) = m.by_item.get(item).copied() {
-            if let Some(member) = m.members.get_mut(&label) {
-                member.filters = filters.to_vec().into_boxed_slice();
-            }
-        }
-    }
-
     fn memory_bytes(&self, dimensions: usize) -> usize {
         let m = self.members.read();
         let graph = self.graph_bytes.load(Ordering::Relaxed);
         let members: usize = (m.members.values())
-            .map(|x| 2 * x.item.len() + 64 + x.filters.len() * 32)
+            .map(|x| 2 * x.item.len() + 72 + x.filters.len() * 32)
             .sum();
         graph + members + m.pending.len() * (dimensions * 4 + 32)
     }
@@ -735,7 +788,7 @@ mod tests {
     /// returns TopK of its matches, a removed item is never returned.
     #[test]
     fn a_graph_partition_answers_filters_and_removals() {
-        let store = Store::new("t", 4, DistanceFunction::Euclidean);
+        let store = Store::new("t", 4, DistanceFunction::Euclidean, false);
         let mut rng = 7u64;
         let mut next = || {
             rng = rng
@@ -747,7 +800,7 @@ mod tests {
         for i in 0..5000u32 {
             let v: Vec<f32> = (0..4).map(|_| next()).collect();
             let tag = if i % 100 == 0 { "rare" } else { "common" };
-            store.replace(&i.to_be_bytes(), None, Some(&entry(v.clone(), tag)));
+            store.set(&i.to_be_bytes(), Some(&entry(v.clone(), tag)));
             all.push((i, v, tag));
         }
         while !store.settled() {
@@ -769,14 +822,46 @@ mod tests {
             "the nearest is found, scored exactly"
         );
         let first = found[0].item.clone();
-        let (i, v, tag) = all
+        let (i, _, _) = all
             .iter()
             .find(|(i, _, _)| i.to_be_bytes().as_slice() == first)
             .unwrap();
-        store.replace(&i.to_be_bytes(), Some(&entry(v.clone(), tag)), None);
+        store.set(&i.to_be_bytes(), None);
         let again = store.search(&query, 10, &None, &[], true);
         assert!(again.iter().all(|h| h.item != first));
         assert_eq!(again[0].score, exact[1]);
         assert_eq!(store.len(), 4999);
+    }
+
+    /// An item moves between HASH partitions whatever its writer thought its
+    /// old entry was; setting the entry it has changes nothing but filters.
+    #[test]
+    fn an_item_is_taken_out_of_wherever_it_was() {
+        let store = Store::new("t", 2, DistanceFunction::Euclidean, true);
+        let hashed = |hash: &str, filter: &str, vector: [f32; 2]| Entry {
+            vector: vector.to_vec(),
+            hash: Some(AttributeValue::S(hash.into())),
+            filters: vec![Some(AttributeValue::S(filter.into()))],
+        };
+        let (a, b) = (
+            Some(AttributeValue::S("a".into())),
+            Some(AttributeValue::S("b".into())),
+        );
+        store.set(b"x", Some(&hashed("a", "red", [1.0, 0.0])));
+        store.set(b"x", Some(&hashed("b", "red", [1.0, 0.0])));
+        assert!(store.search(&[1.0, 0.0], 5, &a, &[], true).is_empty());
+        assert_eq!(store.search(&[1.0, 0.0], 5, &b, &[], true).len(), 1);
+        // The same vector again: the filter changes, the member stays.
+        store.set(b"x", Some(&hashed("b", "blue", [1.0, 0.0])));
+        let blue = [(0, AttributeValue::S("blue".into()))];
+        assert_eq!(store.search(&[1.0, 0.0], 5, &b, &blue, true).len(), 1);
+        assert_eq!(store.report().pending, 1, "no second copy of the vector");
+        store.set(b"x", None);
+        assert_eq!(store.len(), 0);
+        store.set(b"y", Some(&hashed("a", "red", [0.0, 1.0])));
+        store.set(b"z", Some(&hashed("b", "red", [0.0, 1.0])));
+        store.retain(|item| item == b"z");
+        assert!(store.search(&[0.0, 1.0], 5, &a, &[], true).is_empty());
+        assert_eq!(store.len(), 1);
     }
 }

@@ -18,7 +18,7 @@ const FUNCTIONS: [VectorDistanceFunction; 3] = [
     VectorDistanceFunction::DotProduct,
 ];
 
-fn random_vector(rng: &mut util::Rng) -> Vec<f32> {
+pub fn random_vector(rng: &mut util::Rng) -> Vec<f32> {
     (0..DIMS).map(|_| rng.f32() * 2.0 - 1.0).collect()
 }
 
@@ -83,7 +83,7 @@ pub async fn fill(
 }
 
 /// Random queries over every partition, filter and a few TopK values.
-async fn check(
+pub async fn check(
     client: &Client,
     table: &str,
     model: &Model,
@@ -109,7 +109,7 @@ async fn check(
 }
 
 /// Updates, removals and deletes through UpdateItem and DeleteItem.
-async fn mutate(client: &Client, table: &str, model: &mut Model, rng: &mut util::Rng) {
+pub async fn mutate(client: &Client, table: &str, model: &mut Model, rng: &mut util::Rng) {
     let keys: Vec<String> = model.keys().cloned().collect();
     for (n, pk) in keys.iter().enumerate().filter(|(n, _)| n % 4 == 0) {
         let key = item(&[("pk", s(pk))]);

@@ -81,31 +81,37 @@ fn close(a: f64, b: f64) -> bool {
 /// `expected` ranking cut at `k`.
 #[track_caller]
 pub fn assert_matches(found: &[(String, f64)], expected: &[(String, f64)], k: usize, what: &str) {
+    if let Some(wrong) = mismatch(found, expected, k) {
+        panic!("{what}: {wrong}");
+    }
+}
+
+/// What is wrong with `found` against the reference's `expected` ranking
+/// cut at `k`, or None when it matches.
+pub fn mismatch(found: &[(String, f64)], expected: &[(String, f64)], k: usize) -> Option<String> {
     let want = k.min(expected.len());
-    assert_eq!(
-        found.len(),
-        want,
-        "{what}: result count\nfound {found:?}\nexpected {:?}",
-        &expected[..want]
-    );
+    if found.len() != want {
+        let expected = &expected[..want];
+        return Some(format!(
+            "result count {} vs {want}\nfound {found:?}\nexpected {expected:?}",
+            found.len()
+        ));
+    }
     for (i, (pk, score)) in found.iter().enumerate() {
-        assert!(
-            close(*score, expected[i].1),
-            "{what}: score #{i} {score} vs {}",
-            expected[i].1
-        );
+        if !close(*score, expected[i].1) {
+            return Some(format!("score #{i} {score} vs {}", expected[i].1));
+        }
         // The item must score what the reference gives it, and sit in the
         // run of equal scores at this position.
         let own = expected.iter().find(|(p, _)| p == pk).map(|(_, s)| *s);
-        assert!(
-            own.is_some_and(|s| close(s, *score)),
-            "{what}: {pk} scored {score}, reference {own:?}"
-        );
+        if !own.is_some_and(|s| close(s, *score)) {
+            return Some(format!("{pk} scored {score}, reference {own:?}"));
+        }
     }
     let mut seen: Vec<&String> = found.iter().map(|(pk, _)| pk).collect();
     seen.sort();
     seen.dedup();
-    assert_eq!(seen.len(), found.len(), "{what}: an item returned twice");
+    (seen.len() != found.len()).then(|| "an item returned twice".to_string())
 }
 
 /// One SearchVectors through the SDK: (pk, score) in answer order.
