@@ -22,6 +22,15 @@ use clap::{Parser, Subcommand};
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// Hands the pages mimalloc holds freed back to the operating system. The
+/// vector indexes call it after moving a large batch into their graphs
+/// (engine vectors/store.rs says why).
+#[allow(unsafe_code)]
+fn release_freed_memory() {
+    // SAFETY: mi_collect only walks this thread's heap and the arenas.
+    unsafe { libmimalloc_sys::mi_collect(true) }
+}
+
 #[derive(Parser)]
 #[command(
     name = "ferrodyn",
@@ -111,6 +120,7 @@ enum Command {
 }
 
 fn main() {
+    ferrodyn_engine::vectors::store::set_memory_release(release_freed_memory);
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Serve(args) => serve::run(args),

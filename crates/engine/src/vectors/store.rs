@@ -333,6 +333,20 @@ impl Store {
     }
 }
 
+/// Returns freed memory to the operating system; set once by the binary,
+/// which knows its allocator. mimalloc keeps freed pages and purges them
+/// only as the process allocates again, so an idle server would keep the
+/// pending copies of a large build (one more copy of every vector) for
+/// good: bench/vector_memory.py measured 2.15x the raw size resident
+/// without this. Purging at every free instead cost the data plane 16-19%.
+static RELEASE_MEMORY: std::sync::OnceLock<fn()> = std::sync::OnceLock::new();
+
+/// Sets what returns freed memory to the operating system after a large
+/// batch of vectors has gone into graphs.
+pub fn set_memory_release(release: fn()) {
+    let _ = RELEASE_MEMORY.set(release);
+}
+
 /// The hash of a vector's bits that tells whether a member's vector changed.
 fn hash_vector(vector: &[f32]) -> u64 {
     use std::hash::{Hash, Hasher};
@@ -383,6 +397,10 @@ impl Inner {
         self.calibrate_grown();
         if total >= GRAPH_MIN {
             self.report(total, started.elapsed());
+            // The pending copies of those vectors were just freed.
+            if let Some(release) = RELEASE_MEMORY.get() {
+                release();
+            }
         }
     }
 
