@@ -102,12 +102,29 @@ export function closeTopDialog() {
 
 // ---- toasts, banner ---------------------------------------------------------
 
+/** Shows `message` for about four seconds. The handle's `update(message,
+ * kind)` replaces it when what it says is no longer true (shown again for
+ * four seconds, even if it had gone); `close()` takes it away now. */
 export function toast(message, kind = 'info') {
   const region = $('#toasts');
-  const node = el(`div.toast.${kind}`, { role: kind === 'error' ? 'alert' : 'status' }, message);
-  region.append(node);
-  setTimeout(() => node.classList.add('gone'), 3800);
-  setTimeout(() => node.remove(), 4300);
+  const node = el('div');
+  let timers = [];
+  const show = (text, type) => {
+    timers.forEach(clearTimeout);
+    node.className = `toast ${type}`;
+    node.setAttribute('role', type === 'error' ? 'alert' : 'status');
+    fill(node, text);
+    if (!node.isConnected) region.append(node);
+    timers = [setTimeout(() => node.classList.add('gone'), 3800), setTimeout(() => node.remove(), 4300)];
+  };
+  show(message, kind);
+  return {
+    update: (text, type = kind) => show(text, type),
+    close: () => {
+      timers.forEach(clearTimeout);
+      node.remove();
+    },
+  };
 }
 
 export function banner(text) {
