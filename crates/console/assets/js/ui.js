@@ -137,9 +137,10 @@ export function banner(text) {
   node.hidden = false;
 }
 
-/** A <pre> with a copy button. */
-export function codeBlock(text, label = 'code') {
-  const pre = el('pre.code', { 'aria-label': label, tabindex: '0' }, text);
+/** A <pre> with a copy button beside it; `wrap` breaks long lines (a
+ * one-line command) instead of scrolling them. */
+export function codeBlock(text, label = 'code', { wrap = false } = {}) {
+  const pre = el(`pre.code${wrap ? '.wrap' : ''}`, { 'aria-label': label, tabindex: '0' }, text);
   const copy = button('Copy', async () => {
     try {
       await navigator.clipboard.writeText(text);
@@ -151,7 +152,7 @@ export function codeBlock(text, label = 'code') {
       getSelection().addRange(range);
     }
   }, 'small ghost copy', { 'aria-label': `Copy ${label}` });
-  return el('div.codewrap', copy, pre);
+  return el('div.codewrap', pre, copy);
 }
 
 /** Tabs: [{label, render}] → element; renders the chosen one lazily. */
