@@ -2,6 +2,7 @@
 page and, behind its back, through the API (the server the test started)."""
 
 import json
+import os
 import socket
 import subprocess
 import time
@@ -13,7 +14,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.common.action_chains import ActionChains
 
-from conftest import (BINARY, Server, open_console, wait, js_errors, by_label, button, grid_rows,
+from conftest import (BINARY, ROOT, Server, open_console, wait, js_errors, by_label, button, grid_rows,
                       create_table, put_many)
 
 BIG = "12345678901234567890123456789012345678"
@@ -1286,4 +1287,43 @@ def test_contributor_insights_switch_on_and_rank_the_most_read_keys(server, brow
     top = wait(browser, lambda b: b.find_elements(By.CSS_SELECTOR, 'ol.topkeys[aria-label="PKC"] li'))
     assert [li.find_element(By.TAG_NAME, "code").text for li in top] == ["hot", "warm", "cold"]
     assert top[0].find_element(By.CSS_SELECTOR, ".num").text == "5"
+    assert js_errors(browser) == []
+
+
+def test_contributor_insights_of_a_global_index_have_a_card_of_their_own(server, browser):
+    """Each GSI has its own Insights card beside the table's: enabled alone
+    (UpdateContributorInsights with its IndexName), ranking the index's keys
+    from the table's writes, with no sort-key rules when it has no sort key."""
+    server.call("CreateTable", {
+        "TableName": "orders", "BillingMode": "PAY_PER_REQUEST",
+        "AttributeDefinitions": [{"AttributeName": n, "AttributeType": "S"} for n in ("pk", "sk", "status")],
+        "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+        "GlobalSecondaryIndexes": [{"IndexName": "by-status", "KeySchema": [{"AttributeName": "status", "KeyType": "HASH"}],
+                                    "Projection": {"ProjectionType": "ALL"}}]})
+    open_console(browser, server, "#/table/orders/partitions")
+    card = lambda b: by_label(b, "Contributor insights of index by-status")  # noqa: E731
+    table_card = lambda b: by_label(b, "Contributor insights")  # noqa: E731
+    wait(browser, lambda b: "DISABLED" in card(b).text and "DISABLED" in table_card(b).text)
+    assert "by-status" in card(browser).find_element(By.TAG_NAME, "h3").text
+    button(browser, "Enable", card(browser)).click()
+    wait(browser, lambda b: "ENABLED" in card(b).text, timeout=10)
+    described = server.call("DescribeContributorInsights", {"TableName": "orders", "IndexName": "by-status"})
+    assert described["ContributorInsightsStatus"] == "ENABLED"
+    assert server.call("DescribeContributorInsights", {"TableName": "orders"})["ContributorInsightsStatus"] == "DISABLED"
+    assert "DISABLED" in table_card(browser).text
+    put_many(server, "orders", [{"pk": {"S": f"c{i}"}, "sk": {"S": "o"}, "status": {"S": "open" if i % 4 else "closed"}}
+                                for i in range(8)])
+
+    def ranked(b):
+        button(b, "Refresh", card(b)).click()
+        return card(b).find_elements(By.CSS_SELECTOR, 'ol.topkeys[aria-label="PKC"] li')
+
+    top = wait(browser, ranked)
+    assert [li.find_element(By.TAG_NAME, "code").text for li in top] == ["open", "closed"]
+    # The index has no sort key: no item rules, only partition-key ones.
+    assert [h.text for h in card(browser).find_elements(By.TAG_NAME, "h4")] == [
+        "Most accessed partition keys (units)", "Most throttled partition keys (requests)"]
+    browser.execute_script("arguments[0].scrollIntoView()", card(browser))
+    if os.environ.get("SCREENSHOTS"):
+        browser.save_screenshot(str(ROOT / "docs" / "screenshots" / "console-insights-gsi.png"))
     assert js_errors(browser) == []

@@ -2,6 +2,8 @@
 the Add replica dialog shows its UpdateTable request and makes a replica in
 another region of the server, which becomes ACTIVE; writes made afterwards
 show replication latency; Remove, confirmed, makes the table plain again.
+The toast of an addition or removal says how it ended (ACTIVE, removed)
+once the table shows it, not that it is still under way.
 Screenshots of the tab go to docs/screenshots/ (SCREENSHOTS=1)."""
 
 import os
@@ -23,6 +25,10 @@ def shoot(browser, name):
 
 def replica_row(browser, region):
     return browser.find_element(By.CSS_SELECTOR, f'table.replicas tr[data-region="{region}"]')
+
+
+def toasts(browser):
+    return [t.text for t in browser.find_elements(By.CSS_SELECTOR, "#toasts .toast:not(.gone)")]
 
 
 def items(start, count):
@@ -50,6 +56,12 @@ def test_a_replica_is_added_measured_and_removed(server, browser):
     button(dialog, "Create replica").click()
 
     wait(browser, lambda b: replica_row(b, "us-west-2").find_element(By.CSS_SELECTOR, ".pill").text == "ACTIVE", timeout=30)
+    # The toast follows the replica: once the row says ACTIVE, no toast
+    # still says it is being created (it used to stay up for four seconds).
+    shoot(browser, "console-replicas-created.png")
+    notes = toasts(browser)
+    assert not any("being created" in n for n in notes), notes
+    assert "Replica in us-west-2 is ACTIVE" in notes, notes
     text = browser.find_element(By.CSS_SELECTOR, ".replicasview").text
     assert "2019.11.21" in text and "EVENTUAL" in text
     # The replica holds the items written before it existed.
@@ -80,6 +92,8 @@ def test_a_replica_is_added_measured_and_removed(server, browser):
     assert "every item it holds there" in dialog.text
     button(dialog, "Remove replica").click()
     wait(browser, lambda b: b.find_element(By.CSS_SELECTOR, ".replicas-none"), timeout=20)
+    notes = toasts(browser)
+    assert "Replica in us-west-2 removed" in notes and not any("being removed" in n for n in notes), notes
     assert js_errors(browser) == []
 
 

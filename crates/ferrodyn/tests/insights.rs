@@ -2,7 +2,8 @@
 //! DescribeContributorInsights and ListContributorInsights with DynamoDB's
 //! statuses, rule names, modes, errors and its quota of 100 rules, and the
 //! keys counted from real traffic (GET /ferrodyn/insights): a Zipf workload
-//! over 10,000 keys ranked exactly, a throttled hot key ranked first.
+//! over 10,000 keys ranked exactly, a throttled hot key ranked first,
+//! TransactGetItems' reads counted at their transactional price.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -15,7 +16,7 @@ use aws_sdk_dynamodb::Client;
 use serde_json::Value;
 
 use crate::util::process::ServerProcess;
-use crate::util::{self, assert_error, own_server, raw, s};
+use crate::util::{self, assert_error, item, own_server, raw, s, txn};
 
 /// One DynamoDB call to `server`: (status, answer).
 async fn call(server: &ServerProcess, op: &str, body: Value) -> (u16, Value) {
@@ -525,4 +526,40 @@ async fn the_cli_enables_insights_and_shows_the_top_keys() {
     assert!(a < b, "a (3 units) ranks above b (1): {shown}");
     let json: Value = serde_json::from_str(&cli(&["insights", "cli", "-o", "json"])).unwrap();
     assert_eq!(json["rules"][0]["top"][0]["value"], 3.0);
+}
+
+#[tokio::test]
+async fn transact_get_items_reads_count_on_the_accessed_key_rules() {
+    let (server, client) = own_server(&[]);
+    table(&client, "ledger", true).await;
+    enable(&client, "ledger", None, None).await;
+    settled(&client, "ledger", None, ContributorInsightsStatus::Enabled).await;
+    // Three transactions read hot/a and hot/b; the first reads cold/c too.
+    // Each Get costs twice a strongly consistent read (2 units), a
+    // missing item too, and counts on the key it names.
+    for round in 0..3 {
+        let mut request = client.transact_get_items();
+        for (pk, sk) in [("hot", "a"), ("hot", "b"), ("cold", "c")] {
+            if pk == "hot" || round == 0 {
+                let key = item(&[("pk", s(pk)), ("sk", s(sk))]);
+                request = request.transact_items(txn::get("ledger", key));
+            }
+        }
+        request.send().await.unwrap();
+    }
+    let top = top_keys(&server, "ledger").await;
+    let key = |parts: &[&str]| parts.iter().map(|p| p.to_string()).collect::<Vec<_>>();
+    assert_eq!(
+        top["PKC"],
+        vec![(key(&["hot"]), 12.0), (key(&["cold"]), 2.0)]
+    );
+    assert_eq!(
+        top["SKC"],
+        vec![
+            (key(&["hot", "a"]), 6.0),
+            (key(&["hot", "b"]), 6.0),
+            (key(&["cold", "c"]), 2.0)
+        ]
+    );
+    assert!(top["PKT"].is_empty(), "nothing was throttled");
 }

@@ -75,7 +75,7 @@ async function tableView(main, name, tab) {
   if (tab === 'details') fill(body, await renderDetails(name));
   else if (tab === 'locks') fill(body, locksView(name));
   else if (tab === 'streams') fill(body, streamsView(name));
-  else if (tab === 'partitions') fill(body, partitionsView(name));
+  else if (tab === 'partitions') fill(body, partitionsView(name, table));
   else if (tab === 'replicas') fill(body, replicasView(name));
   else if (tab === 'backups') fill(body, backupsView(name, () => loadTables()));
   else if (tab === 'transfer') fill(body, transferView(name, () => { try { return readForm(); } catch { return undefined; } }));

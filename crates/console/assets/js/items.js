@@ -328,8 +328,8 @@ function renderSummary(result, form) {
 function renderRequest(result) {
   fill(view.requestBox.querySelector('div'), tabs([
     { label: 'Request JSON', render: () => codeBlock(JSON.stringify(result.request, null, 2), `${result.operation} request`) },
-    { label: 'aws CLI', render: () => codeBlock(result.commands.aws, 'aws command') },
-    { label: 'ferrodyn CLI', render: () => codeBlock(result.commands.ferrodyn, 'ferrodyn command') },
+    { label: 'aws CLI', render: () => codeBlock(result.commands.aws, 'aws command', { wrap: true }) },
+    { label: 'ferrodyn CLI', render: () => codeBlock(result.commands.ferrodyn, 'ferrodyn command', { wrap: true }) },
   ], 'request formats'));
 }
 

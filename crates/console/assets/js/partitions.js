@@ -1,5 +1,6 @@
-// A table's Partitions tab: Contributor Insights (on/off, the most
-// accessed and most throttled keys of the last minutes), then its
+// A table's Partitions tab: Contributor Insights, a card for the table and
+// one for each global index (on/off, the most accessed and most throttled
+// keys of the last minutes), then its
 // partitions as Ferrodyn keeps them (ranges
 // of the key hash, each serving 3,000 read and 1,000 write units a second
 // and splitting past its size), their sizes and, with --partition-limits
@@ -10,10 +11,18 @@
 import { api } from './api.js';
 import { el, fill, button, errorBox, formatBytes } from './ui.js';
 
-/** The tab's body for `table`. */
-export function partitionsView(table) {
-  const insights = el('section.card.insights', { 'aria-label': 'Contributor insights' }, el('p.hint', 'Reading Contributor Insights…'));
-  loadInsights(insights, table, 5);
+/** The tab's body for `table`; `described` is its DescribeTable answer
+ * (its key schema and global indexes: one Insights card each). */
+export function partitionsView(table, described = {}) {
+  const sorted = (keys) => (keys || []).some((k) => k.KeyType === 'RANGE');
+  const resources = [{ index: null, sorted: sorted(described.KeySchema) },
+    ...(described.GlobalSecondaryIndexes || []).map((i) => ({ index: i.IndexName, sorted: sorted(i.KeySchema) }))];
+  const insights = resources.map((resource) => {
+    const label = resource.index ? `Contributor insights of index ${resource.index}` : 'Contributor insights';
+    const box = el('section.card.insights', { 'aria-label': label }, el('p.hint', 'Reading Contributor Insights…'));
+    loadInsights(box, table, resource, 5);
+    return box;
+  });
   const out = el('div.partitionsview', el('p.hint', 'Reading the partitions…'));
   const load = async () => {
     try {
@@ -25,7 +34,7 @@ export function partitionsView(table) {
     }
   };
   load();
-  return el('div', insights, out);
+  return el('div', ...insights, out);
 }
 
 const RULES = {
@@ -33,31 +42,40 @@ const RULES = {
   PKT: 'Most throttled partition keys (requests)', SKT: 'Most throttled items (requests)',
 };
 
-/** Contributor Insights of `table`: status, a switch, the top ten keys of
- * each rule over the last `minutes`. */
-async function loadInsights(box, table, minutes) {
+/** Contributor Insights of `table` or of its global index
+ * `resource.index`: status, a switch, the top ten keys of each rule over
+ * the last `minutes` (the sort-key rules only when it has a sort key). */
+async function loadInsights(box, table, resource, minutes) {
+  const { index } = resource;
+  const reload = (m = minutes) => loadInsights(box, table, resource, m);
   try {
-    const r = await api('insights', { table, minutes });
+    const r = await api('insights', index ? { table, index, minutes } : { table, minutes });
     const on = r.status === 'ENABLED' || r.status === 'ENABLING';
     const toggle = button(on ? 'Disable' : 'Enable', async () => {
+      const request = { TableName: table, ContributorInsightsAction: on ? 'DISABLE' : 'ENABLE' };
+      if (index) request.IndexName = index;
       try {
-        await api('call/UpdateContributorInsights', { TableName: table, ContributorInsightsAction: on ? 'DISABLE' : 'ENABLE' });
+        await api('call/UpdateContributorInsights', request);
       } catch (e) {
         fill(box, errorBox(e));
         return;
       }
-      setTimeout(() => loadInsights(box, table, minutes), 1200);
-      loadInsights(box, table, minutes);
+      setTimeout(reload, 1200);
+      reload();
     }, on ? 'small' : 'small primary');
-    const span = select(['5', '60'].map((m) => [m, `last ${m} min`]), String(minutes), (m) => loadInsights(box, table, Number(m)));
-    const lists = r.rules.filter((rule) => rule.top.length || on).map((rule) => el('div.rule',
+    const span = select(['5', '60'].map((m) => [m, `last ${m} min`]), String(minutes), (m) => reload(Number(m)));
+    const rules = r.rules.filter((rule) => resource.sorted || rule.rule.startsWith('P'));
+    const lists = rules.filter((rule) => rule.top.length || on).map((rule) => el('div.rule',
       el('h4', RULES[rule.rule] || rule.rule),
       rule.top.length ? el('ol.topkeys', { 'aria-label': rule.rule }, rule.top.map((t) => el('li', el('code', t.key.join(' / ')), el('span.num', units(t.value)))))
         : el('p.hint', 'Nothing yet.')));
+    const title = index ? ['Contributor insights · index ', el('code', index)] : 'Contributor insights';
     fill(box,
-      el('div.row', el('h3', 'Contributor insights'), el('span', { class: `pill s-${r.status.toLowerCase()}` }, r.status), r.mode ? el('span.hint', r.mode) : null,
-        el('span.spacer'), span, button('Refresh', () => loadInsights(box, table, minutes), 'small'), toggle),
-      on ? el('div.rules', lists) : el('p.hint', 'Off: no key is counted. Enable it to see which keys take the most capacity and which are throttled (UpdateContributorInsights).'));
+      el('div.row', el('h3', title), el('span', { class: `pill s-${r.status.toLowerCase()}` }, r.status), r.mode ? el('span.hint', r.mode) : null,
+        el('span.spacer'), span, button('Refresh', () => reload(), 'small'), toggle),
+      on ? el('div.rules', lists) : el('p.hint', index
+        ? `Off: no key of ${index} is counted. Enable it to see which of the index's keys take the most capacity (the table's writes landing on it) and which are throttled.`
+        : 'Off: no key is counted. Enable it to see which keys take the most capacity and which are throttled (UpdateContributorInsights).'));
   } catch (e) {
     fill(box, errorBox(e));
   }

@@ -5,8 +5,10 @@
 // p50, p99), the age of the oldest change not yet applied there, changes
 // sent, the fill of a new replica and the last error. Replicas are added
 // and removed with UpdateTable's ReplicaUpdates, the request shown before
-// it is sent. While a replica is CREATING, UPDATING or DELETING the tab
-// reads again every second.
+// it is sent. While a replica is CREATING, UPDATING or DELETING, or one
+// just added or removed has not settled, the tab reads again every second;
+// the toast of an addition or removal then says how it ended (ACTIVE,
+// removed, or the status it stopped at), not what was true when it began.
 
 import { api, call } from './api.js';
 import { el, fill, button, dialog, field, errorBox, toast } from './ui.js';
@@ -18,6 +20,8 @@ const SETTLING = ['CREATING', 'UPDATING', 'DELETING'];
 export function replicasView(table) {
   const out = el('div.replicasview', el('p.hint', 'Reading the replicas…'));
   let timer = null;
+  // Region → the toast of a replica added or removed from this tab.
+  const watched = new Map();
   const load = async () => {
     clearTimeout(timer);
     if (!out.isConnected && out.dataset.loaded) return; // the tab was left
@@ -30,10 +34,29 @@ export function replicasView(table) {
     const t = described.value.Table;
     fill(out, header(t, report, load), t.GlobalTableVersion ? globalState(t, report, load) : notGlobal(t));
     out.dataset.loaded = 'true';
-    if ((t.Replicas || []).some((r) => SETTLING.includes(r.ReplicaStatus))) timer = setTimeout(load, 1000);
+    settle(watched, t);
+    if (watched.size || (t.Replicas || []).some((r) => SETTLING.includes(r.ReplicaStatus))) timer = setTimeout(load, 1000);
   };
+  load.watched = watched; // the dialogs add to it
   load();
   return out;
+}
+
+/** Tells the toasts of `watched` replicas that got where they were going
+ * (ACTIVE, or gone when removed), or stopped at another status, and
+ * stops watching them. */
+function settle(watched, t) {
+  for (const [region, { note, removing }] of watched) {
+    const status = (t.Replicas || []).find((r) => r.RegionName === region)?.ReplicaStatus;
+    if (removing ? !status : status === 'ACTIVE') {
+      note.update(removing ? `Replica in ${region} removed` : `Replica in ${region} is ACTIVE`, 'ok');
+    } else if (status && status !== 'ACTIVE' && !SETTLING.includes(status)) {
+      note.update(`Replica in ${region} is ${status}`, 'error');
+    } else {
+      continue;
+    }
+    watched.delete(region);
+  }
 }
 
 function header(t, report, load) {
@@ -148,7 +171,8 @@ function addReplicaDialog(t, load) {
     field('Region', region, 'A region of this server, or one a --peer server holds.'),
     el('p.hint', 'The replica is CREATING while it is filled from the existing items (writes go on meanwhile), then ACTIVE.'));
   return updateDialog(`Add a replica of ${t.TableName}`, body, request, 'Create replica', 'primary', () => {
-    toast(`Replica in ${region.value.trim()} is being created`, 'ok');
+    const name = region.value.trim();
+    load.watched.set(name, { note: toast(`Replica in ${name} is being created`, 'ok') });
     load();
   });
 }
@@ -157,7 +181,7 @@ function removeReplicaDialog(table, region, load) {
   const request = () => ({ TableName: table, ReplicaUpdates: [{ Delete: { RegionName: region } }] });
   const body = el('p.warn', `This deletes the table in ${region} and every item it holds there. The table in this region stays, with its items; the other replicas stay too.`);
   return updateDialog(`Remove the replica in ${region}`, body, request, 'Remove replica', 'danger', () => {
-    toast(`Replica in ${region} is being removed`, 'ok');
+    load.watched.set(region, { note: toast(`Replica in ${region} is being removed`, 'ok'), removing: true });
     load();
   });
 }

@@ -315,7 +315,7 @@ export function requestPreview(preview, operation, request) {
     }
     const { aws } = await api('commands', { operation, request: r }).catch(() => ({ aws: '' }));
     if (seq !== shown) return;
-    fill(preview, codeBlock(JSON.stringify(r, null, 2), `${operation} request`), aws && codeBlock(aws, 'aws command'));
+    fill(preview, codeBlock(JSON.stringify(r, null, 2), `${operation} request`), aws && codeBlock(aws, 'aws command', { wrap: true }));
   };
 }
 

@@ -294,7 +294,7 @@ export function exprView() {
       const r = await api('expr', request);
       fill(out, tabs([
         { label: 'Request JSON', render: () => codeBlock(JSON.stringify(r.fields, null, 2), 'request fields') },
-        { label: 'CLI options', render: () => codeBlock(r.cli, 'CLI options') },
+        { label: 'CLI options', render: () => codeBlock(r.cli, 'CLI options', { wrap: true }) },
         { label: 'Rust', render: () => codeBlock(r.snippets.rust, 'Rust snippet') },
         { label: 'Python', render: () => codeBlock(r.snippets.python, 'Python snippet') },
         { label: 'JavaScript', render: () => codeBlock(r.snippets.javascript, 'JavaScript snippet') },

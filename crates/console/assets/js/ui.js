@@ -102,12 +102,29 @@ export function closeTopDialog() {
 
 // ---- toasts, banner ---------------------------------------------------------
 
+/** Shows `message` for about four seconds. The handle's `update(message,
+ * kind)` replaces it when what it says is no longer true (shown again for
+ * four seconds, even if it had gone); `close()` takes it away now. */
 export function toast(message, kind = 'info') {
   const region = $('#toasts');
-  const node = el(`div.toast.${kind}`, { role: kind === 'error' ? 'alert' : 'status' }, message);
-  region.append(node);
-  setTimeout(() => node.classList.add('gone'), 3800);
-  setTimeout(() => node.remove(), 4300);
+  const node = el('div');
+  let timers = [];
+  const show = (text, type) => {
+    timers.forEach(clearTimeout);
+    node.className = `toast ${type}`;
+    node.setAttribute('role', type === 'error' ? 'alert' : 'status');
+    fill(node, text);
+    if (!node.isConnected) region.append(node);
+    timers = [setTimeout(() => node.classList.add('gone'), 3800), setTimeout(() => node.remove(), 4300)];
+  };
+  show(message, kind);
+  return {
+    update: (text, type = kind) => show(text, type),
+    close: () => {
+      timers.forEach(clearTimeout);
+      node.remove();
+    },
+  };
 }
 
 export function banner(text) {
@@ -120,9 +137,10 @@ export function banner(text) {
   node.hidden = false;
 }
 
-/** A <pre> with a copy button. */
-export function codeBlock(text, label = 'code') {
-  const pre = el('pre.code', { 'aria-label': label, tabindex: '0' }, text);
+/** A <pre> with a copy button beside it; `wrap` breaks long lines (a
+ * one-line command) instead of scrolling them. */
+export function codeBlock(text, label = 'code', { wrap = false } = {}) {
+  const pre = el(`pre.code${wrap ? '.wrap' : ''}`, { 'aria-label': label, tabindex: '0' }, text);
   const copy = button('Copy', async () => {
     try {
       await navigator.clipboard.writeText(text);
@@ -134,7 +152,7 @@ export function codeBlock(text, label = 'code') {
       getSelection().addRange(range);
     }
   }, 'small ghost copy', { 'aria-label': `Copy ${label}` });
-  return el('div.codewrap', copy, pre);
+  return el('div.codewrap', pre, copy);
 }
 
 /** Tabs: [{label, render}] → element; renders the chosen one lazily. */
