@@ -163,6 +163,13 @@ impl Engine {
         }
     }
 
+    /// Counts one refusal of item `key` of `table` for lack of capacity, the
+    /// table's or its partition's: the throttled-key rules count every
+    /// refused request, whatever the operation.
+    pub(crate) fn count_throttled(&self, table: &Table, key: &Item) {
+        self.count_contributor(table, None, key, 0.0, true);
+    }
+
     /// The top `limit` keys of each rule of a resource over the last
     /// `minutes` minutes: (rule kind, [(key, value)]).
     pub fn contributors(

@@ -356,7 +356,7 @@ impl Engine {
         }
         let admitted = self.admit_partition(table, None, kind, key_hash(table, key));
         if admitted.is_err() {
-            self.count_contributor(table, None, key, 0.0, true);
+            self.count_throttled(table, key);
         }
         admitted
     }

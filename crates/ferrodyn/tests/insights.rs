@@ -563,3 +563,92 @@ async fn transact_get_items_reads_count_on_the_accessed_key_rules() {
     );
     assert!(top["PKT"].is_empty(), "nothing was throttled");
 }
+
+/// Every operation refused for lack of the table's capacity counts a
+/// throttled request on its key: single, batch and transactional, reads
+/// and writes alike.
+#[tokio::test]
+async fn requests_refused_by_the_table_capacity_count_as_throttled_whatever_the_operation() {
+    let (server, client) = own_server(&["--burst-seconds", "1", "--clock", "manual"]);
+    client
+        .create_table()
+        .table_name("tight")
+        .key_schema(util::key("pk", KeyType::Hash))
+        .attribute_definitions(util::attr_def("pk", ScalarAttributeType::S))
+        .provisioned_throughput(
+            aws_sdk_dynamodb::types::ProvisionedThroughput::builder()
+                .read_capacity_units(1)
+                .write_capacity_units(1)
+                .build()
+                .unwrap(),
+        )
+        .send()
+        .await
+        .unwrap();
+    enable(&client, "tight", None, None).await;
+    settled(&client, "tight", None, ContributorInsightsStatus::Enabled).await;
+    // Spend the burst of both capacities (a 3 KB item: 3 write units a put,
+    // one read unit a strongly consistent get); the clock stands still.
+    let big = "x".repeat(3_000);
+    let mut spent = (false, false);
+    for _ in 0..100 {
+        let put = client
+            .put_item()
+            .table_name("tight")
+            .item("pk", s("big"))
+            .item("d", s(&big));
+        spent.0 |= put.send().await.is_err();
+        let get = client
+            .get_item()
+            .table_name("tight")
+            .key("pk", s("big"))
+            .consistent_read(true);
+        spent.1 |= get.send().await.is_err();
+    }
+    assert_eq!(spent, (true, true), "both capacities spent");
+    let before = top_keys(&server, "tight").await["PKT"].clone();
+    let put = |pk: &str| {
+        let put = aws_sdk_dynamodb::types::PutRequest::builder()
+            .item("pk", s(pk))
+            .build();
+        aws_sdk_dynamodb::types::WriteRequest::builder()
+            .put_request(put.unwrap())
+            .build()
+    };
+    let batch_write = client
+        .batch_write_item()
+        .request_items("tight", vec![put("bw1"), put("bw2")])
+        .send()
+        .await;
+    let keys = aws_sdk_dynamodb::types::KeysAndAttributes::builder()
+        .keys(item(&[("pk", s("bg"))]))
+        .build()
+        .unwrap();
+    let batch_get = client
+        .batch_get_item()
+        .request_items("tight", keys)
+        .send()
+        .await;
+    let transact_write = client
+        .transact_write_items()
+        .transact_items(txn::put("tight", item(&[("pk", s("tw"))]), None, &[]))
+        .send()
+        .await;
+    let transact_get = client
+        .transact_get_items()
+        .transact_items(txn::get("tight", item(&[("pk", s("tg"))])))
+        .send()
+        .await;
+    assert!(batch_write.is_err() && transact_write.is_err() && transact_get.is_err());
+    let unprocessed = batch_get.map(|out| out.unprocessed_keys().is_some_and(|u| !u.is_empty()));
+    assert!(unprocessed.unwrap_or(true), "BatchGetItem was throttled");
+    let top = top_keys(&server, "tight").await;
+    for key in ["bw1", "bw2", "bg", "tw", "tg"] {
+        let counted = (top["PKT"].iter()).find(|(k, _)| k == &vec![key.to_string()]);
+        assert!(
+            counted.is_some_and(|(_, n)| *n >= 1.0),
+            "{key}: {:?} (before: {before:?})",
+            top["PKT"]
+        );
+    }
+}

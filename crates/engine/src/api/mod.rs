@@ -77,7 +77,7 @@ impl Api<'_> {
         let table = self.engine.table_for_items(table_name)?;
         table.schema.validate_key(key)?;
         if let Err(refused) = table.throughput.admit(Capacity::Read) {
-            self.engine.count_contributor(&table, None, key, 0.0, true);
+            self.engine.count_throttled(&table, key);
             return Err(refused);
         }
         self.engine.admit_key(&table, key, Capacity::Read)?;
@@ -102,8 +102,7 @@ impl Api<'_> {
     pub fn write_item(&self, write: SingleWrite<'_>) -> Result<SingleWriteOutput> {
         let table = write.table;
         if let Err(refused) = table.admit_write() {
-            self.engine
-                .count_contributor(table, None, write.key, 0.0, true);
+            self.engine.count_throttled(table, write.key);
             return Err(refused);
         }
         // Partition limits: the item's partition here, its global index

@@ -100,6 +100,9 @@ impl Api<'_> {
             let refused = capacity
                 .then(|| self.engine.admit_key(&table, key, Capacity::Read).err())
                 .flatten();
+            if !full && !capacity {
+                self.engine.count_throttled(&table, key);
+            }
             if full || !capacity || refused.is_some() || leave() {
                 out.throttled |= !full && (!capacity || refused.is_some());
                 out.refusal = out.refusal.take().or(refused);
@@ -144,6 +147,9 @@ impl Api<'_> {
                 .then(|| self.engine.admit_key(&table, &key, Capacity::Write).err())
                 .flatten();
             throttled |= no_capacity || refused.is_some();
+            if no_capacity {
+                self.engine.count_throttled(&table, &key);
+            }
             if no_capacity || refused.is_some() || leave(&table) {
                 refusal = refusal.or(refused);
                 unprocessed.push(position);
@@ -192,7 +198,10 @@ impl Api<'_> {
             self.engine.check_not_strong(table, "TransactGetItems")?;
         }
         for (table, key) in gets {
-            table.throughput.admit(Capacity::Read)?;
+            if let Err(refused) = table.throughput.admit(Capacity::Read) {
+                self.engine.count_throttled(table, key);
+                return Err(refused);
+            }
             self.engine.admit_key(table, key, Capacity::Read)?;
         }
         let found = self.engine.transact_get(gets)?;
@@ -247,7 +256,10 @@ impl Api<'_> {
             .into_iter()
             .map(|action| {
                 let action = action?;
-                action.table.admit_write()?;
+                if let Err(refused) = action.table.admit_write() {
+                    self.engine.count_throttled(&action.table, &action.key);
+                    return Err(refused);
+                }
                 self.engine
                     .admit_key(&action.table, &action.key, Capacity::Write)?;
                 Ok(action)
