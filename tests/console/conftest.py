@@ -148,7 +148,7 @@ def grid_rows(driver):
     return driver.find_elements(By.CSS_SELECTOR, "table.grid tbody tr")
 
 
-def create_table(server, name, pk="pk", sk="sk", gsi=None):
+def create_table(server, name, pk="pk", sk="sk"):
     request = {
         "TableName": name,
         "AttributeDefinitions": [{"AttributeName": pk, "AttributeType": "S"}],
