@@ -228,7 +228,8 @@ impl Engine {
         }
         // A log no stream ever read is kept for other nodes' vector
         // search structures alone (vector_ops/follow.rs): minutes.
-        let kept_from = if self.shared() && table.streams_ref().is_empty() {
+        let followed_only = table.streams_ref().is_empty() && !table.logs_whole_changes();
+        let kept_from = if self.shared() && followed_only {
             self.followed_log_start()
         } else {
             self.trim_point(table)?
