@@ -150,12 +150,6 @@ pub enum Message {
         to: Address,
         change: shared_settings::SettingChange,
     },
-    /// Change the table's capacity, billing mode or class
-    /// (UpdateGlobalTableSettings, settings.rs).
-    Settings {
-        to: Address,
-        change: settings::TableSettings,
-    },
 }
 
 impl Message {
@@ -169,8 +163,7 @@ impl Message {
             | Message::Propose { to, .. }
             | Message::Describe { to }
             | Message::Status { to, .. }
-            | Message::ShareSetting { to, .. }
-            | Message::Settings { to, .. } => to,
+            | Message::ShareSetting { to, .. } => to,
         }
     }
 }
@@ -297,7 +290,6 @@ impl Engine {
             Message::Describe { .. } => self.describe_for_peer(&to.table),
             Message::Status { region, status, .. } => self.take_status(&to.table, &region, &status),
             Message::ShareSetting { change, .. } => self.apply_setting(&to.table, change),
-            Message::Settings { change, .. } => self.apply_settings(&to.table, change),
         })
     }
 

@@ -3,13 +3,17 @@
 //! DescribeTableReplicaAutoScaling and UpdateTableReplicaAutoScaling (any
 //! group).
 //!
-//! Capacity, billing mode and table class are applied to each region's
-//! table, through [`Message::Settings`] for a region another server holds.
+//! Capacity, billing mode and table class reach each region's table as a
+//! [`TableSettings`], applied by [`Engine::apply_settings`] (carried by
+//! [`SettingChange::Capacity`] to a region another server holds): the one
+//! path for UpdateGlobalTableSettings here and for UpdateTable's capacity
+//! shared with the other replicas (shared_settings.rs).
 //! Auto scaling settings are stored in the group ([`GlobalTable`]'s
 //! `auto_scaling`, by region: `{"Read", "Write", "Indexes": {name: {"Read",
 //! "Write"}}}` in the AutoScalingSettingsDescription shape) and shown as
 //! given: Ferrodyn has no Application Auto Scaling, so nothing scales.
 
+use super::shared_settings::SettingChange;
 use super::Message;
 use crate::schema::{BillingMode, TableDescription};
 use crate::shared::GlobalTable;
@@ -54,7 +58,7 @@ pub struct ReplicaSettings {
     pub table_class: Option<String>,
 }
 
-/// The change [`Message::Settings`] carries to one region's table.
+/// A capacity, billing mode or table class change to one region's table.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "PascalCase")]
 pub struct TableSettings {
@@ -66,6 +70,25 @@ pub struct TableSettings {
     pub index_throughput: Vec<(String, u64, u64)>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub table_class: Option<String>,
+    /// A change shared by UpdateTable through another replica: this
+    /// replica keeps the read units it has (read capacity is each
+    /// replica's own) and takes the given ones only where it has none.
+    /// UpdateGlobalTableSettings gives each region its units exactly.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub keeps_read_units: bool,
+}
+
+impl TableSettings {
+    /// Whether applying it to a table described as `current` changes nothing.
+    fn changes_nothing(&self, current: &TableDescription) -> bool {
+        let now = &current.provisioned_throughput;
+        self.billing_mode
+            .is_none_or(|m| m == current.billing_mode())
+            && (self.provisioned)
+                .is_none_or(|p| p == (now.read_capacity_units, now.write_capacity_units))
+            && self.index_throughput.is_empty()
+            && self.table_class.is_none()
+    }
 }
 
 impl Engine {
@@ -119,7 +142,8 @@ impl Engine {
             .filter(|(_, c)| *c != TableSettings::default())
         {
             let to = self.legacy_address(name, &region);
-            self.send(&Message::Settings { to, change })?;
+            let change = SettingChange::Capacity(change);
+            self.send(&Message::ShareSetting { to, change })?;
         }
         if auto_scaling {
             self.share_group(&table, &group)?;
@@ -187,8 +211,18 @@ impl Engine {
         self.describe_table_replica_auto_scaling(name)
     }
 
-    /// [`Message::Settings`]: applies `change` to table `name` here.
-    pub(crate) fn apply_settings(&self, name: &str, change: TableSettings) -> Result<Value> {
+    /// The one way a capacity, billing mode or table class change reaches a
+    /// region's table, whichever operation made it ([`SettingChange::Capacity`]).
+    pub(crate) fn apply_settings(&self, name: &str, mut change: TableSettings) -> Result<()> {
+        let current = self.replica_table(name)?.describe();
+        if change.keeps_read_units {
+            let read = current.provisioned_throughput.read_capacity_units;
+            let kept = |(given, write)| (if read > 0 { read } else { given }, write);
+            change.provisioned = change.provisioned.map(kept);
+        }
+        if change.changes_nothing(&current) {
+            return Ok(());
+        }
         let update = TableUpdate {
             billing_mode: change.billing_mode,
             provisioned: change.provisioned,
@@ -198,7 +232,7 @@ impl Engine {
             index_throughput: change.index_throughput,
         };
         self.update_table(name, update)?;
-        Ok(json!({}))
+        Ok(())
     }
 
     /// Gives `group` to every region of it (this one included).

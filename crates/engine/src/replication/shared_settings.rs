@@ -13,9 +13,10 @@
 //! cannot apply it (or cannot be reached) is reported, not retried: the
 //! change stands where it was made.
 
+use super::settings::TableSettings;
 use super::{address_in, Message};
-use crate::schema::{AttributeDefinition, BillingMode, IndexDescription};
-use crate::{Engine, TableUpdate};
+use crate::schema::{AttributeDefinition, IndexDescription};
+use crate::Engine;
 use ferrodyn_types::Result;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -29,12 +30,11 @@ pub enum SettingChange {
         enabled: bool,
         attribute: String,
     },
-    /// A billing mode and, for PROVISIONED, the write units (each replica
-    /// keeps its read units, or takes these where it has none).
-    Capacity {
-        billing_mode: Option<BillingMode>,
-        provisioned: Option<(u64, u64)>,
-    },
+    /// A billing mode and, for PROVISIONED, the write units (with
+    /// `keeps_read_units`: each replica keeps its read units, or takes
+    /// these where it has none); applied by settings.rs, which
+    /// UpdateGlobalTableSettings sends through this change too.
+    Capacity(TableSettings),
     CreateIndex {
         index: Box<IndexDescription>,
         definitions: Vec<AttributeDefinition>,
@@ -96,25 +96,8 @@ impl Engine {
                     self.update_ttl(name, enabled, &attribute)?;
                 }
             }
-            SettingChange::Capacity {
-                billing_mode,
-                provisioned,
-            } => {
-                let current = table.describe();
-                let read = current.provisioned_throughput.read_capacity_units;
-                let provisioned = provisioned.map(|(r, w)| (if read > 0 { read } else { r }, w));
-                let unchanged = billing_mode.is_none_or(|m| m == current.billing_mode())
-                    && provisioned.is_none_or(|(_, w)| {
-                        w == current.provisioned_throughput.write_capacity_units
-                    });
-                if !unchanged {
-                    let update = TableUpdate {
-                        billing_mode,
-                        provisioned,
-                        ..TableUpdate::default()
-                    };
-                    self.update_table(name, update)?;
-                }
+            SettingChange::Capacity(change) => {
+                self.apply_settings(name, change)?;
             }
             SettingChange::CreateIndex { index, definitions } => {
                 if table.index(&index.index_name).is_none() {

@@ -402,3 +402,48 @@ async fn time_to_live_capacity_and_global_indexes_are_shared_by_the_replicas() {
         .collect();
     assert_eq!(names, ["byG"], "created in us-east-1, present in us-west-2");
 }
+
+/// The provisioned (read, write) units a region's replica has.
+async fn capacity(client: &Client, table: &str) -> (i64, i64) {
+    let described = client
+        .describe_table()
+        .table_name(table)
+        .send()
+        .await
+        .unwrap();
+    let units = described.table().unwrap().provisioned_throughput().unwrap();
+    let (read, write) = (units.read_capacity_units(), units.write_capacity_units());
+    (read.unwrap_or(0), write.unwrap_or(0))
+}
+
+#[tokio::test]
+async fn write_capacity_is_shared_and_read_capacity_stays_each_replicas_own() {
+    let (east, west) = (east(), west());
+    let table = util::table_s(&east).await;
+    add_replica(&east, &table, "us-west-2").await;
+    wait_replica_active(&east, &table, "us-west-2").await;
+    let units = |read, write| {
+        aws_sdk_dynamodb::types::ProvisionedThroughput::builder()
+            .read_capacity_units(read)
+            .write_capacity_units(write)
+            .build()
+            .unwrap()
+    };
+    // A switch to PROVISIONED through east: west, which had no units,
+    // takes both.
+    (east.update_table().table_name(&table))
+        .billing_mode(aws_sdk_dynamodb::types::BillingMode::Provisioned)
+        .provisioned_throughput(units(5, 7))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(capacity(&west, &table).await, (5, 7));
+    // New units through west: east takes the write units, keeps its reads.
+    (west.update_table().table_name(&table))
+        .provisioned_throughput(units(9, 11))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(capacity(&west, &table).await, (9, 11));
+    assert_eq!(capacity(&east, &table).await, (5, 11));
+}

@@ -11,6 +11,7 @@ use crate::ops::table_schema::{
     MAX_GSI_KEY_ELEMENTS,
 };
 use crate::validate::Violations;
+use ferrodyn_engine::replication::settings::TableSettings;
 use ferrodyn_engine::replication::shared_settings::SettingChange;
 use ferrodyn_engine::schema::{
     AttributeDefinition, BillingMode, StreamSpecification, TableDescription,
@@ -126,14 +127,13 @@ pub fn run(engine: &Arc<Engine>, mut request: Request) -> Result<Vec<u8>> {
     // A global table's other replicas take the new capacity too
     // (replication/shared_settings.rs).
     if changes_capacity {
-        let (billing_mode, provisioned) = (checked.billing_mode, checked.provisioned);
-        engine.share_setting(
-            name,
-            SettingChange::Capacity {
-                billing_mode,
-                provisioned,
-            },
-        );
+        let shared = TableSettings {
+            billing_mode: checked.billing_mode,
+            provisioned: checked.provisioned,
+            keeps_read_units: true,
+            ..TableSettings::default()
+        };
+        engine.share_setting(name, SettingChange::Capacity(shared));
     }
     respond(description)
 }
