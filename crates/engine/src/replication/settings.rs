@@ -216,9 +216,15 @@ impl Engine {
     pub(crate) fn apply_settings(&self, name: &str, mut change: TableSettings) -> Result<()> {
         let current = self.replica_table(name)?.describe();
         if change.keeps_read_units {
+            let kept = |read: u64, given: u64| if read > 0 { read } else { given };
             let read = current.provisioned_throughput.read_capacity_units;
-            let kept = |(given, write)| (if read > 0 { read } else { given }, write);
-            change.provisioned = change.provisioned.map(kept);
+            change.provisioned = (change.provisioned).map(|(given, w)| (kept(read, given), w));
+            let indexes = current.global_secondary_indexes.iter().flatten();
+            for (name, given, _) in &mut change.index_throughput {
+                let own = (indexes.clone()).find(|i| &i.index_name == name);
+                let read = own.and_then(|i| i.provisioned_throughput.as_ref());
+                *given = kept(read.map_or(0, |t| t.read_capacity_units), *given);
+            }
         }
         if change.changes_nothing(&current) {
             return Ok(());

@@ -403,47 +403,59 @@ async fn time_to_live_capacity_and_global_indexes_are_shared_by_the_replicas() {
     assert_eq!(names, ["byG"], "created in us-east-1, present in us-west-2");
 }
 
-/// The provisioned (read, write) units a region's replica has.
-async fn capacity(client: &Client, table: &str) -> (i64, i64) {
+/// The provisioned (read, write) units of a region's replica and of its
+/// global index byG.
+async fn capacity(client: &Client, table: &str) -> [(i64, i64); 2] {
     let described = client
         .describe_table()
         .table_name(table)
         .send()
         .await
         .unwrap();
-    let units = described.table().unwrap().provisioned_throughput().unwrap();
-    let (read, write) = (units.read_capacity_units(), units.write_capacity_units());
-    (read.unwrap_or(0), write.unwrap_or(0))
+    let described = described.table().unwrap();
+    let index = described.global_secondary_indexes()[0].provisioned_throughput();
+    [described.provisioned_throughput(), index].map(|units| {
+        let units = units.unwrap();
+        let (read, write) = (units.read_capacity_units(), units.write_capacity_units());
+        (read.unwrap_or(0), write.unwrap_or(0))
+    })
+}
+
+/// UpdateTable of the table's and byG's units.
+async fn set_units(client: &Client, table: &str, (read, write): (i64, i64), switch: bool) {
+    let units = aws_sdk_dynamodb::types::ProvisionedThroughput::builder()
+        .read_capacity_units(read)
+        .write_capacity_units(write)
+        .build()
+        .unwrap();
+    let index = aws_sdk_dynamodb::types::UpdateGlobalSecondaryIndexAction::builder()
+        .index_name("byG")
+        .provisioned_throughput(units.clone())
+        .build()
+        .unwrap();
+    let index = aws_sdk_dynamodb::types::GlobalSecondaryIndexUpdate::builder().update(index);
+    let mut request = (client.update_table().table_name(table))
+        .provisioned_throughput(units)
+        .global_secondary_index_updates(index.build());
+    if switch {
+        request = request.billing_mode(aws_sdk_dynamodb::types::BillingMode::Provisioned);
+    }
+    request.send().await.unwrap();
 }
 
 #[tokio::test]
 async fn write_capacity_is_shared_and_read_capacity_stays_each_replicas_own() {
     let (east, west) = (east(), west());
-    let table = util::table_s(&east).await;
+    let table = util::unique_name("units");
+    create_with_index(&east, &table).await;
     add_replica(&east, &table, "us-west-2").await;
     wait_replica_active(&east, &table, "us-west-2").await;
-    let units = |read, write| {
-        aws_sdk_dynamodb::types::ProvisionedThroughput::builder()
-            .read_capacity_units(read)
-            .write_capacity_units(write)
-            .build()
-            .unwrap()
-    };
     // A switch to PROVISIONED through east: west, which had no units,
-    // takes both.
-    (east.update_table().table_name(&table))
-        .billing_mode(aws_sdk_dynamodb::types::BillingMode::Provisioned)
-        .provisioned_throughput(units(5, 7))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(capacity(&west, &table).await, (5, 7));
+    // takes them all, its global index's too.
+    set_units(&east, &table, (5, 7), true).await;
+    assert_eq!(capacity(&west, &table).await, [(5, 7), (5, 7)]);
     // New units through west: east takes the write units, keeps its reads.
-    (west.update_table().table_name(&table))
-        .provisioned_throughput(units(9, 11))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(capacity(&west, &table).await, (9, 11));
-    assert_eq!(capacity(&east, &table).await, (5, 11));
+    set_units(&west, &table, (9, 11), false).await;
+    assert_eq!(capacity(&west, &table).await, [(9, 11), (9, 11)]);
+    assert_eq!(capacity(&east, &table).await, [(5, 11), (5, 11)]);
 }

@@ -115,6 +115,7 @@ pub fn run(engine: &Arc<Engine>, mut request: Request) -> Result<Vec<u8>> {
     if nothing {
         return Err(nothing_to_change());
     }
+    let shared_indexes = index_throughput.clone();
     let update = TableUpdate {
         billing_mode: checked.billing_mode,
         provisioned: checked.provisioned,
@@ -130,6 +131,7 @@ pub fn run(engine: &Arc<Engine>, mut request: Request) -> Result<Vec<u8>> {
         let shared = TableSettings {
             billing_mode: checked.billing_mode,
             provisioned: checked.provisioned,
+            index_throughput: shared_indexes,
             keeps_read_units: true,
             ..TableSettings::default()
         };
