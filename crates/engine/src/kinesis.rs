@@ -559,18 +559,8 @@ impl Engine {
         if readable == 0 || from >= readable {
             return Ok(Batch::default());
         }
-        let start = keyspace::stream_record_key(table.id, from);
-        // Record keys go on after the number (the item's hash): every
-        // record numbered below `readable`.
-        let end = keyspace::stream_record_key(table.id, readable);
-        let page = (self.storage)
-            .scan(
-                Bound::Included(&start),
-                Bound::Excluded(&end),
-                false,
-                MAX_RECORDS,
-            )
-            .map_err(crate::storage_error)?;
+        // Every record numbered below `readable`.
+        let page = self.log_page(table.id, from, readable - 1, MAX_RECORDS)?;
         let micros = destination.precision.as_deref() == Some("MICROSECOND");
         let (mut batch, mut items, mut bytes) = (Batch::default(), HashSet::new(), 0);
         for (key, value) in page {

@@ -344,16 +344,7 @@ impl Engine {
                 drained: true,
             });
         }
-        let start = keyspace::stream_record_key(table.id, from);
-        let end = keyspace::stream_record_key(table.id, readable);
-        let page = (self.storage)
-            .scan(
-                Bound::Included(&start),
-                Bound::Excluded(&end),
-                false,
-                LOG_PAGE,
-            )
-            .map_err(crate::storage_error)?;
+        let page = self.log_page(table.id, from, readable - 1, LOG_PAGE)?;
         let drained = page.len() < LOG_PAGE;
         let mut next = from;
         let mut changes = Vec::new();

@@ -389,33 +389,13 @@ fn store_auto_scaling(
             merge_into(entry, &["Write"], given, "Write", table)?;
             changed = true;
         }
-        for index in update.indexes.iter().filter(|i| i.auto_scaling.is_some()) {
-            let given = index.auto_scaling.as_ref().expect("filtered");
-            merge_into(
-                entry,
-                &["Indexes", &index.name, "Write"],
-                given,
-                "Write",
-                table,
-            )?;
-            changed = true;
-        }
+        changed |= merge_index_scaling(entry, &update.indexes, "Write", table)?;
         for replica in update.replicas.iter().filter(|r| &r.region == region) {
             if let Some(given) = &replica.read_auto_scaling {
                 merge_into(entry, &["Read"], given, "Read", table)?;
                 changed = true;
             }
-            for index in replica.indexes.iter().filter(|i| i.auto_scaling.is_some()) {
-                let given = index.auto_scaling.as_ref().expect("filtered");
-                merge_into(
-                    entry,
-                    &["Indexes", &index.name, "Read"],
-                    given,
-                    "Read",
-                    table,
-                )?;
-                changed = true;
-            }
+            changed |= merge_index_scaling(entry, &replica.indexes, "Read", table)?;
         }
     }
     group
@@ -426,6 +406,25 @@ fn store_auto_scaling(
 
 /// Merges AutoScalingSettingsUpdate `given` into the description at `path`
 /// of `entry`.
+/// Merges each index's auto scaling given in `indexes` into the entry's
+/// `Indexes.<name>.<dimension>`; whether any was given.
+fn merge_index_scaling(
+    entry: &mut Value,
+    indexes: &[IndexSettings],
+    dimension: &str,
+    table: &str,
+) -> Result<bool> {
+    let mut any = false;
+    for index in indexes {
+        if let Some(given) = &index.auto_scaling {
+            let path = ["Indexes", index.name.as_str(), dimension];
+            merge_into(entry, &path, given, dimension, table)?;
+            any = true;
+        }
+    }
+    Ok(any)
+}
+
 fn merge_into(
     entry: &mut Value,
     path: &[&str],
