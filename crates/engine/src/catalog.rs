@@ -24,13 +24,14 @@ use crate::shared::{PartitionMap, StreamInfo};
 use crate::table::{Table, TableStats};
 use crate::vectors::VectorIndex;
 use crate::Engine;
-use ferrodyn_storage::{ReadCheck, WriteOp};
+use ferrodyn_storage::{ReadCheck, StorageError, WriteOp};
 use ferrodyn_types::{DynamoError, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// Items deleted per storage batch while purging a dropped table.
 const PURGE_BATCH: usize = 1000;
@@ -731,13 +732,35 @@ impl Engine {
 
     /// Commits a catalog change: on shared storage only if `checks` (the
     /// catalog record as this node knows it, the id allocator) still hold.
+    ///
+    /// On shared storage a conflict is tried again as it is, a few times
+    /// within a few milliseconds, before it reaches the caller: PostgreSQL
+    /// reports a serialization failure for a transaction that merely
+    /// overlapped another one on the same index pages, which contradicts
+    /// nothing, and most catalog changes (tags, TTL, UpdateTable) cannot
+    /// re-plan, so one such failure was the client's TransactionConflict
+    /// (CI met it on RestoreTableFromBackup under a busy test suite). Sending
+    /// the same checked write again is safe: the checks are evaluated again,
+    /// so a record another node really changed still fails every attempt.
     pub(crate) fn commit_catalog(
         &self,
         checks: Vec<ReadCheck>,
         ops: Vec<WriteOp>,
     ) -> EngineResult<()> {
-        let checks = if self.shared() { checks } else { Vec::new() };
-        Ok(self.storage.write_checked(checks, ops)?)
+        if !self.shared() {
+            return Ok(self.storage.write_checked(Vec::new(), ops)?);
+        }
+        const ATTEMPTS: u32 = 4;
+        let mut attempt = 1;
+        loop {
+            match self.storage.write_checked(checks.clone(), ops.clone()) {
+                Err(StorageError::Conflict { .. }) if attempt < ATTEMPTS => {
+                    std::thread::sleep(Duration::from_millis(1 << attempt));
+                    attempt += 1;
+                }
+                written => return Ok(written?),
+            }
+        }
     }
 
     /// A new table id and the check that makes it ours: on embedded storage

@@ -455,6 +455,28 @@ fn only_storage_conflicts_are_retried_wherever_they_are_raised() {
     );
     let delete = || engine.delete_table("created").is_ok();
     assert_eq!(attempts(3, 0, &delete), (true, 4), "DeleteTable");
+    // A catalog change that cannot re-plan (tags): its commit is sent again
+    // as it is.
+    let tag = || {
+        let tags = vec![("k".to_string(), "v".to_string())];
+        let arn = t.describe().table_arn;
+        engine.tag_resource(&arn, tags).is_ok()
+    };
+    assert_eq!(attempts(3, 0, &tag), (true, 4), "TagResource");
+    // More conflicts than a catalog commit absorbs on its own: a restore
+    // re-plans (CI once saw RestoreTableFromBackup answer
+    // TransactionConflictException for a single conflict).
+    let backup = engine.create_backup("t", "b").unwrap().backup_arn;
+    wait_until_available(&engine, &backup);
+    let restore = || {
+        let overrides = crate::restore::RestoreOverrides::default();
+        (engine.restore_table_from_backup("restored", &backup, overrides)).is_ok()
+    };
+    let (restored, tries) = attempts(6, 0, &restore);
+    assert!(
+        restored && tries >= 7,
+        "RestoreTableFromBackup: {tries} attempts"
+    );
 
     // A storage failure is the client's InternalServerError at once.
     let failed = || put("b").is_err_and(|e| e.kind == ErrorKind::InternalServerError);
@@ -479,6 +501,24 @@ fn only_storage_conflicts_are_retried_wherever_they_are_raised() {
     let exhausted = || put("c").is_err_and(|e| e.kind == ErrorKind::TransactionConflict);
     let (answered, tries) = attempts(u32::MAX, 0, &exhausted);
     assert!(answered && tries > 4, "{tries} attempts");
+}
+
+/// Waits (at most 10 s) for the backup `arn` to be AVAILABLE.
+fn wait_until_available(engine: &Engine, arn: &str) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while engine
+        .describe_backup(arn)
+        .unwrap()
+        .backup_details
+        .backup_status
+        != crate::backups::BackupStatus::Available
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{arn} never AVAILABLE"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
 }
 
 #[test]

@@ -18,6 +18,7 @@
 
 use crate::backups::BackupRecord;
 use crate::catalog::CatalogRecord;
+use crate::error::EngineResult;
 use crate::keyspace::{self, catalog_key, prefix_end, NEXT_TABLE_ID};
 use crate::schema::{
     BillingMode, BillingModeSummary, IndexDescription, ProvisionedThroughputDescription,
@@ -109,7 +110,7 @@ impl Engine {
                 self.reload_catalog()?;
             }
             let source = source(self)?;
-            Ok(self.commit_restore(target, source, overrides)?)
+            self.commit_restore(target, source, overrides)
         })?;
         drop(guard);
         let description = self.table(target)?.describe();
@@ -120,13 +121,16 @@ impl Engine {
     }
 
     /// The admission checks and the one catalog write of a restore; the
-    /// table is in memory (CREATING) when it returns its id.
+    /// table is in memory (CREATING) when it returns its id. A storage
+    /// conflict stays [`crate::error::EngineError::Conflict`], for the caller to retry
+    /// (answered as TransactionConflictException at once, it failed restores
+    /// whenever another write on the database met this one's checks).
     fn commit_restore(
         &self,
         target: &str,
         source: RestoreSource,
         overrides: &RestoreOverrides,
-    ) -> Result<u64> {
+    ) -> EngineResult<u64> {
         self.admit_restore(target)?;
         let mut backup = source.backup.clone();
         let region = self.request_region();
