@@ -463,6 +463,17 @@ fn only_storage_conflicts_are_retried_wherever_they_are_raised() {
         engine.tag_resource(&arn, tags).is_ok()
     };
     assert_eq!(attempts(3, 0, &tag), (true, 4), "TagResource");
+    // One that fails for good leaves the table as stored.
+    let arn = t.describe().table_arn;
+    let retag = || {
+        let tags = vec![("k".to_string(), "changed".to_string())];
+        engine.tag_resource(&arn, tags).is_err()
+    };
+    assert!(attempts(u32::MAX, 0, &retag).0, "TagResource failing");
+    storage.conflicts.store(0, SeqCst);
+    engine.reload_catalog().unwrap(); // the upkeep's, every second
+    let tags = engine.list_tags(&arn).unwrap();
+    assert_eq!(tags.get("k").map(String::as_str), Some("v"), "{tags:?}");
     // More conflicts than a catalog commit absorbs on its own: a restore
     // re-plans (CI once saw RestoreTableFromBackup answer
     // TransactionConflictException for a single conflict).

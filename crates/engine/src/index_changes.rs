@@ -292,9 +292,31 @@ impl Engine {
         let checks = vec![self.catalog_check(table)];
         let op = WriteOp::Put(catalog_key(&table.catalog_name), value.clone());
         let _catalog = self.reload_guard();
-        self.commit_catalog(checks, vec![op])?;
+        if let Err(error) = self.commit_catalog(checks, vec![op]) {
+            self.forget_unsaved_change(table);
+            return Err(error);
+        }
         *table.catalog_bytes.write() = value;
         Ok(())
+    }
+
+    /// After a failed [`Engine::save_catalog_record`]: the callers change
+    /// the in-memory table first, so it is rebuilt from its record as last
+    /// stored. Otherwise this node went on answering (DescribeTable,
+    /// ListTagsOfResource) a change its client was told had failed, until
+    /// something else rewrote the record. If the rebuild fails too (shared
+    /// storage still refusing), the table is marked as knowing no record,
+    /// so the next catalog reload (the upkeep's, within a second) or the
+    /// next write's check replaces it.
+    fn forget_unsaved_change(&self, table: &Table) {
+        let stored = table.catalog_bytes.read().clone();
+        let key = catalog_key(&table.catalog_name);
+        match self.table_from_record(&key, stored, Some(table)) {
+            Ok(rebuilt) => {
+                (self.tables.write()).insert(table.catalog_name.clone(), rebuilt);
+            }
+            Err(_) => table.catalog_bytes.write().clear(),
+        }
     }
 
     /// Fills `index` from the table's existing items, then marks it ACTIVE.
