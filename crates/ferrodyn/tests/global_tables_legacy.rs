@@ -1103,17 +1103,19 @@ async fn a_legacy_global_table_spans_servers() {
     settings_reach_the_peer(&east, &west, &name).await;
 }
 
-/// UpdateGlobalTableSettings on the first server changes the peer's table.
+/// UpdateGlobalTableSettings on the first server changes the peer's table:
+/// its own read units, the write units every region shares.
 async fn settings_reach_the_peer(east: &Client, west: &Client, name: &str) {
     let settings = east.update_global_table_settings().global_table_name(name);
     let settings = settings
         .replica_settings_update(read_units("eu-west-1", 9))
+        .global_table_provisioned_write_capacity_units(8)
         .send()
         .await
         .unwrap();
     let expected = [
-        ("eu-west-1".to_string(), Some(9), Some(5)),
-        ("us-east-1".to_string(), Some(5), Some(5)),
+        ("eu-west-1".to_string(), Some(9), Some(8)),
+        ("us-east-1".to_string(), Some(5), Some(8)),
     ];
     assert_eq!(units_by_region(settings.replica_settings()), expected);
     let peer_table = west.describe_table().table_name(name).send().await.unwrap();
@@ -1122,5 +1124,6 @@ async fn settings_reach_the_peer(east: &Client, west: &Client, name: &str) {
         .unwrap()
         .provisioned_throughput()
         .unwrap();
-    assert_eq!(units.read_capacity_units(), Some(9));
+    let units = (units.read_capacity_units(), units.write_capacity_units());
+    assert_eq!(units, (Some(9), Some(8)));
 }

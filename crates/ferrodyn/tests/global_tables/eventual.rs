@@ -2,13 +2,12 @@
 //! shared server hold the replicas.
 
 use super::{
-    add_replica, contents, create, delete, update_replicas, wait_converged, wait_replica_active,
-    SETTLE,
+    add_replica, capacity, contents, create, create_with_index, delete, set_units, update_replicas,
+    wait_converged, wait_replica_active, SETTLE,
 };
 use crate::util::{self, client_in_region, endpoint, item, n, poll_until, s};
 use aws_sdk_dynamodb::types::{
-    GlobalSecondaryIndex, KeyType, Projection, ProjectionType, ScalarAttributeType,
-    StreamSpecification, StreamViewType,
+    KeyType, Projection, ProjectionType, ScalarAttributeType, StreamSpecification, StreamViewType,
 };
 use aws_sdk_dynamodb::Client;
 
@@ -162,28 +161,6 @@ async fn each_replica_keeps_its_global_indexes_and_its_stream_of_replicated_writ
         },
     )
     .await;
-}
-
-async fn create_with_index(client: &Client, table: &str) {
-    let index = GlobalSecondaryIndex::builder()
-        .index_name("byG")
-        .key_schema(util::key("g", KeyType::Hash))
-        .projection(
-            Projection::builder()
-                .projection_type(ProjectionType::All)
-                .build(),
-        )
-        .build()
-        .unwrap();
-    (client.create_table().table_name(table))
-        .billing_mode(aws_sdk_dynamodb::types::BillingMode::PayPerRequest)
-        .key_schema(util::key("p", KeyType::Hash))
-        .attribute_definitions(util::attr_def("p", ScalarAttributeType::S))
-        .attribute_definitions(util::attr_def("g", ScalarAttributeType::S))
-        .global_secondary_indexes(index)
-        .send()
-        .await
-        .expect("CreateTable succeeds");
 }
 
 #[tokio::test]
@@ -401,46 +378,6 @@ async fn time_to_live_capacity_and_global_indexes_are_shared_by_the_replicas() {
         .filter_map(|i| i.index_name())
         .collect();
     assert_eq!(names, ["byG"], "created in us-east-1, present in us-west-2");
-}
-
-/// The provisioned (read, write) units of a region's replica and of its
-/// global index byG.
-async fn capacity(client: &Client, table: &str) -> [(i64, i64); 2] {
-    let described = client
-        .describe_table()
-        .table_name(table)
-        .send()
-        .await
-        .unwrap();
-    let described = described.table().unwrap();
-    let index = described.global_secondary_indexes()[0].provisioned_throughput();
-    [described.provisioned_throughput(), index].map(|units| {
-        let units = units.unwrap();
-        let (read, write) = (units.read_capacity_units(), units.write_capacity_units());
-        (read.unwrap_or(0), write.unwrap_or(0))
-    })
-}
-
-/// UpdateTable of the table's and byG's units.
-async fn set_units(client: &Client, table: &str, (read, write): (i64, i64), switch: bool) {
-    let units = aws_sdk_dynamodb::types::ProvisionedThroughput::builder()
-        .read_capacity_units(read)
-        .write_capacity_units(write)
-        .build()
-        .unwrap();
-    let index = aws_sdk_dynamodb::types::UpdateGlobalSecondaryIndexAction::builder()
-        .index_name("byG")
-        .provisioned_throughput(units.clone())
-        .build()
-        .unwrap();
-    let index = aws_sdk_dynamodb::types::GlobalSecondaryIndexUpdate::builder().update(index);
-    let mut request = (client.update_table().table_name(table))
-        .provisioned_throughput(units)
-        .global_secondary_index_updates(index.build());
-    if switch {
-        request = request.billing_mode(aws_sdk_dynamodb::types::BillingMode::Provisioned);
-    }
-    request.send().await.unwrap();
 }
 
 #[tokio::test]

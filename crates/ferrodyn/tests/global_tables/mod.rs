@@ -13,8 +13,9 @@ use aws_sdk_dynamodb::config::http::HttpResponse;
 use aws_sdk_dynamodb::error::SdkError;
 use aws_sdk_dynamodb::operation::update_table::{UpdateTableError, UpdateTableOutput};
 use aws_sdk_dynamodb::types::{
-    CreateReplicationGroupMemberAction, DeleteReplicationGroupMemberAction, MultiRegionConsistency,
-    ReplicaStatus, ReplicationGroupUpdate,
+    CreateReplicationGroupMemberAction, DeleteReplicationGroupMemberAction, GlobalSecondaryIndex,
+    KeyType, MultiRegionConsistency, Projection, ProjectionType, ReplicaStatus,
+    ReplicationGroupUpdate, ScalarAttributeType,
 };
 use aws_sdk_dynamodb::Client;
 use std::collections::BTreeMap;
@@ -140,4 +141,67 @@ pub async fn wait_converged(clients: &[&Client], table: &str) -> Vec<String> {
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
+}
+
+/// A PAY_PER_REQUEST table keyed by `p` with a global index byG on `g`.
+pub async fn create_with_index(client: &Client, table: &str) {
+    let index = GlobalSecondaryIndex::builder()
+        .index_name("byG")
+        .key_schema(util::key("g", KeyType::Hash))
+        .projection(
+            Projection::builder()
+                .projection_type(ProjectionType::All)
+                .build(),
+        )
+        .build()
+        .unwrap();
+    (client.create_table().table_name(table))
+        .billing_mode(aws_sdk_dynamodb::types::BillingMode::PayPerRequest)
+        .key_schema(util::key("p", KeyType::Hash))
+        .attribute_definitions(util::attr_def("p", ScalarAttributeType::S))
+        .attribute_definitions(util::attr_def("g", ScalarAttributeType::S))
+        .global_secondary_indexes(index)
+        .send()
+        .await
+        .expect("CreateTable succeeds");
+}
+
+/// The provisioned (read, write) units of a region's replica and of its
+/// global index byG.
+pub async fn capacity(client: &Client, table: &str) -> [(i64, i64); 2] {
+    let described = client
+        .describe_table()
+        .table_name(table)
+        .send()
+        .await
+        .unwrap();
+    let described = described.table().unwrap();
+    let index = described.global_secondary_indexes()[0].provisioned_throughput();
+    [described.provisioned_throughput(), index].map(|units| {
+        let units = units.unwrap();
+        let (read, write) = (units.read_capacity_units(), units.write_capacity_units());
+        (read.unwrap_or(0), write.unwrap_or(0))
+    })
+}
+
+/// UpdateTable of the table's and byG's units.
+pub async fn set_units(client: &Client, table: &str, (read, write): (i64, i64), switch: bool) {
+    let units = aws_sdk_dynamodb::types::ProvisionedThroughput::builder()
+        .read_capacity_units(read)
+        .write_capacity_units(write)
+        .build()
+        .unwrap();
+    let index = aws_sdk_dynamodb::types::UpdateGlobalSecondaryIndexAction::builder()
+        .index_name("byG")
+        .provisioned_throughput(units.clone())
+        .build()
+        .unwrap();
+    let index = aws_sdk_dynamodb::types::GlobalSecondaryIndexUpdate::builder().update(index);
+    let mut request = (client.update_table().table_name(table))
+        .provisioned_throughput(units)
+        .global_secondary_index_updates(index.build());
+    if switch {
+        request = request.billing_mode(aws_sdk_dynamodb::types::BillingMode::Provisioned);
+    }
+    request.send().await.unwrap();
 }

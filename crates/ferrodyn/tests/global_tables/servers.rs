@@ -2,9 +2,13 @@
 //! the others with `--peer`, signing their calls with the shared
 //! `--credentials` key: replication across processes, a server killed
 //! (kill -9) and restarted in the middle of writes, MRSC surviving the loss
-//! of a server, and a replica filled from 100,000 items under writes.
+//! of a server, a replica filled from 100,000 items under writes, and
+//! UpdateTable's capacity shared with a replica another server holds.
 
-use super::{add_replica, contents, form_strong, wait_converged, wait_replica_active};
+use super::{
+    add_replica, capacity, contents, create_with_index, form_strong, set_units, wait_converged,
+    wait_replica_active,
+};
 use crate::util::process::{free_port, ServerProcess};
 use crate::util::{self, client_in_region, item, n, s};
 use aws_sdk_dynamodb::types::{PutRequest, WriteRequest};
@@ -115,6 +119,22 @@ async fn three_servers_converge_after_one_is_killed_and_restarted_under_writes()
     let clients: Vec<Client> = nodes.iter().map(Node::client).collect();
     let items = wait_converged(&[&clients[0], &clients[1], &clients[2]], &table).await;
     assert!(!items.is_empty());
+}
+
+#[tokio::test]
+async fn write_capacity_reaches_a_replica_on_another_server_which_keeps_its_read_units() {
+    let nodes = cluster(2);
+    let (east, other) = (nodes[0].client(), nodes[1].client());
+    let table = util::unique_name("units");
+    create_with_index(&east, &table).await;
+    add_replica(&east, &table, REGIONS[1]).await;
+    wait_replica_active(&east, &table, REGIONS[1]).await;
+    // A switch to PROVISIONED: the peer's replica takes every unit.
+    set_units(&east, &table, (5, 7), true).await;
+    assert_eq!(capacity(&other, &table).await, [(5, 7), (5, 7)]);
+    // Back the other way: the first server's replica keeps its reads.
+    set_units(&other, &table, (9, 11), false).await;
+    assert_eq!(capacity(&east, &table).await, [(5, 11), (5, 11)]);
 }
 
 #[tokio::test]
