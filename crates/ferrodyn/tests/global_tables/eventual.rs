@@ -2,8 +2,8 @@
 //! shared server hold the replicas.
 
 use super::{
-    add_replica, capacity, contents, create, create_with_index, delete, set_units, update_replicas,
-    wait_converged, wait_replica_active, SETTLE,
+    add_replica, capacity, contents, create, create_with_index, delete, set_index_units, set_units,
+    update_replicas, wait_converged, wait_replica_active, SETTLE,
 };
 use crate::util::{self, client_in_region, endpoint, item, n, poll_until, s};
 use aws_sdk_dynamodb::types::{
@@ -395,4 +395,9 @@ async fn write_capacity_is_shared_and_read_capacity_stays_each_replicas_own() {
     set_units(&west, &table, (9, 11), false).await;
     assert_eq!(capacity(&west, &table).await, [(9, 11), (9, 11)]);
     assert_eq!(capacity(&east, &table).await, [(5, 11), (5, 11)]);
+    // The global index's units alone, through east: west's index takes
+    // the write units and keeps its reads.
+    set_index_units(&east, &table, (3, 13)).await;
+    assert_eq!(capacity(&east, &table).await, [(5, 11), (3, 13)]);
+    assert_eq!(capacity(&west, &table).await, [(9, 11), (9, 13)]);
 }

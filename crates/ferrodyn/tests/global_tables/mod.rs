@@ -186,22 +186,39 @@ pub async fn capacity(client: &Client, table: &str) -> [(i64, i64); 2] {
 
 /// UpdateTable of the table's and byG's units.
 pub async fn set_units(client: &Client, table: &str, (read, write): (i64, i64), switch: bool) {
-    let units = aws_sdk_dynamodb::types::ProvisionedThroughput::builder()
-        .read_capacity_units(read)
-        .write_capacity_units(write)
-        .build()
-        .unwrap();
-    let index = aws_sdk_dynamodb::types::UpdateGlobalSecondaryIndexAction::builder()
-        .index_name("byG")
-        .provisioned_throughput(units.clone())
-        .build()
-        .unwrap();
-    let index = aws_sdk_dynamodb::types::GlobalSecondaryIndexUpdate::builder().update(index);
     let mut request = (client.update_table().table_name(table))
-        .provisioned_throughput(units)
-        .global_secondary_index_updates(index.build());
+        .provisioned_throughput(units(read, write))
+        .global_secondary_index_updates(index_units(read, write));
     if switch {
         request = request.billing_mode(aws_sdk_dynamodb::types::BillingMode::Provisioned);
     }
     request.send().await.unwrap();
+}
+
+/// UpdateTable of byG's units alone.
+pub async fn set_index_units(client: &Client, table: &str, (read, write): (i64, i64)) {
+    (client.update_table().table_name(table))
+        .global_secondary_index_updates(index_units(read, write))
+        .send()
+        .await
+        .unwrap();
+}
+
+fn units(read: i64, write: i64) -> aws_sdk_dynamodb::types::ProvisionedThroughput {
+    aws_sdk_dynamodb::types::ProvisionedThroughput::builder()
+        .read_capacity_units(read)
+        .write_capacity_units(write)
+        .build()
+        .unwrap()
+}
+
+fn index_units(read: i64, write: i64) -> aws_sdk_dynamodb::types::GlobalSecondaryIndexUpdate {
+    let index = aws_sdk_dynamodb::types::UpdateGlobalSecondaryIndexAction::builder()
+        .index_name("byG")
+        .provisioned_throughput(units(read, write))
+        .build()
+        .unwrap();
+    aws_sdk_dynamodb::types::GlobalSecondaryIndexUpdate::builder()
+        .update(index)
+        .build()
 }

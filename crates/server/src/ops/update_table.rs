@@ -517,7 +517,16 @@ fn update_index(
         }
     };
     let (index_name, (read, write)) = v.finish_with(update.index_name.zip(throughput))?;
-    engine.update_index_throughput(table_name, &index_name, read, write)
+    let description = engine.update_index_throughput(table_name, &index_name, read, write)?;
+    // A global table's other replicas take the index's write units and keep
+    // their read units, as with the table's own (the `run` above).
+    let shared = TableSettings {
+        index_throughput: vec![(index_name, read, write)],
+        keeps_read_units: true,
+        ..TableSettings::default()
+    };
+    engine.share_setting(table_name, SettingChange::Capacity(shared));
+    Ok(description)
 }
 
 fn respond(description: TableDescription) -> Result<Vec<u8>> {
