@@ -123,7 +123,7 @@ pub(crate) fn now_millis() -> u64 {
 /// numbers older than this, so a record committed within it is never
 /// skipped. (A commit slower than this, a stalled database, could still be
 /// read past; DynamoDB Streams' own delay is of the same order.)
-const COMMIT_WINDOW_MICROS: u64 = 2_000_000;
+pub(crate) const COMMIT_WINDOW_MICROS: u64 = 2_000_000;
 
 impl Engine {
     /// One past the highest hybrid-clock sequence number whose write has

@@ -308,6 +308,18 @@ pub fn version_key_of(item_key: &[u8]) -> Vec<u8> {
     key
 }
 
+/// The prefix of every item version of table `table_id`.
+pub fn table_versions(table_id: u64) -> Vec<u8> {
+    with_table(VERSION, table_id)
+}
+
+/// The item key a version key (see [`version_key_of`]) belongs to.
+pub fn item_key_of_version(version_key: &[u8]) -> Vec<u8> {
+    let mut key = version_key.to_vec();
+    key[0] = ITEM;
+    key
+}
+
 /// Key `key`, one of [`table_data`]'s (all `prefix | table id | rest`),
 /// under table id `table_id` instead (a restored snapshot's, snapshots.rs).
 pub fn rehomed(key: &[u8], table_id: u64) -> Vec<u8> {

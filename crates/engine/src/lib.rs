@@ -221,6 +221,9 @@ pub struct EngineOptions {
     pub partition_limits: bool,
     /// SearchVectors scans exactly instead of searching HNSW graphs.
     pub exact_vector_search: bool,
+    /// How long a global table keeps a deleted item's version at least
+    /// (replication/tombstones.rs; a day by default).
+    pub tombstone_retention: std::time::Duration,
 }
 
 impl Default for EngineOptions {
@@ -239,6 +242,7 @@ impl Default for EngineOptions {
             shard_lifetime_seconds: shards::DEFAULT_SHARD_LIFETIME_SECONDS,
             partition_limits: false,
             exact_vector_search: false,
+            tombstone_retention: replication::tombstones::DEFAULT_RETENTION,
         }
     }
 }
@@ -281,7 +285,9 @@ impl Engine {
             shard_lifetime_ms: (options.shard_lifetime_seconds * 1000.0) as u64,
             partition_limits: partition_limits::PartitionLimits::new(options.partition_limits),
             kinesis: kinesis::KinesisState::default(),
-            replication: replication::ReplicationState::default(),
+            replication: replication::ReplicationState::with_tombstone_retention(
+                options.tombstone_retention,
+            ),
         };
 
         engine.load_catalog()?;

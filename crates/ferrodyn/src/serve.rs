@@ -109,6 +109,12 @@ pub struct ServeArgs {
     /// consumers that follow shard lineage.
     #[arg(long, value_name = "SECONDS", default_value_t = ferrodyn_engine::shards::DEFAULT_SHARD_LIFETIME_SECONDS)]
     stream_shard_lifetime: f64,
+    /// Seconds a global table keeps a deleted item's version (its
+    /// tombstone) at least; it goes once, in addition, every other region
+    /// has delivered what it made before the delete. Shorten it to see
+    /// tombstones reclaimed in GET /ferrodyn/replication.
+    #[arg(long, value_name = "SECONDS", default_value_t = ferrodyn_engine::replication::tombstones::DEFAULT_RETENTION.as_secs_f64())]
+    tombstone_retention: f64,
     /// Bytes after which a table partition splits in two, closing its
     /// stream shard with two children (DynamoDB: about 10 GB). Lower it to
     /// reach splits with little data.
@@ -380,10 +386,13 @@ fn open_storage(args: &ServeArgs) -> Result<Arc<dyn Storage>, String> {
     })
 }
 
-/// The partition and shard options are in range.
+/// The partition, shard and tombstone options are in range.
 fn check_partition_args(args: &ServeArgs) -> Result<(), String> {
     if !(args.stream_shard_lifetime > 0.0 && args.stream_shard_lifetime.is_finite()) {
         return Err("--stream-shard-lifetime must be a positive number of seconds".into());
+    }
+    if !(args.tombstone_retention > 0.0 && args.tombstone_retention.is_finite()) {
+        return Err("--tombstone-retention must be a positive number of seconds".into());
     }
     if args.partition_split_size == 0 {
         return Err("--partition-split-size must be at least 1 byte".into());
@@ -412,6 +421,7 @@ fn engine_options(args: &ServeArgs, faults: &Faults) -> EngineOptions {
             on_demand_partitions: args.on_demand_partitions,
         },
         shard_lifetime_seconds: args.stream_shard_lifetime,
+        tombstone_retention: std::time::Duration::from_secs_f64(args.tombstone_retention),
         partition_limits: args.partition_limits == crate::console::Switch::On,
         exact_vector_search: args.vector_search == VectorSearchArg::Exact,
         max_tables: args.max_tables,

@@ -14,6 +14,8 @@
 //!   target region (`'k' | table id | replica/<region>`), to the other
 //!   replicas, and fills new ones.
 //! - [`strong`]: multi-Region strong consistency (MRSC).
+//! - [`tombstones`]: deleted items' versions reclaimed once every other
+//!   region has delivered what it made before them.
 //! - [`shared_settings`]: the settings replicas share (TTL, capacity, GSIs).
 //! - [`legacy`]: the 2017.11.29 operations (CreateGlobalTable,
 //!   UpdateGlobalTable, DescribeGlobalTable, ListGlobalTables) over the
@@ -38,6 +40,7 @@ pub mod settings;
 pub mod shared_settings;
 pub mod source;
 pub mod strong;
+pub mod tombstones;
 pub mod versions;
 
 pub use versions::{ItemVersion, VersionChange};
@@ -85,6 +88,17 @@ pub(crate) struct ReplicationState {
     pub(crate) me: RwLock<std::sync::Weak<Engine>>,
     /// Per (table id, target region): delivery errors, back-off, latency.
     pub(crate) links: Mutex<HashMap<(u64, String), sender::LinkState>>,
+    /// The tombstone sweep and the delivery reports (tombstones.rs).
+    pub(crate) tombstones: tombstones::TombstoneState,
+}
+
+impl ReplicationState {
+    /// The state of an engine whose tombstones are kept `retention`.
+    pub(crate) fn with_tombstone_retention(retention: std::time::Duration) -> ReplicationState {
+        let mut state = ReplicationState::default();
+        state.tombstones.retention = retention;
+        state
+    }
 }
 
 /// One replicated change: an item's key, its new image (None: deleted) and
@@ -150,6 +164,13 @@ pub enum Message {
         to: Address,
         change: shared_settings::SettingChange,
     },
+    /// Region `from` has applied here everything it made before `through`
+    /// (µs): what its tombstones wait for (tombstones.rs).
+    Delivered {
+        to: Address,
+        from: String,
+        through: u64,
+    },
 }
 
 impl Message {
@@ -163,7 +184,8 @@ impl Message {
             | Message::Propose { to, .. }
             | Message::Describe { to }
             | Message::Status { to, .. }
-            | Message::ShareSetting { to, .. } => to,
+            | Message::ShareSetting { to, .. }
+            | Message::Delivered { to, .. } => to,
         }
     }
 }
@@ -290,6 +312,9 @@ impl Engine {
             Message::Describe { .. } => self.describe_for_peer(&to.table),
             Message::Status { region, status, .. } => self.take_status(&to.table, &region, &status),
             Message::ShareSetting { change, .. } => self.apply_setting(&to.table, change),
+            Message::Delivered { from, through, .. } => {
+                self.take_delivery_report(&to.table, &from, through)
+            }
         })
     }
 

@@ -231,6 +231,9 @@ impl Engine {
                             IDLE_TICK
                         }
                     };
+                    if let Err(error) = engine.reclaim_tombstones_if_due() {
+                        eprintln!("ferrodyn: tombstone sweep failed: {error}");
+                    }
                 }
             });
         if let Err(error) = spawned {
@@ -254,6 +257,9 @@ impl Engine {
         let mut sent = false;
         for table in tables {
             let group = table.global();
+            // Taken before any page is read: what a drained target can be
+            // told it has (tombstones.rs).
+            let delivered = self.delivery_time();
             // Targets at one position share the page read (and parsed) once.
             let mut pages = PageCache::new();
             for (region, cursor) in self.replica_cursors(table.id)? {
@@ -269,7 +275,7 @@ impl Engine {
                 if self.replica_backing_off(table.id, &region) {
                     continue;
                 }
-                match self.send_to(&table, &region, cursor, &mut pages) {
+                match self.send_to(&table, &region, cursor, (&mut pages, delivered)) {
                     Ok(round) => {
                         sent |= round.progress;
                         self.note_link(table.id, &region, None);
@@ -282,13 +288,15 @@ impl Engine {
     }
 
     /// Sends the log past `cursor`, then a fill page, to `region`; marks a
-    /// filled replica ACTIVE once the log is drained.
+    /// filled replica ACTIVE once the log is drained, and reports delivery
+    /// up to `delivered` (a time taken before any of `pages` was read)
+    /// when the log is drained and no fill remains.
     fn send_to(
         self: &Arc<Self>,
         table: &Arc<Table>,
         region: &str,
         mut cursor: ReplicaCursor,
-        pages: &mut PageCache,
+        (pages, delivered): (&mut PageCache, u64),
     ) -> Result<Sent> {
         let own = self.region_of(&table.catalog_name).to_string();
         let to = address_in(self, table, region);
@@ -328,6 +336,9 @@ impl Engine {
             self.set_replica_status(table, region, "ACTIVE")?;
             cursor.filled = false;
             self.write_cursor(table.id, region, &cursor)?;
+        }
+        if sent.drained && cursor.fill.is_none() {
+            self.report_delivery(table, region, delivered)?;
         }
         Ok(sent)
     }
@@ -444,8 +455,9 @@ impl Engine {
             let Some(cursor) = self.replica_cursors(table.id)?.remove(region) else {
                 return Ok(());
             };
+            let delivered = self.delivery_time();
             if self
-                .send_to(table, region, cursor, &mut PageCache::new())?
+                .send_to(table, region, cursor, (&mut PageCache::new(), delivered))?
                 .drained
             {
                 return Ok(());
@@ -520,12 +532,17 @@ impl Engine {
                 "Failing": link.is_some_and(|l| l.backoff.is_some()),
             }));
         }
+        let reports: serde_json::Map<String, Value> = (self.delivery_reports(&table)?.into_iter())
+            .map(|(region, through)| (region, through.into()))
+            .collect();
         Ok(serde_json::json!({
             "TableName": table.name,
             "RegionName": own,
             "GlobalTableVersion": group.as_ref().map(|g| g.version.clone()),
             "MultiRegionConsistency": group.as_ref().map(|g| if g.strong { "STRONG" } else { "EVENTUAL" }),
             "Targets": targets,
+            "DeliveredThroughMicros": reports,
+            "TombstonesReclaimed": self.tombstones_reclaimed(&table),
         }))
     }
 

@@ -176,6 +176,9 @@ fn replication_view(client: &Client, table: &str) -> Result<Value, String> {
         view.insert("RegionName".into(), json!(region));
     }
     view.insert("Replication".into(), report["Targets"].clone());
+    for member in ["DeliveredThroughMicros", "TombstonesReclaimed"] {
+        view.insert(member.into(), report[member].clone());
+    }
     Ok(Value::Object(view))
 }
 
@@ -211,6 +214,20 @@ fn print_view(table: &str, view: &Value) {
             text(&witness["RegionName"]),
             text(&witness["WitnessStatus"])
         );
+    }
+    if let Some(reclaimed) = view["TombstonesReclaimed"].as_u64() {
+        let waiting: Vec<&String> = (view["DeliveredThroughMicros"].as_object().into_iter())
+            .flat_map(|reports| reports.iter())
+            .filter(|(_, through)| through.is_null())
+            .map(|(region, _)| region)
+            .collect();
+        match waiting.is_empty() {
+            true => println!("tombstones reclaimed since the server started: {reclaimed}"),
+            false => println!(
+                "tombstones reclaimed since the server started: {reclaimed} \
+                 (kept until a delivery report from {waiting:?})"
+            ),
+        }
     }
 }
 

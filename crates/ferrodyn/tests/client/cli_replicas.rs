@@ -72,6 +72,12 @@ fn a_replica_is_added_shown_with_its_latency_and_removed() {
     assert!(row.contains("ACTIVE") && row.contains("done"), "{shown}");
     let figures = format!("{}/{}/{}", latency["Last"], latency["P50"], latency["P99"]);
     assert!(row.contains(&figures), "{figures} missing from {shown}");
+    // Nothing deleted, nothing reclaimed (a day's retention by default).
+    assert!(
+        shown.contains("tombstones reclaimed since the server started: 0"),
+        "{shown}"
+    );
+    assert_eq!(view(&server)["TombstonesReclaimed"], 0);
 
     let removed = server.ok(&["replicas", "world", "--remove", "us-west-2", "--wait"]);
     assert!(removed.contains("replica us-west-2"), "{removed}");

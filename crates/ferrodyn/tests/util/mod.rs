@@ -8,6 +8,7 @@
 //! themselves); tests that need their own server process then skip.
 
 pub mod process;
+pub mod proxy;
 pub mod raw;
 pub mod restores;
 pub mod streams;

@@ -123,3 +123,34 @@ pub async fn call(op: &str, body: impl Into<Vec<u8>>) -> Response {
 pub async fn call_json(op: &str, body: Value) -> Response {
     call(op, body.to_string()).await
 }
+
+/// A GET of `path` with `query` (plain names and values), signed for
+/// `region` with the tests' key, `AKIDEXAMPLE:secret`: what a server run
+/// with `--credentials AKIDEXAMPLE:secret` answers.
+pub async fn signed_get(
+    endpoint: &str,
+    path: &str,
+    query: &[(&str, &str)],
+    region: &str,
+) -> Result<Response, String> {
+    let host = endpoint.trim_start_matches("http://");
+    let credentials = ferrodyn_sigv4::Credentials {
+        access_key_id: "AKIDEXAMPLE".into(),
+        secret_access_key: "secret".into(),
+        session_token: None,
+    };
+    let request = ferrodyn_sigv4::Request {
+        method: "GET",
+        path,
+        query,
+        headers: &[("host", host)],
+        body: b"",
+    };
+    let now = std::time::SystemTime::now();
+    let signed = ferrodyn_sigv4::sign(&request, &credentials, region, "dynamodb", now);
+    let mut headers: Vec<(&str, &str)> = vec![("host", host)];
+    headers.extend(signed.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+    let query: Vec<String> = query.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let uri = format!("{path}?{}", query.join("&"));
+    send_to(endpoint, "GET", &uri, &headers, Vec::new()).await
+}
