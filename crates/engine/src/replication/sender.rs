@@ -338,7 +338,7 @@ impl Engine {
             self.write_cursor(table.id, region, &cursor)?;
         }
         if sent.drained && cursor.fill.is_none() {
-            self.report_delivery(table, region, delivered)?;
+            self.report_delivery(table, region, delivered);
         }
         Ok(sent)
     }

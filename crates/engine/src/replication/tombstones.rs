@@ -102,24 +102,22 @@ impl Engine {
     /// Tells `region` that everything this region made before `through` is
     /// applied there, if no report went there within [`REPORT_INTERVAL`]
     /// (the sender calls it after draining that region's log).
-    pub(crate) fn report_delivery(
-        self: &Arc<Self>,
-        table: &Table,
-        region: &str,
-        through: u64,
-    ) -> Result<()> {
+    pub(crate) fn report_delivery(self: &Arc<Self>, table: &Table, region: &str, through: u64) {
         let key = (table.id, region.to_string());
         let interval = REPORT_INTERVAL.min(sweep_interval(self.replication.tombstones.retention));
         let due = (self.replication.tombstones.reported.lock().get(&key))
             .is_none_or(|sent| sent.elapsed() >= interval);
         if !due || table.is_strong() {
-            return Ok(());
+            return;
         }
+        (self.replication.tombstones.reported.lock()).insert(key, Instant::now());
         let from = self.region_of(&table.catalog_name).to_string();
         let to = address_in(self, table, region);
-        self.send(&Message::Delivered { to, from, through })?;
-        (self.replication.tombstones.reported.lock()).insert(key, Instant::now());
-        Ok(())
+        // A failed report is tried again after the interval, and is no
+        // failure of the link: the Apply sends say how the link is, and a
+        // peer that does not know the message (an older Ferrodyn) only
+        // keeps its tombstones.
+        let _ = self.send(&Message::Delivered { to, from, through });
     }
 
     /// [`Message::Delivered`]: keeps the newest report of `from`.
