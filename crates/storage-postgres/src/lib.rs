@@ -249,12 +249,17 @@ impl Storage for PostgresStorage {
         self.write_checked(Vec::new(), ops)
     }
 
-    fn write_checked(&self, checks: Vec<ReadCheck>, ops: Vec<WriteOp>) -> Result<(), StorageError> {
+    fn write_checked(
+        &self,
+        mut checks: Vec<ReadCheck>,
+        ops: Vec<WriteOp>,
+    ) -> Result<(), StorageError> {
         validate_ops(&ops)?;
-        let changes = last_ops(ops);
-        if checks.is_empty() && changes.0.is_empty() && changes.1.is_empty() {
+        let (deletes, keys, values) = last_ops(ops);
+        if checks.is_empty() && deletes.is_empty() && keys.is_empty() {
             return Ok(());
         }
+        let changes = sql::Changes::split(&mut checks, deletes, (keys, values));
         self.call(&self.pools.write, async |conn| {
             sql::checked_write(conn, &checks, changes).await
         })?

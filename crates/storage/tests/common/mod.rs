@@ -445,6 +445,20 @@ pub fn check_checked_write(s: &dyn Storage) {
         assert!(matches!(err, StorageError::Conflict { .. }), "{err}");
     }
     assert_eq!(s.get(b"b").unwrap(), Some(b"x".to_vec()));
+    // A key checked absent and put (PostgreSQL inserts it plainly) beside
+    // other changes: refused whole when it exists.
+    let beside = vec![
+        WriteOp::Put(b"c".to_vec(), b"1".to_vec()),
+        WriteOp::Delete(b"a".to_vec()),
+        WriteOp::Put(b"b".to_vec(), b"z".to_vec()),
+    ];
+    let err = s
+        .write_checked(vec![check(b"b", None)], beside)
+        .unwrap_err();
+    assert!(matches!(err, StorageError::Conflict { .. }), "{err}");
+    assert_eq!(s.get(b"c").unwrap(), None);
+    assert_eq!(s.get(b"a").unwrap(), Some(b"1".to_vec()));
+    assert_eq!(s.get(b"b").unwrap(), Some(b"x".to_vec()));
     // Checks without ops, ops without checks.
     s.write_checked(vec![check(b"a", Some(b"1"))], Vec::new())
         .unwrap();
