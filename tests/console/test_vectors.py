@@ -3,7 +3,7 @@ index the explorer offers Vectors beside Scan and Query; a pasted vector,
 TopK and the search-schema values give SearchVectors' results in the grid,
 most similar first with their scores, and the request and commands below
 (long commands wrap beside their Copy button, never under it; the form is
-readable in the dark theme too)."""
+readable in both themes)."""
 
 import os
 
@@ -106,7 +106,10 @@ def test_vector_search_shows_the_most_similar_items_with_scores(server, browser)
     button(browser, "aws CLI", details).click()
     assert copy_beside_code(browser, "aws command")
     assert len(by_label(browser, "aws command").text) > 200
-    # The dark theme (the header's theme button, or t) keeps it all readable.
+    # Readable in the light theme (white on the orange Search button
+    # included) and in the dark one (the header's theme button, or t).
+    low = browser.execute_script(LOW_CONTRAST, "form.queryform *, .summary *, details.request *")
+    assert low == [], low
     browser.find_element(By.ID, "theme-button").click()
     assert browser.execute_script("return document.documentElement.dataset.theme") == "dark"
     by_label(browser, "lang equals").clear()
