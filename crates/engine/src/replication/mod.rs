@@ -90,6 +90,8 @@ pub(crate) struct ReplicationState {
     pub(crate) links: Mutex<HashMap<(u64, String), sender::LinkState>>,
     /// The tombstone sweep and the delivery reports (tombstones.rs).
     pub(crate) tombstones: tombstones::TombstoneState,
+    /// Setting changes waiting for a region (shared_settings.rs).
+    pub(crate) outbox: shared_settings::OutboxState,
 }
 
 impl ReplicationState {

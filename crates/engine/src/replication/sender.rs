@@ -275,6 +275,7 @@ impl Engine {
                 if self.replica_backing_off(table.id, &region) {
                     continue;
                 }
+                self.deliver_settings(&table, &region)?;
                 match self.send_to(&table, &region, cursor, (&mut pages, delivered)) {
                     Ok(round) => {
                         sent |= round.progress;
@@ -519,6 +520,7 @@ impl Engine {
         let mut targets = Vec::new();
         for (region, cursor) in self.replica_cursors(table.id)? {
             let pending = self.oldest_pending_age(&table, &own, cursor.next_seq)?;
+            let (settings_waiting, settings_error) = self.settings_waiting(&table, &region)?;
             let links = self.replication.links.lock();
             let link = links.get(&(table.id, region.clone()));
             targets.push(serde_json::json!({
@@ -530,6 +532,8 @@ impl Engine {
                 "FillItemsSent": cursor.fill.as_ref().map(|f| f.items),
                 "LastError": link.and_then(|l| l.last_error.clone()),
                 "Failing": link.is_some_and(|l| l.backoff.is_some()),
+                "SettingsWaiting": settings_waiting,
+                "SettingsError": settings_error,
             }));
         }
         let reports: serde_json::Map<String, Value> = (self.delivery_reports(&table)?.into_iter())

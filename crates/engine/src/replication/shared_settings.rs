@@ -10,17 +10,43 @@
 //! The server's operations call [`Engine::share_setting`] once their change
 //! is made here; each other region applies it through the same engine call
 //! ([`Message::ShareSetting`]), which shares nothing further. A region that
-//! cannot apply it (or cannot be reached) is reported, not retried: the
-//! change stands where it was made.
+//! cannot apply it now (down, cut off, or refusing) gets it later: the
+//! change waits in a durable outbox per region (`'k' | table id |
+//! settings/<region>/<number>`), which the replication thread delivers in
+//! order, at most once every [`RETRY_EVERY`] per region, beside the data
+//! (a setting that keeps failing never holds the items back; the report
+//! shows it). While a region's outbox is not empty, new changes for it
+//! queue behind, so every region applies a table's changes in the order
+//! they were made.
 
 use super::settings::TableSettings;
 use super::{address_in, Message};
+use crate::keyspace;
 use crate::schema::{AttributeDefinition, IndexDescription};
+use crate::table::Table;
 use crate::Engine;
+use ferrodyn_storage::WriteOp;
 use ferrodyn_types::Result;
+use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::ops::Bound;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// The least time between two deliveries of one region's outbox.
+const RETRY_EVERY: Duration = Duration::from_secs(1);
+
+/// One region's outbox as last tried: when, and why its first change
+/// failed then (None: all delivered).
+type Tried = (Instant, Option<String>);
+
+/// Per (table id, region): the outbox as last tried.
+#[derive(Default)]
+pub(crate) struct OutboxState {
+    tried: Mutex<HashMap<(u64, String), Tried>>,
+}
 
 /// One shared setting change.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -67,20 +93,85 @@ impl Engine {
         let own = self.region_of(&table.catalog_name).to_string();
         let mut failed = Vec::new();
         for replica in group.replicas.iter().filter(|r| r.region != own) {
-            let to = address_in(self, &table, &replica.region);
-            let message = Message::ShareSetting {
-                to,
-                change: change.clone(),
+            let region = &replica.region;
+            let applied = match self.outbox(table.id, region) {
+                Ok(waiting) if waiting.is_empty() => {
+                    let to = address_in(self, &table, region);
+                    let message = Message::ShareSetting {
+                        to,
+                        change: change.clone(),
+                    };
+                    self.send(&message).map(drop).map_err(|e| e.message)
+                }
+                Ok(_) => Err("queued behind earlier changes for this region".to_string()),
+                Err(error) => Err(error.message),
             };
-            if let Err(error) = self.send(&message) {
-                eprintln!(
-                    "ferrodyn: {name}: a setting was not shared with {}: {error}",
-                    replica.region
-                );
-                failed.push((replica.region.clone(), error.message));
+            if let Err(why) = applied {
+                if let Err(lost) = self.enqueue_setting(table.id, region, &change) {
+                    eprintln!("ferrodyn: {name}: a setting for {region} was lost: {lost}");
+                }
+                failed.push((region.clone(), why));
             }
         }
         failed
+    }
+
+    /// The changes waiting for `region`, oldest first, with their keys.
+    fn outbox(&self, table_id: u64, region: &str) -> Result<Vec<(Vec<u8>, SettingChange)>> {
+        let prefix = keyspace::cursor_key(table_id, &format!("settings/{region}/"));
+        let end = keyspace::prefix_end(&prefix);
+        let end = end.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
+        let found = (self
+            .storage
+            .scan(Bound::Included(&prefix), end, false, usize::MAX))
+        .map_err(crate::storage_error)?;
+        (found.into_iter())
+            .map(|(key, value)| {
+                let change = serde_json::from_slice(&value).map_err(crate::storage_error)?;
+                Ok((key, change))
+            })
+            .collect()
+    }
+
+    fn enqueue_setting(&self, table_id: u64, region: &str, change: &SettingChange) -> Result<()> {
+        let number = self.allocate_sequence();
+        let key = keyspace::cursor_key(table_id, &format!("settings/{region}/{number:020}"));
+        let value = serde_json::to_vec(change).expect("plain data always serialises");
+        Ok(self.write_retrying_conflicts(vec![WriteOp::Put(key, value)])?)
+    }
+
+    /// Sends `region` the changes waiting for it, in order, each removed
+    /// once applied there; stops at the first that fails (tried again
+    /// after [`RETRY_EVERY`]). The replication thread calls it each round.
+    pub(crate) fn deliver_settings(self: &Arc<Self>, table: &Table, region: &str) -> Result<()> {
+        let key = (table.id, region.to_string());
+        let tried = self.replication.outbox.tried.lock().get(&key).cloned();
+        if tried.is_some_and(|(at, _)| at.elapsed() < RETRY_EVERY) {
+            return Ok(());
+        }
+        let mut failure = None;
+        for (record, change) in self.outbox(table.id, region)? {
+            let to = address_in(self, table, region);
+            if let Err(error) = self.send(&Message::ShareSetting { to, change }) {
+                failure = Some(error.message);
+                break;
+            }
+            self.write_retrying_conflicts(vec![WriteOp::Delete(record)])?;
+        }
+        (self.replication.outbox.tried.lock()).insert(key, (Instant::now(), failure));
+        Ok(())
+    }
+
+    /// How many changes wait for `region`, and why the first failed last.
+    pub(crate) fn settings_waiting(
+        &self,
+        table: &Table,
+        region: &str,
+    ) -> Result<(usize, Option<String>)> {
+        let waiting = self.outbox(table.id, region)?.len();
+        let tried = self.replication.outbox.tried.lock();
+        let why = (tried.get(&(table.id, region.to_string()))).and_then(|(_, why)| why.clone());
+        Ok((waiting, why.filter(|_| waiting > 0)))
     }
 
     /// [`Message::ShareSetting`]: another region's change, made here.

@@ -11,7 +11,7 @@ use super::{
 };
 use crate::util::process::{free_port, ServerProcess};
 use crate::util::{self, client_in_region, item, n, s};
-use aws_sdk_dynamodb::types::{PutRequest, WriteRequest};
+use aws_sdk_dynamodb::types::{PutRequest, ScalarAttributeType, WriteRequest};
 use aws_sdk_dynamodb::Client;
 use std::time::{Duration, Instant};
 
@@ -210,6 +210,76 @@ async fn a_tombstone_stays_while_a_region_that_may_hold_older_changes_is_cut_off
     }
     assert!(contents(&east, &table).await.is_empty());
     assert!(contents(&west, &table).await.is_empty());
+}
+
+/// Settings changed while a region's server is down reach it once it is
+/// back, in the order they were made: Time to Live enabled then moved to
+/// another attribute, and a global index created. (Sent once, they were
+/// lost for that region.)
+#[tokio::test]
+async fn settings_changed_while_a_region_is_down_reach_it_when_it_returns() {
+    let mut nodes = cluster(2);
+    let (east, west) = (nodes[0].client(), nodes[1].client());
+    let table = util::table_s(&east).await;
+    add_replica(&east, &table, REGIONS[1]).await;
+    wait_replica_active(&east, &table, REGIONS[1]).await;
+    nodes[1].kill();
+    for (enabled, attribute) in [(true, "expires"), (false, "expires"), (true, "ttl")] {
+        let ttl = aws_sdk_dynamodb::types::TimeToLiveSpecification::builder()
+            .enabled(enabled)
+            .attribute_name(attribute)
+            .build()
+            .unwrap();
+        let update = east.update_time_to_live().table_name(&table);
+        update.time_to_live_specification(ttl).send().await.unwrap();
+    }
+    let index = aws_sdk_dynamodb::types::CreateGlobalSecondaryIndexAction::builder()
+        .index_name("byG")
+        .key_schema(util::key("g", aws_sdk_dynamodb::types::KeyType::Hash))
+        .projection(
+            aws_sdk_dynamodb::types::Projection::builder()
+                .projection_type(aws_sdk_dynamodb::types::ProjectionType::All)
+                .build(),
+        )
+        .build()
+        .unwrap();
+    let create = aws_sdk_dynamodb::types::GlobalSecondaryIndexUpdate::builder().create(index);
+    (east.update_table().table_name(&table))
+        .attribute_definitions(util::attr_def("g", ScalarAttributeType::S))
+        .global_secondary_index_updates(create.build())
+        .send()
+        .await
+        .unwrap();
+    let report = replication_report(&nodes[0], &table).await;
+    assert_eq!(report["Targets"][0]["SettingsWaiting"], 4, "{report}");
+
+    nodes[1].start();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let ttl = west.describe_time_to_live().table_name(&table).send().await;
+        let ttl = ttl.ok().and_then(|t| t.time_to_live_description().cloned());
+        let described = west.describe_table().table_name(&table).send().await;
+        let indexes = described
+            .ok()
+            .and_then(|d| d.table().map(|t| t.global_secondary_indexes().len()));
+        let attribute = ttl
+            .as_ref()
+            .and_then(|t| t.attribute_name().map(str::to_string));
+        let status = ttl.and_then(|t| t.time_to_live_status().map(|s| s.as_str().to_string()));
+        if attribute.as_deref() == Some("ttl")
+            && status.as_deref() == Some("ENABLED")
+            && indexes == Some(1)
+        {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "west has TTL {attribute:?} {status:?} and {indexes:?} indexes"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let report = replication_report(&nodes[0], &table).await;
+    assert_eq!(report["Targets"][0]["SettingsWaiting"], 0, "{report}");
 }
 
 #[tokio::test]
