@@ -147,9 +147,15 @@ def test_a_replica_on_a_stopped_peer_shows_its_pending_age_and_error(browser):
             return error if "could not be reached" in error else None
 
         wait(browser, failing, timeout=20)
+        # A setting changed meanwhile waits for the region, shown on its row.
+        east.api("call/UpdateTimeToLive", {"TableName": "orders", "TimeToLiveSpecification": {
+            "Enabled": True, "AttributeName": "expires"}}, headers=token)
         time.sleep(1.2)
         button(browser, "Refresh").click()
         wait(browser, lambda b: replica_row(b, "us-west-2").find_element(By.CSS_SELECTOR, "td.pending").text not in ("0 ms", "—"))
+        waiting = replica_row(browser, "us-west-2").find_element(By.CSS_SELECTOR, "td.lasterror .pill.waiting").text
+        assert waiting == "1 setting change waiting", waiting
+        assert browser.find_element(By.CSS_SELECTOR, "dd.tombstones").text.startswith("0")
         shoot(browser, "console-replicas-peer-down.png")
         assert js_errors(browser) == []
     finally:

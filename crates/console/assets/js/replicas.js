@@ -96,7 +96,10 @@ function globalState(t, report, load) {
         el('span.hint', strong ? ' — a write is acknowledged once two regions hold it' : ' — asynchronous; last writer wins by write time')),
       el('dt', 'Witnesses'), el('dd', witnesses.length
         ? witnesses.map((w) => el('span.witness', w.RegionName, ' ', el(`span.pill.s-${(w.WitnessStatus || '').toLowerCase()}`, w.WitnessStatus)))
-        : 'none')),
+        : 'none'),
+      strong ? null : el('dt', 'Tombstones reclaimed'),
+      strong ? null : el('dd.tombstones', (report.value?.TombstonesReclaimed ?? '—').toLocaleString(),
+        el('span.hint', ' — deleted items\' versions, dropped once a day old and once every other region has delivered what it made before them'))),
     replicaTable(t, targets, load),
     report.status === 'rejected' ? errorBox(report.reason) : null);
 }
@@ -117,7 +120,9 @@ function replicaTable(t, targets, load) {
         el('td.num.pending', target.PendingAgeMs === undefined ? '—' : ms(target.PendingAgeMs)),
         el('td.num', target.ChangesSent === undefined ? '—' : target.ChangesSent.toLocaleString()),
         el('td', fillText(target, r.ReplicaStatus)),
-        el('td.lasterror', target.LastError ? el('span', { class: target.Failing ? 'bad' : 'hint' }, target.LastError) : ''),
+        el('td.lasterror', target.LastError ? el('span', { class: target.Failing ? 'bad' : 'hint' }, target.LastError) : '',
+          target.SettingsWaiting ? el('span.pill.waiting', { title: target.SettingsError || 'Delivered in order once the region can take them' },
+            `${target.SettingsWaiting} setting change${target.SettingsWaiting === 1 ? '' : 's'} waiting`) : null),
         el('td', r.ReplicaStatus === 'ACTIVE' && t.MultiRegionConsistency !== 'STRONG'
           ? button('Remove…', () => removeReplicaDialog(t.TableName, r.RegionName, load), 'small') : null));
     })));
