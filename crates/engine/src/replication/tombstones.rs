@@ -26,7 +26,8 @@
 //!
 //! The sweep runs on the replication thread every [`sweep_interval`], on
 //! the node that runs background work, reading at most [`SWEEP_PAGE`]
-//! version records per table per round from where the last one stopped.
+//! version records per table per round from where the last one stopped,
+//! the rounds of an unfinished pass [`PASS_PAUSE`] apart.
 //! Each tombstone goes in a write checked against its record and the item's
 //! absence, under the item's lock: a write of the item since wins.
 
@@ -45,8 +46,11 @@ use std::time::{Duration, Instant};
 
 /// The default retention period of a tombstone.
 pub const DEFAULT_RETENTION: Duration = Duration::from_secs(24 * 60 * 60);
-/// Version records read per table per sweep.
-const SWEEP_PAGE: usize = 2_000;
+/// Version records read per table per sweep round: a pass over a table of
+/// 10 million items takes some 8 minutes of rounds a second apart.
+const SWEEP_PAGE: usize = 20_000;
+/// The pause between two rounds of one unfinished pass.
+const PASS_PAUSE: Duration = Duration::from_secs(1);
 /// Tombstones deleted per checked write.
 const DROP_BATCH: usize = 100;
 /// The most a sender waits between two delivery reports to one target.
@@ -164,8 +168,14 @@ impl Engine {
     pub(crate) fn reclaim_tombstones_if_due(&self) -> Result<()> {
         let state = &self.replication.tombstones;
         {
+            // A pass left unfinished (a large table) goes on a second later.
+            let unfinished = !state.positions.lock().is_empty();
+            let wait = match unfinished {
+                true => PASS_PAUSE.min(sweep_interval(state.retention)),
+                false => sweep_interval(state.retention),
+            };
             let mut last = state.last_sweep.lock();
-            if last.is_some_and(|at| at.elapsed() < sweep_interval(state.retention)) {
+            if last.is_some_and(|at| at.elapsed() < wait) {
                 return Ok(());
             }
             *last = Some(Instant::now());
@@ -238,21 +248,21 @@ impl Engine {
 
     /// Deletes the given version records, each only if it is still the
     /// same tombstone and the item is still absent; how many went. One
-    /// checked write per [`DROP_BATCH`] records, record by record when a
-    /// batch meets a write made since.
+    /// checked write per [`DROP_BATCH`] records, under those items' locks,
+    /// record by record when a batch meets a write made since.
     fn drop_tombstones(&self, table: &Arc<Table>, expired: Vec<(Vec<u8>, Vec<u8>)>) -> Result<u64> {
-        let keys: Vec<LockKey> = (expired.iter())
-            .map(|(key, _)| LockKey {
-                key: keyspace::item_key_of_version(key),
-                item: true,
-            })
-            .collect();
-        let _held = (self.locks)
-            .acquire(Holder::Batch, &keys)
-            .expect("batch requests are never rejected");
-        let _writers = table.writers();
         let mut dropped = 0;
         for batch in expired.chunks(DROP_BATCH) {
+            let keys: Vec<LockKey> = (batch.iter())
+                .map(|(key, _)| LockKey {
+                    key: keyspace::item_key_of_version(key),
+                    item: true,
+                })
+                .collect();
+            let _held = (self.locks)
+                .acquire(Holder::Batch, &keys)
+                .expect("batch requests are never rejected");
+            let _writers = table.writers();
             if self.drop_checked(batch)? {
                 dropped += batch.len() as u64;
                 continue;
