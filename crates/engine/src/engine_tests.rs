@@ -455,40 +455,6 @@ fn only_storage_conflicts_are_retried_wherever_they_are_raised() {
     );
     let delete = || engine.delete_table("created").is_ok();
     assert_eq!(attempts(3, 0, &delete), (true, 4), "DeleteTable");
-    // A catalog change that cannot re-plan (tags): its commit is sent again
-    // as it is.
-    let tag = || {
-        let tags = vec![("k".to_string(), "v".to_string())];
-        let arn = t.describe().table_arn;
-        engine.tag_resource(&arn, tags).is_ok()
-    };
-    assert_eq!(attempts(3, 0, &tag), (true, 4), "TagResource");
-    // One that fails for good leaves the table as stored.
-    let arn = t.describe().table_arn;
-    let retag = || {
-        let tags = vec![("k".to_string(), "changed".to_string())];
-        engine.tag_resource(&arn, tags).is_err()
-    };
-    assert!(attempts(u32::MAX, 0, &retag).0, "TagResource failing");
-    storage.conflicts.store(0, SeqCst);
-    engine.reload_catalog().unwrap(); // the upkeep's, every second
-    let tags = engine.list_tags(&arn).unwrap();
-    assert_eq!(tags.get("k").map(String::as_str), Some("v"), "{tags:?}");
-    // More conflicts than a catalog commit absorbs on its own: a restore
-    // re-plans (CI once saw RestoreTableFromBackup answer
-    // TransactionConflictException for a single conflict).
-    let backup = engine.create_backup("t", "b").unwrap().backup_arn;
-    wait_until_available(&engine, &backup);
-    let restore = || {
-        let overrides = crate::restore::RestoreOverrides::default();
-        (engine.restore_table_from_backup("restored", &backup, overrides)).is_ok()
-    };
-    let (restored, tries) = attempts(6, 0, &restore);
-    assert!(
-        restored && tries >= 7,
-        "RestoreTableFromBackup: {tries} attempts"
-    );
-
     // A storage failure is the client's InternalServerError at once.
     let failed = || put("b").is_err_and(|e| e.kind == ErrorKind::InternalServerError);
     assert_eq!(attempts(0, 1, &failed), (true, 1), "a storage failure");
@@ -512,6 +478,48 @@ fn only_storage_conflicts_are_retried_wherever_they_are_raised() {
     let exhausted = || put("c").is_err_and(|e| e.kind == ErrorKind::TransactionConflict);
     let (answered, tries) = attempts(u32::MAX, 0, &exhausted);
     assert!(answered && tries > 4, "{tries} attempts");
+}
+
+/// Catalog changes on shared storage: one that cannot re-plan (tags) has
+/// its commit sent again as it is; one that fails for good leaves the
+/// table as stored; a restore, meeting more conflicts than a commit
+/// absorbs on its own, re-plans (CI once saw RestoreTableFromBackup answer
+/// TransactionConflictException for a single conflict).
+#[test]
+fn catalog_changes_retry_storage_conflicts_and_forget_what_failed() {
+    use std::sync::atomic::Ordering::SeqCst;
+    let (storage, engine, t) = conflicting_engine();
+    let attempts = |conflicts, call: &dyn Fn() -> bool| {
+        storage.conflicts.store(conflicts, SeqCst);
+        storage.checked_writes.store(0, SeqCst);
+        let succeeded = call();
+        (succeeded, storage.checked_writes.load(SeqCst))
+    };
+    let arn = t.describe().table_arn;
+    let tag = |value: &str| {
+        let tags = vec![("k".to_string(), value.to_string())];
+        engine.tag_resource(&arn, tags).is_ok()
+    };
+    assert_eq!(attempts(3, &|| tag("v")), (true, 4), "TagResource");
+    assert!(
+        !attempts(u32::MAX, &|| tag("changed")).0,
+        "TagResource failing"
+    );
+    storage.conflicts.store(0, SeqCst);
+    engine.reload_catalog().unwrap(); // the upkeep's, every second
+    let tags = engine.list_tags(&arn).unwrap();
+    assert_eq!(tags.get("k").map(String::as_str), Some("v"), "{tags:?}");
+    let backup = engine.create_backup("t", "b").unwrap().backup_arn;
+    wait_until_available(&engine, &backup);
+    let restore = || {
+        let overrides = crate::restore::RestoreOverrides::default();
+        (engine.restore_table_from_backup("restored", &backup, overrides)).is_ok()
+    };
+    let (restored, tries) = attempts(6, &restore);
+    assert!(
+        restored && tries >= 7,
+        "RestoreTableFromBackup: {tries} attempts"
+    );
 }
 
 /// Waits (at most 10 s) for the backup `arn` to be AVAILABLE.
