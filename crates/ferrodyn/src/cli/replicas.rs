@@ -281,12 +281,25 @@ fn fill(target: &Value, status: &str) -> String {
     }
 }
 
+/// The last delivery error (prefixed while sends fail), and the setting
+/// changes waiting for the region.
 fn last_error(target: &Value) -> String {
     let error = text(&target["LastError"]);
-    if target["Failing"] == true {
-        format!("failing: {error}")
-    } else {
-        error
+    let error = match target["Failing"] == true {
+        true => format!("failing: {error}"),
+        false => error,
+    };
+    match target["SettingsWaiting"].as_u64().unwrap_or(0) {
+        0 => error,
+        waiting => {
+            let plural = if waiting == 1 { "" } else { "s" };
+            let note = format!("{waiting} setting change{plural} waiting");
+            [error, note]
+                .into_iter()
+                .filter(|s| !s.is_empty())
+                .collect::<Vec<_>>()
+                .join("; ")
+        }
     }
 }
 
@@ -295,5 +308,25 @@ fn text(value: &Value) -> String {
         Value::String(s) => s.clone(),
         Value::Null => String::new(),
         other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_error_cell_names_waiting_setting_changes() {
+        let failing = json!({"LastError": "unreachable", "Failing": true, "SettingsWaiting": 2});
+        assert_eq!(
+            last_error(&failing),
+            "failing: unreachable; 2 setting changes waiting"
+        );
+        let quiet = json!({"LastError": null, "Failing": false, "SettingsWaiting": 1});
+        assert_eq!(last_error(&quiet), "1 setting change waiting");
+        assert_eq!(
+            last_error(&json!({"LastError": "old", "SettingsWaiting": 0})),
+            "old"
+        );
     }
 }
