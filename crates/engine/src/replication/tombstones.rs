@@ -21,8 +21,11 @@
 //!
 //! So a region that is away (a peer down, a link cut) stops its peers'
 //! reclaiming until it is back and caught up: it may hold changes made
-//! before their deletes. MRSC tables keep their tombstones (their proposals
-//! compare versions; not reclaimed yet).
+//! before their deletes. MRSC tables keep their tombstones: there a region
+//! that has not yet received a delete may propose a change based on the
+//! version before it, and the tombstone is what makes the others refuse
+//! it; reclaiming needs reports of what each region has applied, not only
+//! of what it has delivered.
 //!
 //! The sweep runs on the replication thread every [`sweep_interval`], on
 //! the node that runs background work, reading at most [`SWEEP_PAGE`]
