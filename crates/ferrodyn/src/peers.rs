@@ -7,7 +7,7 @@
 //! with a placeholder key when the servers verify no signatures.
 
 use ferrodyn_client::sigv4;
-use ferrodyn_engine::replication::PeerLink;
+use ferrodyn_engine::replication::{PeerError, PeerLink};
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
 
@@ -67,8 +67,17 @@ impl PeerClient {
     }
 }
 
+/// A peer's answers that say it did not accept this server's signature.
+const AUTHENTICATION_ERRORS: [&str; 5] = [
+    "UnrecognizedClientException",
+    "InvalidSignatureException",
+    "IncompleteSignatureException",
+    "MissingAuthenticationTokenException",
+    "AccessDeniedException",
+];
+
 impl PeerLink for PeerClient {
-    fn call(&self, url: &str, message: &[u8]) -> Result<Vec<u8>, String> {
+    fn call(&self, url: &str, message: &[u8]) -> Result<Vec<u8>, PeerError> {
         let host = (url.split_once("://").map_or(url, |(_, rest)| rest))
             .split('/')
             .next()
@@ -97,11 +106,12 @@ impl PeerLink for PeerClient {
         for (name, value) in &signed {
             builder = builder.header(name, value);
         }
-        let mut response =
-            (builder.send(message)).map_err(|e| format!("cannot reach the peer at {url}: {e}"))?;
+        let unreachable = PeerError::Unreachable;
+        let mut response = (builder.send(message))
+            .map_err(|e| unreachable(format!("cannot reach the peer at {url}: {e}")))?;
         let status = response.status().as_u16();
         let body = (response.body_mut().read_to_vec())
-            .map_err(|e| format!("reading the peer's answer: {e}"))?;
+            .map_err(|e| unreachable(format!("reading the peer's answer: {e}")))?;
         if status == 200 {
             return Ok(body);
         }
@@ -109,7 +119,20 @@ impl PeerLink for PeerClient {
         let kind = json["__type"].as_str().unwrap_or("HTTP error");
         let kind = kind.rsplit('#').next().unwrap_or(kind);
         let text = json["message"].as_str().unwrap_or_default();
-        Err(format!("{kind} (HTTP {status}): {text}"))
+        // A client error is the peer's answer to this message; anything
+        // else (a 5xx, a proxy's page) says the region is not there now, and
+        // so does a refused signature (the servers' --credentials disagree:
+        // nothing the client can mend).
+        let refused = (400..500).contains(&status)
+            && kind != "HTTP error"
+            && !AUTHENTICATION_ERRORS.contains(&kind);
+        match refused {
+            true => Err(PeerError::Refused {
+                name: kind.to_string(),
+                message: text.to_string(),
+            }),
+            false => Err(unreachable(format!("{kind} (HTTP {status}): {text}"))),
+        }
     }
 }
 

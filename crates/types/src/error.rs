@@ -67,6 +67,60 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
+    /// Every kind, for [`ErrorKind::from_name`].
+    pub const ALL: [ErrorKind; 44] = [
+        ErrorKind::Validation,
+        ErrorKind::Serialization,
+        ErrorKind::UnknownOperation,
+        ErrorKind::MissingAuthenticationToken,
+        ErrorKind::IncompleteSignature,
+        ErrorKind::InvalidSignature,
+        ErrorKind::UnrecognizedClient,
+        ErrorKind::AccessDenied,
+        ErrorKind::ResourceNotFound,
+        ErrorKind::ResourceInUse,
+        ErrorKind::LimitExceeded,
+        ErrorKind::ConditionalCheckFailed,
+        ErrorKind::DuplicateItem,
+        ErrorKind::TransactionCanceled,
+        ErrorKind::TransactionConflict,
+        ErrorKind::TransactionInProgress,
+        ErrorKind::IdempotentParameterMismatch,
+        ErrorKind::ProvisionedThroughputExceeded,
+        ErrorKind::Throttling,
+        ErrorKind::RequestLimitExceeded,
+        ErrorKind::ItemCollectionSizeLimitExceeded,
+        ErrorKind::RequestEntityTooLarge,
+        ErrorKind::ExpiredIterator,
+        ErrorKind::TableNotFound,
+        ErrorKind::TableAlreadyExists,
+        ErrorKind::TableInUse,
+        ErrorKind::BackupNotFound,
+        ErrorKind::BackupInUse,
+        ErrorKind::PointInTimeRecoveryUnavailable,
+        ErrorKind::InvalidRestoreTime,
+        ErrorKind::InvalidExportTime,
+        ErrorKind::ExportConflict,
+        ErrorKind::ExportNotFound,
+        ErrorKind::ImportConflict,
+        ErrorKind::ImportNotFound,
+        ErrorKind::TrimmedDataAccess,
+        ErrorKind::PolicyNotFound,
+        ErrorKind::ReplicatedWriteConflict,
+        ErrorKind::GlobalTableAlreadyExists,
+        ErrorKind::GlobalTableNotFound,
+        ErrorKind::ReplicaAlreadyExists,
+        ErrorKind::ReplicaNotFound,
+        ErrorKind::IndexNotFound,
+        ErrorKind::InternalServerError,
+    ];
+
+    /// The kind whose [`ErrorKind::name`] is `name` (another Ferrodyn's
+    /// answer, read back).
+    pub fn from_name(name: &str) -> Option<ErrorKind> {
+        ErrorKind::ALL.into_iter().find(|kind| kind.name() == name)
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             ErrorKind::Validation => "ValidationException",
@@ -270,3 +324,16 @@ impl fmt::Display for DynamoError {
 }
 
 impl std::error::Error for DynamoError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_is_found_again_by_its_name() {
+        for kind in ErrorKind::ALL {
+            assert_eq!(ErrorKind::from_name(kind.name()), Some(kind));
+        }
+        assert_eq!(ErrorKind::from_name("NoSuchException"), None);
+    }
+}

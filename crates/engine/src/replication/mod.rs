@@ -55,7 +55,7 @@ use crate::shared::{ChangeSource, GlobalTable};
 use crate::table::Table;
 use crate::Engine;
 use ferrodyn_storage::ReadCheck;
-use ferrodyn_types::{DynamoError, Item, Result};
+use ferrodyn_types::{DynamoError, ErrorKind, Item, Result};
 use parking_lot::{Mutex, RwLock};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
@@ -66,9 +66,20 @@ use std::sync::Arc;
 /// (ferrodyn/src/peers.rs), so the engine holds no client.
 pub trait PeerLink: Send + Sync {
     /// POSTs `message` (a [`Message`] as JSON) to the server at `url` and
-    /// returns its answer's body; Err when it could not be delivered or
-    /// the peer refused it (the peer's error text).
-    fn call(&self, url: &str, message: &[u8]) -> std::result::Result<Vec<u8>, String>;
+    /// returns its answer's body.
+    fn call(&self, url: &str, message: &[u8]) -> std::result::Result<Vec<u8>, PeerError>;
+}
+
+/// Why a peer gave no answer to use.
+#[derive(Debug)]
+pub enum PeerError {
+    /// Not delivered, or the peer failed inside (HTTP 5xx): the region
+    /// could not be reached, and what was sent may be sent again.
+    Unreachable(String),
+    /// The peer refused the message (HTTP 4xx) with this DynamoDB error
+    /// name (`__type` after `#`) and message: answered to the client as the
+    /// same error, as a region of this server would answer it.
+    Refused { name: String, message: String },
 }
 
 /// The engine's replication state: the version clock, the peers, the
@@ -279,7 +290,13 @@ impl Engine {
         let link = self.replication.link.read().clone();
         let link = link.ok_or_else(|| unreachable(region, "no peer client"))?;
         let body = serde_json::to_vec(message).expect("plain data always serialises");
-        let answer = link.call(url, &body).map_err(|e| unreachable(region, &e))?;
+        let answer = link.call(url, &body).map_err(|error| match error {
+            PeerError::Unreachable(why) => unreachable(region, &why),
+            PeerError::Refused { name, message } => {
+                let kind = ErrorKind::from_name(&name).unwrap_or(ErrorKind::Validation);
+                DynamoError::new(kind, message)
+            }
+        })?;
         serde_json::from_slice(&answer).map_err(|e| unreachable(region, &e.to_string()))
     }
 

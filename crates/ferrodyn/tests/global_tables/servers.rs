@@ -212,6 +212,40 @@ async fn a_tombstone_stays_while_a_region_that_may_hold_older_changes_is_cut_off
     assert!(contents(&west, &table).await.is_empty());
 }
 
+/// A peer's refusal reaches the client as the peer's own error, as a region
+/// of the same server answers it (it was an InternalServerError saying the
+/// region "could not be reached").
+#[tokio::test]
+async fn a_replica_the_peer_refuses_answers_the_peers_error() {
+    let nodes = cluster(2);
+    let (east, west) = (nodes[0].client(), nodes[1].client());
+    let table = util::table_s(&east).await;
+    let plain = west.create_table().table_name(&table);
+    let plain = plain.key_schema(util::key("p", aws_sdk_dynamodb::types::KeyType::Hash));
+    let plain = plain.attribute_definitions(util::attr_def("p", ScalarAttributeType::S));
+    let plain = plain.billing_mode(aws_sdk_dynamodb::types::BillingMode::PayPerRequest);
+    plain.send().await.unwrap();
+    let refused = super::update_replicas(&east, &table, super::create(REGIONS[1])).await;
+    let error = util::service_error::<(), _, _>(refused.map(drop));
+    assert_eq!(error.code, "ValidationException", "{error:?}");
+    assert!(
+        error
+            .message
+            .contains("one or more replicas already existed as tables"),
+        "{error:?}"
+    );
+    let described = east
+        .describe_table()
+        .table_name(&table)
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        described.table().unwrap().replicas().is_empty(),
+        "east made no replica"
+    );
+}
+
 /// Settings changed while a region's server is down reach it once it is
 /// back, in the order they were made: Time to Live enabled then moved to
 /// another attribute, and a global index created. (Sent once, they were
