@@ -2,13 +2,12 @@
 //! shared server hold the replicas.
 
 use super::{
-    add_replica, capacity, contents, create, create_with_index, delete, set_index_units, set_units,
-    update_replicas, wait_converged, wait_replica_active, SETTLE,
+    add_index_by_g, add_replica, capacity, contents, create, create_plain, create_with_index,
+    delete, replica_count, set_index_units, set_units, update_replicas, wait_converged,
+    wait_replica_active, SETTLE,
 };
 use crate::util::{self, client_in_region, endpoint, item, n, poll_until, s};
-use aws_sdk_dynamodb::types::{
-    KeyType, Projection, ProjectionType, ScalarAttributeType, StreamSpecification, StreamViewType,
-};
+use aws_sdk_dynamodb::types::{StreamSpecification, StreamViewType};
 use aws_sdk_dynamodb::Client;
 
 fn east() -> Client {
@@ -191,14 +190,9 @@ async fn delete_table_of_a_replica_leaves_the_group() {
     add_replica(&east, &table, "us-west-2").await;
     wait_replica_active(&east, &table, "us-west-2").await;
     west.delete_table().table_name(&table).send().await.unwrap();
-    let here = east
-        .describe_table()
-        .table_name(&table)
-        .send()
-        .await
-        .unwrap();
-    assert!(
-        here.table().unwrap().replicas().is_empty(),
+    assert_eq!(
+        replica_count(&east, &table).await,
+        0,
         "east is a plain table"
     );
 }
@@ -222,13 +216,7 @@ async fn replica_updates_that_cannot_be_made_are_refused() {
         .await;
     assert_eq!(util::service_error(mixed).code, "ValidationException");
     // A table of the name in the target region already.
-    (west.create_table().table_name(&table))
-        .billing_mode(aws_sdk_dynamodb::types::BillingMode::PayPerRequest)
-        .key_schema(util::key("p", KeyType::Hash))
-        .attribute_definitions(util::attr_def("p", ScalarAttributeType::S))
-        .send()
-        .await
-        .unwrap();
+    create_plain(&west, &table).await;
     let taken = update_replicas(&east, &table, create("us-west-2")).await;
     let error = util::service_error(taken);
     assert_eq!(error.code, "ValidationException");
@@ -349,25 +337,7 @@ async fn time_to_live_capacity_and_global_indexes_are_shared_by_the_replicas() {
         Some("expires"),
         "set in us-west-2, seen in us-east-1"
     );
-    let index = aws_sdk_dynamodb::types::CreateGlobalSecondaryIndexAction::builder()
-        .index_name("byG")
-        .key_schema(util::key("g", KeyType::Hash))
-        .projection(
-            Projection::builder()
-                .projection_type(ProjectionType::All)
-                .build(),
-        )
-        .build()
-        .unwrap();
-    let update = aws_sdk_dynamodb::types::GlobalSecondaryIndexUpdate::builder()
-        .create(index)
-        .build();
-    (east.update_table().table_name(&table))
-        .attribute_definitions(util::attr_def("g", ScalarAttributeType::S))
-        .global_secondary_index_updates(update)
-        .send()
-        .await
-        .unwrap();
+    add_index_by_g(&east, &table).await;
     let there = west
         .describe_table()
         .table_name(&table)

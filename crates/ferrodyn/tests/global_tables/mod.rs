@@ -166,6 +166,44 @@ pub async fn create_with_index(client: &Client, table: &str) {
         .expect("CreateTable succeeds");
 }
 
+/// UpdateTable creating global index byG on `g` (projection ALL).
+pub async fn add_index_by_g(client: &Client, table: &str) {
+    let index = aws_sdk_dynamodb::types::CreateGlobalSecondaryIndexAction::builder()
+        .index_name("byG")
+        .key_schema(util::key("g", KeyType::Hash))
+        .projection(
+            Projection::builder()
+                .projection_type(ProjectionType::All)
+                .build(),
+        )
+        .build()
+        .unwrap();
+    let update = aws_sdk_dynamodb::types::GlobalSecondaryIndexUpdate::builder().create(index);
+    (client.update_table().table_name(table))
+        .attribute_definitions(util::attr_def("g", ScalarAttributeType::S))
+        .global_secondary_index_updates(update.build())
+        .send()
+        .await
+        .expect("UpdateTable creates byG");
+}
+
+/// A plain table `table` keyed by string `p` in `client`'s region.
+pub async fn create_plain(client: &Client, table: &str) {
+    (client.create_table().table_name(table))
+        .billing_mode(aws_sdk_dynamodb::types::BillingMode::PayPerRequest)
+        .key_schema(util::key("p", KeyType::Hash))
+        .attribute_definitions(util::attr_def("p", ScalarAttributeType::S))
+        .send()
+        .await
+        .expect("CreateTable succeeds");
+}
+
+/// How many other regions DescribeTable lists as replicas of `table`.
+pub async fn replica_count(client: &Client, table: &str) -> usize {
+    let described = client.describe_table().table_name(table).send().await;
+    described.unwrap().table().unwrap().replicas().len()
+}
+
 /// The provisioned (read, write) units of a region's replica and of its
 /// global index byG.
 pub async fn capacity(client: &Client, table: &str) -> [(i64, i64); 2] {

@@ -6,12 +6,12 @@
 //! UpdateTable's capacity shared with a replica another server holds.
 
 use super::{
-    add_replica, capacity, contents, create_with_index, form_strong, set_units, wait_converged,
-    wait_replica_active,
+    add_index_by_g, add_replica, capacity, contents, create_plain, create_with_index, form_strong,
+    replica_count, set_units, wait_converged, wait_replica_active,
 };
 use crate::util::process::{free_port, ServerProcess};
 use crate::util::{self, client_in_region, item, n, s};
-use aws_sdk_dynamodb::types::{PutRequest, ScalarAttributeType, WriteRequest};
+use aws_sdk_dynamodb::types::{PutRequest, WriteRequest};
 use aws_sdk_dynamodb::Client;
 use std::time::{Duration, Instant};
 
@@ -220,11 +220,7 @@ async fn a_replica_the_peer_refuses_answers_the_peers_error() {
     let nodes = cluster(2);
     let (east, west) = (nodes[0].client(), nodes[1].client());
     let table = util::table_s(&east).await;
-    let plain = west.create_table().table_name(&table);
-    let plain = plain.key_schema(util::key("p", aws_sdk_dynamodb::types::KeyType::Hash));
-    let plain = plain.attribute_definitions(util::attr_def("p", ScalarAttributeType::S));
-    let plain = plain.billing_mode(aws_sdk_dynamodb::types::BillingMode::PayPerRequest);
-    plain.send().await.unwrap();
+    create_plain(&west, &table).await;
     let refused = super::update_replicas(&east, &table, super::create(REGIONS[1])).await;
     let error = util::service_error::<(), _, _>(refused.map(drop));
     assert_eq!(error.code, "ValidationException", "{error:?}");
@@ -234,14 +230,9 @@ async fn a_replica_the_peer_refuses_answers_the_peers_error() {
             .contains("one or more replicas already existed as tables"),
         "{error:?}"
     );
-    let described = east
-        .describe_table()
-        .table_name(&table)
-        .send()
-        .await
-        .unwrap();
-    assert!(
-        described.table().unwrap().replicas().is_empty(),
+    assert_eq!(
+        replica_count(&east, &table).await,
+        0,
         "east made no replica"
     );
 }
@@ -267,23 +258,7 @@ async fn settings_changed_while_a_region_is_down_reach_it_when_it_returns() {
         let update = east.update_time_to_live().table_name(&table);
         update.time_to_live_specification(ttl).send().await.unwrap();
     }
-    let index = aws_sdk_dynamodb::types::CreateGlobalSecondaryIndexAction::builder()
-        .index_name("byG")
-        .key_schema(util::key("g", aws_sdk_dynamodb::types::KeyType::Hash))
-        .projection(
-            aws_sdk_dynamodb::types::Projection::builder()
-                .projection_type(aws_sdk_dynamodb::types::ProjectionType::All)
-                .build(),
-        )
-        .build()
-        .unwrap();
-    let create = aws_sdk_dynamodb::types::GlobalSecondaryIndexUpdate::builder().create(index);
-    (east.update_table().table_name(&table))
-        .attribute_definitions(util::attr_def("g", ScalarAttributeType::S))
-        .global_secondary_index_updates(create.build())
-        .send()
-        .await
-        .unwrap();
+    add_index_by_g(&east, &table).await;
     let report = replication_report(&nodes[0], &table).await;
     assert_eq!(report["Targets"][0]["SettingsWaiting"], 4, "{report}");
 
