@@ -310,10 +310,8 @@ impl Engine {
         settings: &PitrSettings,
     ) -> Result<()> {
         table.set_recovery(None);
-        if let Err(error) = self.save_catalog_record(table) {
-            table.set_recovery(Some(settings.clone()));
-            return Err(error.into());
-        }
+        // A failed save puts the table back as stored (save_catalog_record).
+        self.save_catalog_record(table)?;
         self.discard_base(settings)
     }
 

@@ -162,6 +162,14 @@ impl Changes {
         deletes: Vec<Key>,
         (keys, values): (Vec<Key>, Vec<Value>),
     ) -> Changes {
+        if checks.iter().all(|c| c.expected.is_some()) {
+            // Most writes: nothing checked absent, nothing to split.
+            return Changes {
+                deletes,
+                upserts: (keys, values),
+                creates: (Vec::new(), Vec::new()),
+            };
+        }
         let absent: std::collections::HashSet<&Key> = (checks.iter())
             .filter(|c| c.expected.is_none())
             .map(|c| &c.key)
