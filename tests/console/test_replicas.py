@@ -155,6 +155,8 @@ def test_a_replica_on_a_stopped_peer_shows_its_pending_age_and_error(browser):
         wait(browser, lambda b: replica_row(b, "us-west-2").find_element(By.CSS_SELECTOR, "td.pending").text not in ("0 ms", "—"))
         waiting = replica_row(browser, "us-west-2").find_element(By.CSS_SELECTOR, "td.lasterror .pill.waiting").text
         assert waiting == "1 setting change waiting", waiting
+        why = replica_row(browser, "us-west-2").find_element(By.CSS_SELECTOR, ".pill.waiting").get_attribute("title")
+        assert "could not be reached" in why, why
         assert browser.find_element(By.CSS_SELECTOR, "dd.tombstones").text.startswith("0")
         shoot(browser, "console-replicas-peer-down.png")
         assert js_errors(browser) == []

@@ -120,7 +120,10 @@ function replicaTable(t, targets, load) {
         el('td.num.pending', target.PendingAgeMs === undefined ? '—' : ms(target.PendingAgeMs)),
         el('td.num', target.ChangesSent === undefined ? '—' : target.ChangesSent.toLocaleString()),
         el('td', fillText(target, r.ReplicaStatus)),
-        el('td.lasterror', target.LastError ? el('span', { class: target.Failing ? 'bad' : 'hint' }, target.LastError) : '',
+        // The data link's error, or else why settings wait (a link with no
+        // data to send has not failed yet).
+        el('td.lasterror', target.LastError ? el('span', { class: target.Failing ? 'bad' : 'hint' }, target.LastError)
+          : target.SettingsError ? el('span.hint', target.SettingsError) : '',
           target.SettingsWaiting ? el('span.pill.waiting', { title: target.SettingsError || 'Delivered in order once the region can take them' },
             `${target.SettingsWaiting} setting change${target.SettingsWaiting === 1 ? '' : 's'} waiting`) : null),
         el('td', r.ReplicaStatus === 'ACTIVE' && t.MultiRegionConsistency !== 'STRONG'
